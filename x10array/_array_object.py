@@ -1,0 +1,307 @@
+"""The array object.
+
+An `Array` is a dtype, a device and a value. The value (`_data`) depends on the backend:
+
+- on an eager device it is a buffer: a NumPy `ndarray` on the CPU (NumPy kernels) or a jax
+  array (XLA op by op);
+- on a lazy XLA device it is either *pending* (a graph node: the recipe, not yet run) or
+  *materialized* (a device buffer). Reading a value (`bool()`, `float()`, printing,
+  `__array__`, `__dlpack__`, iteration, a copy to another device) or a barrier turns pending
+  into materialized, after which the array drops its graph.
+
+Mutation (`__setitem__`, in-place operators) rebinds the array to a new value; arrays that
+were computed from the old value keep it (value semantics in every mode). On the NumPy path a
+buffer that might be seen elsewhere (a view, an imported NumPy array, an export) is copied
+before it is written (`_shared`), so writes are done in place only when nobody can see them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._device import Device
+from ._dtypes import DType
+
+__all__ = ["Array"]
+
+
+class Array:
+    """An n-dimensional array of the Array API standard, on an x10array `Device`.
+
+    Create arrays with the creation functions (`asarray`, `zeros`, ...), not this class.
+    """
+
+    __slots__ = ("_data", "_dtype", "_device", "_shared", "__weakref__")
+
+    # NumPy must not treat an Array as a foreign array in its operators: mixing the two is a
+    # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`).
+    __array_ufunc__ = None
+    __array_function__ = None
+    __hash__ = None  # type: ignore[assignment]
+
+    _data: Any
+    _dtype: DType
+    _device: Device
+    _shared: bool
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("x10array.Array cannot be constructed directly: use x10array.asarray()")
+
+    @classmethod
+    def _new(cls, data: Any, dtype: DType, device: Device, shared: bool = False) -> Array:
+        self = object.__new__(cls)
+        self._data = data
+        self._dtype = dtype
+        self._device = device
+        self._shared = shared
+        return self
+
+    # -- attributes ----------------------------------------------------------------------
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._data.shape:
+            n *= d
+        return n
+
+    @property
+    def T(self) -> Array:
+        if self.ndim != 2:
+            raise ValueError(f"Array.T: only for 2-D arrays (got {self.ndim}-D); use permute_dims or mT")
+        return _mf.permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:
+        if self.ndim < 2:
+            raise ValueError(f"Array.mT: needs at least 2 dimensions, got {self.ndim}")
+        return _la.matrix_transpose(self)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d array")
+        return self._data.shape[0]
+
+    # -- namespace, devices, interchange -------------------------------------------------
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in _SUPPORTED_VERSIONS:
+            raise ValueError(
+                f"__array_namespace__: api_version {api_version!r} is not supported;"
+                f" choose one of {', '.join(_SUPPORTED_VERSIONS)}"
+            )
+        import x10array
+
+        return x10array
+
+    def to_device(self, device: Device, /, *, stream: Any = None) -> Array:
+        return _cf.to_device(self, device, stream=stream)
+
+    def _host(self) -> np.ndarray:
+        """The value as a NumPy array (materializing and copying to the host as needed).
+
+        The result may share memory with this array: callers that hand it out mark the
+        array `_shared`.
+        """
+        return _exec.to_host(self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        host = self._host()
+        if copy is False and type(self._data) is not np.ndarray:
+            raise ValueError("__array__(copy=False): this array's value is not in host memory")
+        if copy:
+            host = host.copy()
+        else:
+            self._shared = True
+        if dtype is not None and np.dtype(dtype) != host.dtype:
+            if copy is False:
+                raise ValueError("__array__(copy=False) cannot change the dtype")
+            host = host.astype(dtype)
+        return host
+
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[Any, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        return _interchange.dlpack_export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[Any, int]:
+        return _interchange.dlpack_device(self)
+
+    # -- Python scalars ------------------------------------------------------------------
+
+    def _scalar(self, fname: str) -> Any:
+        if self.size != 1 or self.ndim != 0:
+            raise TypeError(f"{fname}: only 0-d arrays convert to Python scalars (shape {self.shape})")
+        return self._host().item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("__bool__"))
+
+    def __int__(self) -> int:
+        if self._dtype.kind == "complex":
+            raise TypeError("__int__: cannot convert a complex array to int")
+        value = self._scalar("__int__")
+        if self._dtype.kind == "real":
+            if value != value:
+                raise ValueError("__int__: cannot convert NaN to int")
+            if value in (float("inf"), float("-inf")):
+                raise OverflowError("__int__: cannot convert infinity to int")
+        return int(value)
+
+    def __float__(self) -> float:
+        if self._dtype.kind == "complex":
+            raise TypeError("__float__: cannot convert a complex array to float; use real() or abs()")
+        return float(self._scalar("__float__"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("__complex__"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in ("signed", "unsigned"):
+            raise TypeError(f"__index__: only integer arrays can be used as an index, not {self._dtype.name}")
+        return int(self._scalar("__index__"))
+
+    # -- indexing ------------------------------------------------------------------------
+
+    def __getitem__(self, key: Any, /) -> Array:
+        return _indexing.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any, /) -> None:
+        _indexing.setitem(self, key, value)
+
+    def __iter__(self) -> Any:
+        if self.ndim != 1:
+            raise TypeError(f"iteration is defined for 1-D arrays only (this one is {self.ndim}-D)")
+        return (self[i] for i in range(self.shape[0]))
+
+    # -- printing ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._host(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self._dtype.name}, device={self._device!r})"
+
+    def __str__(self) -> str:
+        return str(self._host())
+
+    # Operators are installed below from one table (`_OPERATORS`).
+    def __abs__(self) -> Array:
+        return _ew.abs(self)
+
+    def __neg__(self) -> Array:
+        return _ew.negative(self)
+
+    def __pos__(self) -> Array:
+        return _ew.positive(self)
+
+    def __invert__(self) -> Array:
+        return _ew.bitwise_invert(self)
+
+
+_SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+# Imported after `Array` exists: these modules use it.
+from . import _creation_functions as _cf  # noqa: E402
+from . import _elementwise_functions as _ew  # noqa: E402
+from . import _eager as _exec  # noqa: E402
+from . import _indexing as _indexing  # noqa: E402
+from . import _helpers as _helpers  # noqa: E402
+from . import _interchange as _interchange  # noqa: E402
+from . import _linear_algebra_functions as _la  # noqa: E402
+from . import _manipulation_functions as _mf  # noqa: E402
+
+
+def _forward(fn: Any) -> Any:
+    def method(self: Array, other: Any, /) -> Any:
+        try:
+            return fn(self, other)
+        except _helpers.OperandTypeError:
+            return NotImplemented
+
+    method.__name__ = fn.__name__
+    return method
+
+
+def _reflected(fn: Any) -> Any:
+    def method(self: Array, other: Any, /) -> Any:
+        try:
+            return fn(other, self)
+        except _helpers.OperandTypeError:
+            return NotImplemented
+
+    return method
+
+
+def _inplace(fn: Any) -> Any:
+    def method(self: Array, other: Any, /) -> Array:
+        result = fn(self, other)
+        if result._dtype is not self._dtype:
+            raise TypeError(
+                f"in-place {fn.__name__}: the result dtype {result._dtype.name} differs from the"
+                f" array's dtype {self._dtype.name}"
+            )
+        if result.shape != self.shape:
+            raise ValueError(
+                f"in-place {fn.__name__}: the result shape {result.shape} differs from the"
+                f" array's shape {self.shape}"
+            )
+        _exec.rebind(self, result)
+        return self
+
+    return method
+
+
+# (operator, function, has a reflected form, has an in-place form)
+_OPERATORS = (
+    ("add", _ew.add, True, True),
+    ("sub", _ew.subtract, True, True),
+    ("mul", _ew.multiply, True, True),
+    ("truediv", _ew.divide, True, True),
+    ("floordiv", _ew.floor_divide, True, True),
+    ("mod", _ew.remainder, True, True),
+    ("pow", _ew.pow, True, True),
+    ("matmul", _la.matmul, True, True),
+    ("and", _ew.bitwise_and, True, True),
+    ("or", _ew.bitwise_or, True, True),
+    ("xor", _ew.bitwise_xor, True, True),
+    ("lshift", _ew.bitwise_left_shift, True, True),
+    ("rshift", _ew.bitwise_right_shift, True, True),
+    ("eq", _ew.equal, False, False),
+    ("ne", _ew.not_equal, False, False),
+    ("lt", _ew.less, False, False),
+    ("le", _ew.less_equal, False, False),
+    ("gt", _ew.greater, False, False),
+    ("ge", _ew.greater_equal, False, False),
+)
+
+for _name, _fn, _has_reflected, _has_inplace in _OPERATORS:
+    setattr(Array, f"__{_name}__", _forward(_fn))
+    if _has_reflected:
+        setattr(Array, f"__r{_name}__", _reflected(_fn))
+    if _has_inplace:
+        setattr(Array, f"__i{_name}__", _inplace(_fn))
+del _name, _fn, _has_reflected, _has_inplace
+

@@ -1,0 +1,194 @@
+"""Devices after X10: a kind (CPU/GPU/TPU), an ordinal and a backend (EAGER/XLA).
+
+`Device.default` is the eager device on the first accelerator, else the CPU;
+`Device.default_xla` the same with the XLA (lazy) backend. The *current* default device,
+which creation functions use when no device is given, is taken from the innermost
+`device_scope(...)` block, else from the environment variable X10ARRAY_DEFAULT_DEVICE
+(`eager`, `xla`, or `kind:ordinal:backend` such as `cpu:0:xla`), else `Device.default`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+
+class DeviceKind(enum.Enum):
+    CPU = "cpu"
+    GPU = "gpu"
+    TPU = "tpu"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+class Backend(enum.Enum):
+    EAGER = "eager"
+    XLA = "xla"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+@functools.cache
+def jax_devices(kind: DeviceKind) -> tuple[Any, ...]:
+    """The jax devices of one kind on this machine (empty when there are none)."""
+    import jax
+
+    try:
+        return tuple(jax.devices(kind.value))
+    except RuntimeError:
+        return ()
+
+
+class _DefaultDescriptor:
+    """`Device.default` / `Device.default_xla`: resolved on first use, then cached."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = "_cached_" + name
+
+    def __get__(self, obj: object, owner: type[Device]) -> Device:
+        cached = owner.__dict__.get(self.name)
+        if cached is None:
+            kind = next((k for k in (DeviceKind.GPU, DeviceKind.TPU) if jax_devices(k)), DeviceKind.CPU)
+            cached = owner(kind, 0, self.backend)
+            setattr(owner, self.name, cached)
+        return cached
+
+
+class Device:
+    """A place where arrays live and the backend that runs their operations.
+
+    Hashable and comparable; two devices are equal when kind, ordinal and backend are.
+    """
+
+    __slots__ = ("kind", "ordinal", "backend", "_hash")
+
+    default = _DefaultDescriptor(Backend.EAGER)
+    default_xla = _DefaultDescriptor(Backend.XLA)
+
+    def __init__(self, kind: DeviceKind | str, ordinal: int = 0, backend: Backend | str = Backend.EAGER):
+        try:
+            kind = kind if isinstance(kind, DeviceKind) else DeviceKind(str(kind).lower())
+        except ValueError:
+            raise ValueError(f"Device: unknown kind {kind!r}; expected one of CPU, GPU, TPU") from None
+        try:
+            backend = backend if isinstance(backend, Backend) else Backend(str(backend).lower())
+        except ValueError:
+            raise ValueError(f"Device: unknown backend {backend!r}; expected EAGER or XLA") from None
+        if not isinstance(ordinal, int) or isinstance(ordinal, bool) or ordinal < 0:
+            raise ValueError(f"Device: ordinal must be a non-negative int, got {ordinal!r}")
+        available = len(jax_devices(kind))
+        if ordinal >= available:
+            raise ValueError(
+                f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine"
+                f" ({available} available)"
+            )
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "ordinal", ordinal)
+        object.__setattr__(self, "backend", backend)
+        object.__setattr__(self, "_hash", hash((kind, ordinal, backend)))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Device is immutable")
+
+    def _key(self) -> tuple[str, int, str]:
+        return (self.kind.value, self.ordinal, self.backend.value)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __lt__(self, other: Device) -> bool:
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self._key() < other._key()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Device(kind={self.kind!r}, ordinal={self.ordinal}, backend={self.backend!r})"
+
+    def __reduce__(self) -> tuple[type, tuple[DeviceKind, int, Backend]]:
+        return (Device, (self.kind, self.ordinal, self.backend))
+
+    @property
+    def is_lazy(self) -> bool:
+        return self.backend is Backend.XLA
+
+    @property
+    def jax_device(self) -> Any:
+        return jax_devices(self.kind)[self.ordinal]
+
+
+def all_devices() -> tuple[Device, ...]:
+    """Every device of this machine, eager and XLA, CPU first."""
+    out = []
+    for kind in DeviceKind:
+        for i in range(len(jax_devices(kind))):
+            for backend in Backend:
+                out.append(Device(kind, i, backend))
+    return tuple(out)
+
+
+def parse_device(text: str) -> Device:
+    """`eager`, `xla`, or `kind:ordinal:backend` (e.g. `cpu:0:xla`)."""
+    spec = text.strip().lower()
+    if spec == "eager":
+        return Device.default
+    if spec == "xla":
+        return Device.default_xla
+    parts = spec.split(":")
+    if len(parts) != 3 or not parts[1].isdigit():
+        raise ValueError(
+            f"X10ARRAY_DEFAULT_DEVICE={text!r}: expected 'eager', 'xla' or 'kind:ordinal:backend' such as 'cpu:0:xla'"
+        )
+    return Device(parts[0], int(parts[1]), parts[2])
+
+
+class _Scope(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Device] = []
+
+
+_scope = _Scope()
+_env_default: list[Device] = []
+
+
+def current_device() -> Device:
+    """The device that creation functions use when none is given."""
+    stack = _scope.stack
+    if stack:
+        return stack[-1]
+    if not _env_default:
+        spec = os.environ.get("X10ARRAY_DEFAULT_DEVICE")
+        _env_default.append(parse_device(spec) if spec else Device.default)
+    return _env_default[0]
+
+
+@contextlib.contextmanager
+def device_scope(device: Device) -> Iterator[Device]:
+    """Make `device` the default device for the enclosed block (thread-local)."""
+    if not isinstance(device, Device):
+        raise TypeError(f"device_scope: expected an x10array.Device, got {device!r}")
+    _scope.stack.append(device)
+    try:
+        yield device
+    finally:
+        _scope.stack.pop()

@@ -1,0 +1,175 @@
+"""Data types and the standard's type promotion, as data.
+
+Every dtype of the standard is one `DType` instance. Promotion is the lattice of the
+standard's "Type Promotion Rules" chapter: within a kind the wider type wins; signed with
+unsigned goes to the smallest signed type that holds both; real with complex goes to the
+complex type of the wider precision. Mixed kinds (bool with int, int with float) are not
+defined by the standard and raise TypeError, as array-api-strict does.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = [
+    "DType",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+
+
+class DType:
+    """One data type of the standard; compared by identity, hashable."""
+
+    __slots__ = ("name", "np", "kind", "bits", "__weakref__")
+
+    def __init__(self, name: str, kind: str, bits: int) -> None:
+        self.name = name
+        self.np = np.dtype(name)
+        self.kind = kind  # "bool", "signed", "unsigned", "real", "complex"
+        self.bits = bits
+
+    def __repr__(self) -> str:
+        return f"x10array.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> builtins.bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+bool = DType("bool", "bool", 8)  # noqa: A001 - the standard's name
+int8 = DType("int8", "signed", 8)
+int16 = DType("int16", "signed", 16)
+int32 = DType("int32", "signed", 32)
+int64 = DType("int64", "signed", 64)
+uint8 = DType("uint8", "unsigned", 8)
+uint16 = DType("uint16", "unsigned", 16)
+uint32 = DType("uint32", "unsigned", 32)
+uint64 = DType("uint64", "unsigned", 64)
+float32 = DType("float32", "real", 32)
+float64 = DType("float64", "real", 64)
+complex64 = DType("complex64", "complex", 64)
+complex128 = DType("complex128", "complex", 128)
+
+ALL_DTYPES = (
+    bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float32, float64, complex64, complex128,
+)  # fmt: skip
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = (float32, float64)
+COMPLEX_FLOATING = (complex64, complex128)
+FLOATING = REAL_FLOATING + COMPLEX_FLOATING
+NUMERIC = INTEGER + FLOATING
+REAL_NUMERIC = INTEGER + REAL_FLOATING
+INTEGER_OR_BOOL = (bool,) + INTEGER
+
+# The kinds of `isdtype` and of `__array_namespace_info__().dtypes(kind=...)`.
+KINDS = {
+    "bool": (bool,),
+    "signed integer": SIGNED,
+    "unsigned integer": UNSIGNED,
+    "integral": INTEGER,
+    "real floating": REAL_FLOATING,
+    "complex floating": COMPLEX_FLOATING,
+    "numeric": NUMERIC,
+}
+
+DEFAULT_INT = int64
+DEFAULT_FLOAT = float64
+DEFAULT_COMPLEX = complex128
+DEFAULT_INDEX = int64
+
+# numpy dtype -> DType. Keys are numpy dtype objects (hash-equal to their scalar types).
+FROM_NUMPY: dict[object, DType] = {}
+for _d in ALL_DTYPES:
+    FROM_NUMPY[_d.np] = _d
+    FROM_NUMPY[_d.np.type] = _d
+del _d
+
+REAL_OF = {complex64: float32, complex128: float64}
+COMPLEX_OF = {float32: complex64, float64: complex128}
+
+
+def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
+    """The standard's promotion lattice, spelled out pairwise."""
+    table: dict[tuple[DType, DType], DType] = {}
+
+    def add(a: DType, b: DType, out: DType) -> None:
+        table[a, b] = out
+        table[b, a] = out
+
+    add(bool, bool, bool)
+    for group in (SIGNED, UNSIGNED, REAL_FLOATING, COMPLEX_FLOATING):
+        for a in group:
+            for b in group:
+                add(a, b, a if a.bits >= b.bits else b)
+    for u in UNSIGNED:
+        for s in SIGNED:
+            if u is uint64:
+                continue  # no signed type holds uint64: undefined by the standard
+            if s.bits > u.bits:
+                add(u, s, s)
+            else:
+                add(u, s, {8: int16, 16: int32, 32: int64}[u.bits])
+    for r in REAL_FLOATING:
+        for c in COMPLEX_FLOATING:
+            add(r, c, complex128 if 64 in (r.bits, c.bits // 2) else complex64)
+    return table
+
+
+PROMOTION_TABLE = _build_promotion_table()
+
+
+def promote(a: DType, b: DType, fname: str) -> DType:
+    """The standard's result type of two dtypes; TypeError where it is undefined."""
+    if a is b:
+        return a
+    try:
+        return PROMOTION_TABLE[a, b]
+    except KeyError:
+        raise TypeError(
+            f"{fname}: the standard defines no type promotion between {a.name} and {b.name}"
+        ) from None
+
+
+def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:
+    """Validate a user-given dtype argument."""
+    if isinstance(dtype, DType):
+        return dtype
+    raise TypeError(f"{fname}: {arg} must be an x10array dtype such as x10array.float64, got {dtype!r}")
+
+
+# Categories named as the standard names them in its "Data Types" chapter; used for the
+# messages of the public layer.
+CATEGORY_NAMES = {
+    "numeric": NUMERIC,
+    "real numeric": REAL_NUMERIC,
+    "integer": INTEGER,
+    "integer or boolean": INTEGER_OR_BOOL,
+    "floating-point": FLOATING,
+    "real floating-point": REAL_FLOATING,
+    "complex floating-point": COMPLEX_FLOATING,
+    "boolean": (bool,),
+    "any": ALL_DTYPES,
+}
+CATEGORIES = {name: frozenset(members) for name, members in CATEGORY_NAMES.items()}

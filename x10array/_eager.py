@@ -1,0 +1,165 @@
+"""The eager backend: each primitive runs at once.
+
+Two executors serve eager devices:
+
+- `NumpyExecutor` runs the kernel with the NumPy namespace: the CPU's default;
+- `XlaEagerExecutor` runs the same kernel with `jax.numpy` under `jax.jit`, op by op, one
+  compiled program per (primitive, parameters): accelerators always, the CPU when
+  `X10ARRAY_EAGER_CPU_KERNELS=xla` (or `set_cpu_kernels("xla")`).
+
+jax is asked for 64-bit types only inside our own calls (`jax.enable_x64(True)` is a
+thread-local context), so a user's own jax code keeps its defaults.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import numpy as np
+
+from ._array_object import Array
+from ._device import Backend, Device, DeviceKind
+from ._dtypes import FROM_NUMPY
+from ._kernels import NUMPY, jax_namespace
+from ._ops import Primitive, register_backend
+
+_ndarray = np.ndarray
+
+
+def _wrap_numpy(out: Any, device: Device, operands: tuple[Any, ...]) -> Array:
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    shared = out.base is not None
+    if shared:  # a view: whoever it views must copy before writing
+        for o in operands:
+            if type(o) is Array:
+                o._shared = True
+    return Array._new(out, FROM_NUMPY[out.dtype], device, shared)
+
+
+class NumpyExecutor:
+    def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        bufs = [_numpy_buffer(o) if type(o) is Array else o for o in operands]
+        if prim.in_place and operands[0]._shared:
+            bufs[0] = bufs[0].copy()
+        if prim.quiet:
+            with np.errstate(all="ignore"):
+                out = prim.kernel(NUMPY, *bufs, **params)
+        else:
+            out = prim.kernel(NUMPY, *bufs, **params)
+        if prim.multiple_results:
+            return tuple(_wrap_numpy(o, device, operands) for o in out)
+        return _wrap_numpy(out, device, operands)
+
+
+def _numpy_buffer(a: Array) -> np.ndarray:
+    data = a._data
+    if type(data) is _ndarray:
+        return data
+    data = np.array(data)  # a jax buffer from the XLA kernels: bring it to the host
+    a._data = data
+    return data
+
+
+class XlaEagerExecutor:
+    """Op by op through XLA: one jitted program per (primitive, parameters)."""
+
+    def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        import jax
+
+        if prim.dynamic_shape:
+            # Output shapes depend on values: XLA cannot compile it; compute on the host.
+            host = NUMPY_EXECUTOR.run(prim, device, operands, params)
+            outs = host if prim.multiple_results else (host,)
+            moved = tuple(to_device_buffer(o._data, device) for o in outs)
+            wrapped = tuple(Array._new(b, o._dtype, device) for b, o in zip(moved, outs))
+            return wrapped if prim.multiple_results else wrapped[0]
+        fn = _jitted(prim, tuple(sorted(params.items())))
+        bufs = [o._data if type(o) is Array else o for o in operands]
+        with jax.enable_x64(True), jax.default_device(device.jax_device):
+            out = fn(*bufs)
+        if prim.multiple_results:
+            return tuple(Array._new(o, FROM_NUMPY[o.dtype], device) for o in out)
+        return Array._new(out, FROM_NUMPY[out.dtype], device)
+
+
+@functools.lru_cache(maxsize=4096)
+def _jitted(prim: Primitive, params: tuple[tuple[str, Any], ...]) -> Any:
+    import jax
+
+    k = jax_namespace()
+    kwargs = dict(params)
+    lowering = prim.lowering
+
+    def program(*bufs: Any) -> Any:
+        return lowering(k, *bufs, **kwargs)
+
+    program.__name__ = prim.name
+    return jax.jit(program)
+
+
+def to_device_buffer(host: Any, device: Device) -> Any:
+    """Place a host value on `device` as the eager executor for it expects."""
+    if executor_for(device) is NUMPY_EXECUTOR:
+        return np.asarray(host)
+    import jax
+
+    with jax.enable_x64(True):
+        return jax.device_put(host, device.jax_device)
+
+
+NUMPY_EXECUTOR = NumpyExecutor()
+XLA_EAGER_EXECUTOR = XlaEagerExecutor()
+
+_cpu_kernels = [os.environ.get("X10ARRAY_EAGER_CPU_KERNELS", "numpy").lower()]
+if _cpu_kernels[0] not in ("numpy", "xla"):
+    raise ValueError(f"X10ARRAY_EAGER_CPU_KERNELS={_cpu_kernels[0]!r}: expected 'numpy' or 'xla'")
+
+
+def set_cpu_kernels(kind: str) -> str:
+    """Choose the eager CPU kernels: 'numpy' (default) or 'xla' (op by op). Returns the old."""
+    if kind not in ("numpy", "xla"):
+        raise ValueError(f"set_cpu_kernels: expected 'numpy' or 'xla', got {kind!r}")
+    old = _cpu_kernels[0]
+    _cpu_kernels[0] = kind
+    return old
+
+
+def executor_for(device: Device) -> Any:
+    if device.kind is DeviceKind.CPU and _cpu_kernels[0] == "numpy":
+        return NUMPY_EXECUTOR
+    return XLA_EAGER_EXECUTOR
+
+
+class EagerBackend:
+    """What `bind` calls for eager devices."""
+
+    def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        if device.kind is DeviceKind.CPU and _cpu_kernels[0] == "numpy":
+            return NUMPY_EXECUTOR.run(prim, device, operands, params)
+        return XLA_EAGER_EXECUTOR.run(prim, device, operands, params)
+
+
+def to_host(x: Array) -> np.ndarray:
+    """The value of `x` in host memory (may share memory with `x`)."""
+    data = x._data
+    if type(data) is _ndarray:
+        return data
+    if x._device.backend is Backend.XLA:
+        from . import _lazy
+
+        data = _lazy.materialize(x)
+        if type(data) is _ndarray:
+            return data
+    return np.asarray(data)
+
+
+def rebind(target: Array, source: Array) -> None:
+    """Make `target` hold the value of `source` (mutation: setitem, in-place operators)."""
+    target._data = source._data
+    target._shared = source._shared
+
+
+register_backend(Backend.EAGER, EagerBackend())

@@ -1,0 +1,183 @@
+"""Validation shared by the public layer: arrays, dtype categories, devices, axes, scalars.
+
+Every public function validates here, before anything is run or recorded, and raises
+TypeError / ValueError / IndexError naming the function and the problem.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._array_object import Array
+from ._device import Device
+from ._dtypes import CATEGORIES, DType, promote
+
+_SCALAR_TYPES = (bool, int, float, complex)
+_INT_BOUNDS = {
+    name: (int(np.iinfo(name).min), int(np.iinfo(name).max))
+    for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+}
+
+
+class OperandTypeError(TypeError):
+    """An operand of an unsupported Python type: operators answer NotImplemented."""
+
+
+class ScalarOverflowError(OverflowError, ValueError):
+    """A Python int that the array's integer dtype cannot hold."""
+
+
+def check_array(x: Any, fname: str, arg: str = "x", category: str = "any") -> Array:
+    if type(x) is not Array:
+        raise TypeError(f"{fname}: {arg} must be an x10array array, got {type(x).__name__}")
+    if category != "any" and x._dtype not in CATEGORIES[category]:
+        raise TypeError(f"{fname}: {arg} must have a {category} dtype, got {x._dtype.name}")
+    return x
+
+
+def check_category(dtype: DType, fname: str, category: str, what: str = "input") -> None:
+    if dtype not in CATEGORIES[category]:
+        raise TypeError(f"{fname}: {what} must have a {category} dtype, got {dtype.name}")
+
+
+def same_device(arrays: Sequence[Array], fname: str) -> Device:
+    """The one device of `arrays`; ValueError when they differ (no implicit copies)."""
+    device = arrays[0]._device
+    for a in arrays[1:]:
+        if a._device is not device and a._device != device:
+            raise ValueError(
+                f"{fname}: arrays are on different devices ({device!r} and {a._device!r});"
+                " copy them explicitly with to_device()"
+            )
+    return device
+
+
+def normalize_scalar(value: Any) -> Any:
+    """Python scalars pass through; NumPy scalars become Python scalars; else None."""
+    if isinstance(value, _SCALAR_TYPES):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        return value.item()
+    return None
+
+
+def check_scalar(value: Any, dtype: DType, fname: str) -> Any:
+    """A Python scalar combined with an array of `dtype`, per the standard's scalar rules."""
+    kind = dtype.kind
+    if isinstance(value, bool):
+        if kind == "bool":
+            return value
+        raise TypeError(f"{fname}: a Python bool can only be combined with a boolean array, not {dtype.name}")
+    if isinstance(value, int):
+        if kind == "bool":
+            raise TypeError(f"{fname}: a Python int cannot be combined with a boolean array")
+        if kind in ("signed", "unsigned"):
+            lo, hi = _INT_BOUNDS[dtype.name]
+            if not lo <= value <= hi:
+                raise ScalarOverflowError(f"{fname}: the Python int {value} does not fit in {dtype.name}")
+        return value
+    if isinstance(value, float):
+        if kind in ("real", "complex"):
+            return value
+        raise TypeError(f"{fname}: a Python float can only be combined with a floating-point array, not {dtype.name}")
+    if isinstance(value, complex):
+        if kind == "complex":
+            return value
+        raise TypeError(f"{fname}: a Python complex can only be combined with a complex array, not {dtype.name}")
+    raise OperandTypeError(f"{fname}: unsupported operand type {type(value).__name__}")
+
+
+def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, Any, DType, Device]:
+    """Validate two operands (arrays or Python scalars): returns (x1, x2, result dtype, device)."""
+    allowed = CATEGORIES[category]
+    if type(x1) is Array:
+        if type(x2) is Array:
+            d1 = x1._dtype
+            d2 = x2._dtype
+            if d1 not in allowed or d2 not in allowed:
+                bad = d1 if d1 not in allowed else d2
+                raise TypeError(f"{fname}: inputs must have {category} dtypes, got {bad.name}")
+            dtype = d1 if d1 is d2 else promote(d1, d2, fname)
+            device = x1._device
+            if x2._device is not device and x2._device != device:
+                same_device((x1, x2), fname)
+            return x1, x2, dtype, device
+        dtype = x1._dtype
+        if dtype not in allowed:
+            raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
+        scalar = normalize_scalar(x2)
+        if scalar is None:
+            raise OperandTypeError(f"{fname}: x2 must be an array or a Python scalar, got {type(x2).__name__}")
+        return x1, check_scalar(scalar, dtype, fname), dtype, x1._device
+    if type(x2) is Array:
+        dtype = x2._dtype
+        if dtype not in allowed:
+            raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
+        scalar = normalize_scalar(x1)
+        if scalar is None:
+            raise OperandTypeError(f"{fname}: x1 must be an array or a Python scalar, got {type(x1).__name__}")
+        return check_scalar(scalar, dtype, fname), x2, dtype, x2._device
+    raise OperandTypeError(
+        f"{fname}: at least one argument must be an x10array array, got {type(x1).__name__} and {type(x2).__name__}"
+    )
+
+
+def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fname}: {arg} must be an int, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{fname}: {arg} {axis} is out of range for an array with {ndim} dimensions")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis: Any, ndim: int, fname: str, arg: str = "axis") -> tuple[int, ...]:
+    """None -> all axes; int or tuple of ints -> sorted-as-given non-negative tuple, no repeats."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim, fname, arg) for a in axis)
+    else:
+        axes = (normalize_axis(axis, ndim, fname, arg),)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{fname}: repeated axis in {arg}={axis!r}")
+    return axes
+
+
+def check_int(value: Any, fname: str, arg: str) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{fname}: {arg} must be an int, got bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fname}: {arg} must be an int, got {type(value).__name__}") from None
+
+
+def check_shape(shape: Any, fname: str, arg: str = "shape") -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{fname}: {arg} must be a tuple of ints, got {type(shape).__name__}")
+    out = tuple(check_int(s, fname, arg) for s in shape)
+    if any(s < 0 for s in out):
+        raise ValueError(f"{fname}: {arg} {out} has a negative dimension")
+    return out
+
+
+def broadcast_shapes(*shapes: tuple[int, ...], fname: str = "broadcast_shapes") -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if d == out[i] or d == 1:
+                continue
+            if out[i] == 1:
+                out[i] = d
+            else:
+                raise ValueError(f"{fname}: shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+    return tuple(out)

@@ -1,0 +1,103 @@
+"""The op table and the one choke point every primitive passes through.
+
+A `Primitive` is one record: its name, its kernel (written against a kernel namespace `k`,
+so the same code runs with NumPy on the eager CPU and with `jax.numpy` under `jax.jit` for
+XLA), an optional `lowering` where XLA wants something other than the kernel, and an
+optional shape/dtype rule. Where the rule is omitted it is derived from the kernel by
+abstract evaluation (`jax.eval_shape`), cached by input shapes and dtypes.
+
+`bind(prim, device, *operands, **params)` is the choke point: the public layer has already
+validated, promoted and checked devices; `bind` alone looks at the device's backend and hands
+the call to that backend's executor (eager: run now; XLA: record lazily).
+
+Operands are `Array`s or Python scalars (a scalar operand already has the dtype the standard
+gives it: the public layer has checked it). Parameters are hashable Python values (ints,
+tuples, strings, DTypes), so a (primitive, parameters) pair can key a cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._device import Backend, Device
+
+__all__ = ["Primitive", "bind", "register_backend", "OP_TABLE"]
+
+OP_TABLE: dict[str, Primitive] = {}
+
+
+class Primitive:
+    """One primitive: kernel, lowering and shape/dtype rule side by side.
+
+    kernel(k, *buffers, **params) -> buffer | tuple[buffer, ...]
+        `k` is the kernel namespace (see `_kernels`): NumPy-like, with `k.is_jax` telling
+        which. Buffers are NumPy arrays or jax arrays; scalars arrive as Python scalars.
+    lowering(k, *buffers, **params)
+        The XLA form when it differs from the kernel; defaults to the kernel.
+    rule(*avals, **params) -> aval | tuple[aval, ...]
+        Shape and dtype of the result from those of the operands (avals have `.shape` and
+        `.dtype`); None means "derive from the lowering by abstract evaluation".
+    dynamic_shape
+        The output shape depends on the values (unique, nonzero, boolean masks): a lazy
+        backend must materialize the inputs before running it.
+    quiet
+        The kernel may raise floating-point warnings that the standard does not have
+        (division by zero, overflow to inf): the eager NumPy path silences them.
+    multiple_results
+        The kernel returns a tuple of buffers.
+    in_place
+        The NumPy kernel writes into its first operand (`__setitem__`); the eager executor
+        hands it a buffer that nobody else can see (copy on write).
+    """
+
+    __slots__ = ("name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place")
+
+    def __init__(
+        self,
+        name: str,
+        kernel: Callable[..., Any],
+        *,
+        lowering: Callable[..., Any] | None = None,
+        rule: Callable[..., Any] | None = None,
+        dynamic_shape: bool = False,
+        quiet: bool = False,
+        multiple_results: bool = False,
+        in_place: bool = False,
+    ) -> None:
+        if name in OP_TABLE:
+            raise ValueError(f"primitive {name!r} is defined twice")
+        self.name = name
+        self.kernel = kernel
+        self.lowering = lowering if lowering is not None else kernel
+        self.rule = rule
+        self.dynamic_shape = dynamic_shape
+        self.quiet = quiet
+        self.multiple_results = multiple_results
+        self.in_place = in_place
+        OP_TABLE[name] = self
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+def primitive(name: str, **options: Any) -> Callable[[Callable[..., Any]], Primitive]:
+    """Decorator form: `@primitive("add")` over the kernel function."""
+
+    def make(kernel: Callable[..., Any]) -> Primitive:
+        return Primitive(name, kernel, **options)
+
+    return make
+
+
+# Backend -> executor. An executor has `run(prim, device, operands, params)`.
+_EXECUTORS: dict[Backend, Any] = {}
+
+
+def register_backend(backend: Backend, executor: Any) -> None:
+    _EXECUTORS[backend] = executor
+
+
+def bind(prim: Primitive, device: Device, *operands: Any, **params: Any) -> Any:
+    """Run or record `prim` on `device`. The only place that decides eager or lazy."""
+    return _EXECUTORS[device.backend].run(prim, device, operands, params)

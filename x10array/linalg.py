@@ -1,0 +1,5 @@
+"""The `linalg` extension of the standard."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
