@@ -39,3 +39,7 @@ from ._utility_functions import *  # noqa: F403
 from . import fft as fft
 from . import linalg as linalg
 from . import _lazy  # noqa: F401  (registers the XLA backend)
+from ._lazy import lazy_barrier as lazy_barrier
+from ._metrics import metrics as metrics
+from ._metrics import metrics_report as metrics_report
+from ._metrics import reset_metrics as reset_metrics

@@ -1,31 +1,402 @@
-"""The lazy XLA backend (recording, materialization, barrier, compile cache).
+"""The lazy XLA backend: record, then compile and run whole graphs (the X10 backend).
 
-Plugs into `_ops.bind` through `register_backend(Backend.XLA, ...)`.
+Life of a lazy array (the `_data` of an `Array` on an XLA device is always a `Node`):
+
+- *pending*: `node.call` is the recipe (a primitive, its parameters, its input nodes and
+  Python scalars); `node.value` is None. Recording is cheap: output shapes and dtypes come from
+  a cache keyed by (primitive, parameters, input shapes/dtypes), filled by abstract evaluation
+  of the primitive's lowering.
+- *materialized*: `node.value` holds a device buffer (a jax array) and `node.call` is dropped,
+  so the graph behind it can be freed. Later graphs that use the node read it as an input.
+
+Materialization happens when a value is needed (`_host`, which `bool()`, `float()`,
+printing, `__array__`, `__dlpack__` and device copies go through) or at `lazy_barrier()`.
+A graph is keyed by its structure (primitives, parameters, wiring, input shapes and dtypes,
+the device); Python scalars are inputs, not constants, so changing one does not recompile.
+The first time a structure is seen it is *interpreted* (each primitive through the eager
+kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
+(default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
+speed after their first steps. Compiled programs live in an LRU cache.
+
+Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
+inputs, run eagerly and continue lazily from the result (a counted graph break).
 """
 
 from __future__ import annotations
 
+import collections
+import inspect
+import os
+import time
+import warnings
+import weakref
 from typing import Any
 
 import numpy as np
 
+from . import _metrics
 from ._array_object import Array
 from ._device import Backend, Device
-from ._dtypes import DType
+from ._dtypes import FROM_NUMPY, DType
+from ._kernels import NUMPY, jax_namespace
+from ._metrics import COUNTERS
 from ._ops import Primitive, register_backend
 
+__all__ = ["lazy_barrier", "from_host", "materialize"]
 
-class _NotYet:
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r}: expected an integer") from None
+
+
+COMPILE_THRESHOLD = _env_int("X10ARRAY_COMPILE_THRESHOLD", 2)
+CACHE_SIZE = _env_int("X10ARRAY_CACHE_SIZE", 256)
+GRAPH_LIMIT = _env_int("X10ARRAY_GRAPH_LIMIT", 20_000)
+
+
+class Call:
+    """One recorded primitive application (may have several outputs)."""
+
+    __slots__ = ("prim", "params", "key_params", "inputs", "device", "__weakref__")
+
+    def __init__(self, prim: Primitive, params: dict[str, Any], key_params: tuple, inputs: tuple, device: Device):
+        self.prim = prim
+        self.params = params
+        self.key_params = key_params
+        self.inputs = inputs  # Nodes and Python scalars (or None)
+        self.device = device
+
+
+class Node:
+    """One lazy value: pending (`call` set) or materialized (`value` set)."""
+
+    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "__weakref__")
+
+    def __init__(self, call: Call | None, index: int, shape: tuple[int, ...], dtype: Any, value: Any, size: int):
+        self.call = call
+        self.index = index
+        self.shape = shape
+        self.dtype = dtype
+        self.value = value
+        self.size = size  # an upper bound on the pending graph behind this node
+
+
+# (primitive, parameters, input avals) -> output avals
+_avals: dict[tuple, tuple[tuple[tuple[int, ...], Any], ...]] = {}
+# live pending arrays, per device, for the barrier
+_live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
+_PRUNE_AT = [4096]
+
+
+def _out_avals(prim: Primitive, params: dict[str, Any], key: tuple, inputs: tuple) -> tuple:
+    found = _avals.get(key)
+    if found is not None:
+        return found
+    import jax
+
+    k = jax_namespace()
+    specs = [jax.ShapeDtypeStruct(i.shape, i.dtype) if type(i) is Node else i for i in inputs]
+    with jax.enable_x64(True):
+        if prim.rule is not None:
+            out = prim.rule(*specs, **params)
+        else:
+            out = jax.eval_shape(lambda *a: prim.lowering(k, *a, **params), *specs)
+    outs = out if prim.multiple_results else (out,)
+    found = tuple((tuple(o.shape), np.dtype(o.dtype)) for o in outs)
+    _avals[key] = found
+    return found
+
+
+class LazyBackend:
+    """What `bind` calls for XLA devices: record a node (or break the graph)."""
+
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        raise NotImplementedError(f"{prim.name}: the lazy XLA backend is not built yet ({device!r})")
+        if prim.dynamic_shape:
+            return _graph_break(prim, device, operands, params)
+        inputs = tuple(o._data if type(o) is Array else o for o in operands)
+        key_params = tuple(sorted(params.items())) if params else ()
+        key = (prim, key_params, tuple((i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs))
+        avals = _out_avals(prim, params, key, inputs)
+        size = 1
+        for i in inputs:
+            if type(i) is Node and i.call is not None:
+                size += i.size
+        call = Call(prim, params, key_params, inputs, device)
+        COUNTERS.ops_recorded += 1
+        live = _live[device]
+        if len(live) > _PRUNE_AT[0]:
+            _prune(live)
+        outs = []
+        for index, (shape, dtype) in enumerate(avals):
+            arr = Array._new(Node(call, index, shape, dtype, None, size), FROM_NUMPY[dtype], device)
+            live.append(_ref(arr))
+            outs.append(arr)
+        if size > GRAPH_LIMIT:
+            COUNTERS.guard_materializations += 1
+            warnings.warn(
+                f"x10array: a pending lazy graph grew past {GRAPH_LIMIT} operations and was run now; "
+                "call x10array.lazy_barrier() once per step (or raise X10ARRAY_GRAPH_LIMIT)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            _materialize_nodes([a._data for a in outs], device)
+        return tuple(outs) if prim.multiple_results else outs[0]
+
+
+_ref = weakref.ref
+
+
+def _prune(live: list[weakref.ref[Array]]) -> None:
+    """Forget dead or materialized arrays (the list only grows between barriers)."""
+    live[:] = [r for r in live if (a := r()) is not None and a._data.value is None]
+    _PRUNE_AT[0] = max(4096, 2 * len(live))
+
+
+def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    from ._eager import NUMPY_EXECUTOR
+
+    COUNTERS.graph_breaks += 1
+    cpu = Device("cpu", 0, Backend.EAGER)
+    host_ops = tuple(Array._new(np.asarray(materialize(o)), o._dtype, cpu) if type(o) is Array else o for o in operands)
+    out = NUMPY_EXECUTOR.run(prim, cpu, host_ops, params)
+    outs = out if prim.multiple_results else (out,)
+    placed = tuple(from_host(o._data, o._dtype, device) for o in outs)
+    return placed if prim.multiple_results else placed[0]
+
+
+def _leaf(buffer: Any, dtype: Any) -> Node:
+    return Node(None, 0, tuple(buffer.shape), np.dtype(dtype), buffer, 0)
 
 
 def from_host(host: np.ndarray, dtype: DType, device: Device) -> Array:
-    raise NotImplementedError(f"the lazy XLA backend is not built yet ({device!r})")
+    """Place a host array on a lazy device (materialized at once: a transfer, not a graph)."""
+    import jax
+
+    COUNTERS.transfers_to_device += 1
+    with jax.enable_x64(True):
+        buf = jax.device_put(host, device.jax_device)
+    return Array._new(_leaf(buf, host.dtype), dtype, device)
 
 
 def materialize(x: Array) -> Any:
-    raise NotImplementedError
+    """The device buffer of a lazy array, computing its pending graph if needed."""
+    node = x._data
+    if node.value is None:
+        _materialize_nodes([node], x._device)
+    COUNTERS.transfers_to_host += 1
+    return node.value
 
 
-register_backend(Backend.XLA, _NotYet())
+def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
+    """Materialize every live pending array on `devices` (default: all lazy devices) in one
+    compiled program per device, so work they share is computed once (the seed's
+    `LazyTensorBarrier()`). Asynchronous unless `wait=True`."""
+    if devices is None:
+        chosen = list(_live)
+    elif isinstance(devices, Device):
+        chosen = [devices]
+    else:
+        chosen = list(devices)
+    for d in chosen:
+        if not isinstance(d, Device):
+            raise TypeError(f"lazy_barrier: devices must be x10array Devices, got {d!r}")
+    COUNTERS.barriers += 1
+    for device in chosen:
+        if not device.is_lazy:
+            continue
+        live = _live.get(device)
+        if not live:
+            continue
+        nodes = [a._data for r in live if (a := r()) is not None and a._data.value is None]
+        live.clear()
+        if nodes:
+            _materialize_nodes(nodes, device)
+        if wait:
+            for n in nodes:
+                n.value.block_until_ready()
+
+
+# -- running a graph --------------------------------------------------------------------------
+
+
+class _Program:
+    """A graph's structure: what to run, independent of the values."""
+
+    __slots__ = ("calls", "outputs", "n_leaves", "seen", "compiled", "key")
+
+    def __init__(self, calls: list, outputs: list, n_leaves: int, key: tuple):
+        self.calls = calls  # [(prim, params, input refs)]
+        self.outputs = outputs  # [(call index, output index)]
+        self.n_leaves = n_leaves
+        self.seen = 0
+        self.compiled: Any = None
+        self.key = key
+
+
+_programs: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
+
+
+def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list, list]:
+    """Walk the pending graph behind `targets`: its structural key, the calls in topological
+    order, the leaf buffers and scalars it reads, and where the targets are."""
+    order: list[Call] = []
+    call_ids: dict[int, int] = {}
+    leaves: list[Any] = []
+    leaf_ids: dict[int, int] = {}
+    scalars: list[Any] = []
+    described: list[tuple] = []
+
+    def ref(i: Any) -> tuple:
+        if type(i) is Node:
+            if i.value is not None:
+                lid = leaf_ids.get(id(i))
+                if lid is None:
+                    lid = leaf_ids[id(i)] = len(leaves)
+                    leaves.append(i)
+                return ("l", lid)
+            return ("c", call_ids[id(i.call)], i.index)
+        if i is None:
+            return ("none",)
+        scalars.append(i)
+        return ("s", len(scalars) - 1, type(i))
+
+    # iterative post-order DFS over calls
+    stack: list[tuple[Call, bool]] = [(n.call, False) for n in reversed(targets) if n.value is None]
+    while stack:
+        call, expanded = stack.pop()
+        if id(call) in call_ids:
+            continue
+        if expanded:
+            refs = tuple(ref(i) for i in call.inputs)
+            call_ids[id(call)] = len(order)
+            order.append(call)
+            described.append((call.prim, call.key_params, refs))
+            continue
+        stack.append((call, True))
+        for i in call.inputs:
+            if type(i) is Node and i.value is None and id(i.call) not in call_ids:
+                stack.append((i.call, False))
+    outputs = [(call_ids[id(n.call)], n.index) for n in targets if n.value is None]
+    leaf_avals = tuple((n.shape, n.dtype) for n in leaves)
+    key = (device, tuple(described), tuple(outputs), leaf_avals)
+    return key, order, leaves, scalars, outputs
+
+
+def _materialize_nodes(targets: list[Node], device: Device) -> None:
+    targets = [n for n in dict.fromkeys(targets) if n.value is None]
+    if not targets:
+        return
+    key, calls, leaves, scalars, outputs = _trace(targets, device)
+    program = _programs.get(key)
+    if program is None:
+        program = _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key)
+        _programs[key] = program
+        if len(_programs) > CACHE_SIZE:
+            _programs.popitem(last=False)
+    else:
+        _programs.move_to_end(key)
+    program.seen += 1
+    leaf_values = [n.value for n in leaves]
+    if program.compiled is None and program.seen < COMPILE_THRESHOLD:
+        results = _interpret(calls, key, leaf_values, scalars, targets, device)
+        COUNTERS.interpreted_graphs += 1
+    else:
+        if program.compiled is None:
+            program.compiled = _compile(program, key, leaf_values, scalars, device)
+        else:
+            COUNTERS.cache_hits += 1
+        import jax
+
+        start = time.perf_counter()
+        with jax.enable_x64(True), jax.default_device(device.jax_device):
+            results = program.compiled(leaf_values, scalars)
+        COUNTERS.execute_seconds += time.perf_counter() - start
+        COUNTERS.execute_count += 1
+    for node, value in zip(targets, results):
+        node.value = value
+        node.call = None  # drop the graph: its inputs can be freed
+
+
+def _replay(k: Any, described: tuple, leaf_values: list, scalars: list, outputs: list, params_of: list) -> tuple:
+    values: list[tuple] = []
+    for (prim, _, refs), params in zip(described, params_of):
+        args = []
+        for r in refs:
+            tag = r[0]
+            if tag == "l":
+                args.append(leaf_values[r[1]])
+            elif tag == "c":
+                args.append(values[r[1]][r[2]])
+            elif tag == "s":
+                args.append(scalars[r[1]])
+            else:
+                args.append(None)
+        fn = prim.lowering if k.is_jax else prim.kernel
+        out = fn(k, *args, **params)
+        values.append(tuple(out) if prim.multiple_results else (out,))
+    return tuple(values[c][i] for c, i in outputs)
+
+
+def _interpret(calls: list[Call], key: tuple, leaf_values: list, scalars: list, targets: list[Node], device: Device) -> tuple:
+    """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs)."""
+    import jax
+
+    host_leaves = [np.asarray(v) for v in leaf_values]
+    with np.errstate(all="ignore"):
+        out = _replay(NUMPY, key[1], host_leaves, scalars, key[2], [c.params for c in calls])
+    results = []
+    with jax.enable_x64(True):
+        for node, value in zip(targets, out):
+            value = np.asarray(value)
+            if value.dtype != node.dtype:  # the recorded dtype (the lowering's) is the contract
+                value = value.astype(node.dtype)
+            results.append(jax.device_put(value, device.jax_device))
+    return tuple(results)
+
+
+def _compile(program: _Program, key: tuple, leaf_values: list, scalars: list, device: Device) -> Any:
+    import jax
+
+    k = jax_namespace()
+    described = key[1]
+    outputs = program.outputs
+    params_of = [p for _, p in program.calls]
+
+    def replay(leaf_values: list, scalars: list) -> tuple:
+        return _replay(k, described, leaf_values, scalars, outputs, params_of)
+
+    start = time.perf_counter()
+    with jax.enable_x64(True), jax.default_device(device.jax_device):
+        compiled = jax.jit(replay).lower(leaf_values, scalars).compile()
+    COUNTERS.compile_seconds += time.perf_counter() - start
+    COUNTERS.compile_count += 1
+    if _metrics.log_compiles():
+        _log_compile(program, key)
+    return compiled
+
+
+def _log_compile(program: _Program, key: tuple) -> None:
+    frame = _user_frame()
+    similar = [k for k in _programs if k is not key and k[1] == key[1] and _programs[k].compiled is not None]
+    if similar:
+        reason = f"input shapes/dtypes changed: {similar[-1][3]} -> {key[3]}"
+    else:
+        reason = f"new graph of {len(key[1])} operations"
+    print(f"x10array: compiling ({reason}) at {frame}", flush=True)
+
+
+def _user_frame() -> str:
+    here = os.path.dirname(__file__)
+    for info in inspect.stack()[2:]:
+        if not info.filename.startswith(here):
+            return f"{info.filename}:{info.lineno}"
+    return "<unknown>"
+
+
+register_backend(Backend.XLA, LazyBackend())

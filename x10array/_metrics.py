@@ -1,0 +1,59 @@
+"""Counters of the lazy backend, after X10's `PrintX10Metrics`."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+
+@dataclasses.dataclass
+class Metrics:
+    """A snapshot of the lazy backend's counters (`x10array.metrics()`)."""
+
+    compile_count: int = 0
+    cache_hits: int = 0
+    interpreted_graphs: int = 0
+    execute_count: int = 0
+    compile_seconds: float = 0.0
+    execute_seconds: float = 0.0
+    ops_recorded: int = 0
+    graph_breaks: int = 0
+    transfers_to_host: int = 0
+    transfers_to_device: int = 0
+    barriers: int = 0
+    donated_buffers: int = 0
+    guard_materializations: int = 0
+
+    def __sub__(self, other: Metrics) -> Metrics:
+        return Metrics(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in dataclasses.fields(self)})
+
+
+COUNTERS = Metrics()
+
+
+def metrics() -> Metrics:
+    """A copy of the current counters; subtract two snapshots to measure a region."""
+    return dataclasses.replace(COUNTERS)
+
+
+def reset_metrics() -> None:
+    for f in dataclasses.fields(COUNTERS):
+        setattr(COUNTERS, f.name, f.default)
+
+
+def metrics_report(file: object = None) -> str:
+    """Print the counters as a table (and return the text)."""
+    rows = [(f.name, getattr(COUNTERS, f.name)) for f in dataclasses.fields(COUNTERS)]
+    width = max(len(name) for name, _ in rows)
+    lines = ["x10array lazy metrics", "-" * (width + 14)]
+    for name, value in rows:
+        text = f"{value:.4f}" if isinstance(value, float) else str(value)
+        lines.append(f"{name:<{width}}  {text:>12}")
+    report = "\n".join(lines)
+    print(report, file=file if file is not None else sys.stdout)
+    return report
+
+
+def log_compiles() -> bool:
+    return os.environ.get("X10ARRAY_LOG_COMPILES", "") not in ("", "0")
