@@ -27,6 +27,7 @@ from __future__ import annotations
 import collections
 import inspect
 import os
+import sys
 import time
 import warnings
 import weakref
@@ -58,6 +59,7 @@ def _env_int(name: str, default: int) -> int:
 COMPILE_THRESHOLD = _env_int("X10ARRAY_COMPILE_THRESHOLD", 2)
 CACHE_SIZE = _env_int("X10ARRAY_CACHE_SIZE", 256)
 GRAPH_LIMIT = _env_int("X10ARRAY_GRAPH_LIMIT", 20_000)
+DONATE = os.environ.get("X10ARRAY_DONATE", "1") != "0"
 
 
 class Call:
@@ -76,7 +78,7 @@ class Call:
 class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
-    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "__weakref__")
+    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "__weakref__")
 
     def __init__(self, call: Call | None, index: int, shape: tuple[int, ...], dtype: Any, value: Any, size: int):
         self.call = call
@@ -85,6 +87,7 @@ class Node:
         self.dtype = dtype
         self.value = value
         self.size = size  # an upper bound on the pending graph behind this node
+        self.exported = False  # its buffer was handed to the host: never donate it
 
 
 # (primitive, parameters, input avals) -> output avals
@@ -190,6 +193,7 @@ def materialize(x: Array) -> Any:
     if node.value is None:
         _materialize_nodes([node], x._device)
     COUNTERS.transfers_to_host += 1
+    node.exported = True
     return node.value
 
 
@@ -249,6 +253,7 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
     call_ids: dict[int, int] = {}
     leaves: list[Any] = []
     leaf_ids: dict[int, int] = {}
+    leaf_uses: list[int] = []
     scalars: list[Any] = []
     described: list[tuple] = []
 
@@ -259,6 +264,8 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
                 if lid is None:
                     lid = leaf_ids[id(i)] = len(leaves)
                     leaves.append(i)
+                    leaf_uses.append(0)
+                leaf_uses[lid] += 1
                 return ("l", lid)
             return ("c", call_ids[id(i.call)], i.index)
         if i is None:
@@ -285,14 +292,30 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
     outputs = [(call_ids[id(n.call)], n.index) for n in targets if n.value is None]
     leaf_avals = tuple((n.shape, n.dtype) for n in leaves)
     key = (device, tuple(described), tuple(outputs), leaf_avals)
-    return key, order, leaves, scalars, outputs
+    return key, order, leaves, leaf_uses, scalars, outputs
+
+
+def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node]) -> tuple[bool, ...]:
+    """Which input buffers nobody can see after this run (overwritten weights, say), and that
+    an output of the same shape and dtype could reuse: XLA may write the outputs into them."""
+    out_avals = {(n.shape, n.dtype) for n in targets}
+    mask = []
+    for i in range(len(leaves)):
+        node = leaves[i]
+        # references: the graph's uses, `leaves`, `node`, and getrefcount's argument
+        private = sys.getrefcount(node) == leaf_uses[i] + 3
+        mask.append(private and not node.exported and (node.shape, node.dtype) in out_avals)
+        del node
+    return tuple(mask)
 
 
 def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
-    key, calls, leaves, scalars, outputs = _trace(targets, device)
+    key, calls, leaves, leaf_uses, scalars, outputs = _trace(targets, device)
+    donate = _donatable(leaves, leaf_uses, targets) if DONATE else (False,) * len(leaves)
+    key = key + (donate,)
     program = _programs.get(key)
     if program is None:
         program = _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key)
@@ -308,14 +331,17 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         COUNTERS.interpreted_graphs += 1
     else:
         if program.compiled is None:
-            program.compiled = _compile(program, key, leaf_values, scalars, device)
+            program.compiled = _compile(program, key, leaf_values, donate, scalars, device)
         else:
             COUNTERS.cache_hits += 1
         import jax
 
         start = time.perf_counter()
+        donated = [v for v, d in zip(leaf_values, donate) if d]
+        kept = [v for v, d in zip(leaf_values, donate) if not d]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
-            results = program.compiled(leaf_values, scalars)
+            results = program.compiled(donated, kept, scalars)
+        COUNTERS.donated_buffers += len(donated)
         COUNTERS.execute_seconds += time.perf_counter() - start
         COUNTERS.execute_count += 1
     for node, value in zip(targets, results):
@@ -360,7 +386,7 @@ def _interpret(calls: list[Call], key: tuple, leaf_values: list, scalars: list, 
     return tuple(results)
 
 
-def _compile(program: _Program, key: tuple, leaf_values: list, scalars: list, device: Device) -> Any:
+def _compile(program: _Program, key: tuple, leaf_values: list, donate: tuple, scalars: list, device: Device) -> Any:
     import jax
 
     k = jax_namespace()
@@ -368,12 +394,16 @@ def _compile(program: _Program, key: tuple, leaf_values: list, scalars: list, de
     outputs = program.outputs
     params_of = [p for _, p in program.calls]
 
-    def replay(leaf_values: list, scalars: list) -> tuple:
+    def replay(donated: list, kept: list, scalars: list) -> tuple:
+        donated_it, kept_it = iter(donated), iter(kept)
+        leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
         return _replay(k, described, leaf_values, scalars, outputs, params_of)
 
+    donated = [v for v, d in zip(leaf_values, donate) if d]
+    kept = [v for v, d in zip(leaf_values, donate) if not d]
     start = time.perf_counter()
     with jax.enable_x64(True), jax.default_device(device.jax_device):
-        compiled = jax.jit(replay).lower(leaf_values, scalars).compile()
+        compiled = jax.jit(replay, donate_argnums=(0,) if donated else ()).lower(donated, kept, scalars).compile()
     COUNTERS.compile_seconds += time.perf_counter() - start
     COUNTERS.compile_count += 1
     if _metrics.log_compiles():
@@ -382,13 +412,26 @@ def _compile(program: _Program, key: tuple, leaf_values: list, scalars: list, de
 
 
 def _log_compile(program: _Program, key: tuple) -> None:
-    frame = _user_frame()
-    similar = [k for k in _programs if k is not key and k[1] == key[1] and _programs[k].compiled is not None]
-    if similar:
-        reason = f"input shapes/dtypes changed: {similar[-1][3]} -> {key[3]}"
-    else:
-        reason = f"new graph of {len(key[1])} operations"
-    print(f"x10array: compiling ({reason}) at {frame}", flush=True)
+    print(f"x10array: compiling ({_compile_reason(key)}) at {_user_frame()}", flush=True)
+
+
+def _compile_reason(key: tuple) -> str:
+    """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
+    ops = [c[0] for c in key[1]]
+    for other in reversed(_programs):
+        if other is key or _programs[other].compiled is None or [c[0] for c in other[1]] != ops:
+            continue
+        if other[3] != key[3]:
+            return f"input shapes/dtypes changed: {_avals_text(other[3])} -> {_avals_text(key[3])}"
+        for (prim, old, _), (_, new, _) in zip(other[1], key[1]):
+            if old != new:
+                return f"shapes/dtypes or parameters of {prim.name} changed: {dict(old)} -> {dict(new)}"
+        return "same graph, other donation or outputs"
+    return f"new graph of {len(ops)} operations"
+
+
+def _avals_text(avals: tuple) -> str:
+    return "[" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals) + "]"
 
 
 def _user_frame() -> str:

@@ -1,0 +1,216 @@
+"""The lazy XLA backend: recording, materialization, barrier, compile cache, metrics."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array import _lazy
+
+LAZY = xp.Device("cpu", 0, "xla")
+EAGER = xp.Device("cpu", 0, "eager")
+
+
+def delta(before: xp._metrics.Metrics) -> xp._metrics.Metrics:
+    return xp.metrics() - before
+
+
+def test_recording_is_lazy_and_shapes_are_known():
+    x = xp.asarray([1.0, 2.0, 3.0], device=LAZY)
+    before = xp.metrics()
+    y = xp.exp(x) * 2.0 + x
+    assert isinstance(y._data, _lazy.Node) and y._data.value is None
+    assert y.shape == (3,) and y.dtype == xp.float64 and y.device == LAZY
+    assert delta(before).ops_recorded == 3
+    assert delta(before).execute_count + delta(before).interpreted_graphs == 0
+    np.testing.assert_allclose(np.asarray(y), np.exp([1.0, 2.0, 3.0]) * 2 + [1.0, 2.0, 3.0])
+    assert y._data.value is not None and y._data.call is None  # materialized, graph dropped
+
+
+def test_validation_errors_are_raised_at_the_call():
+    x = xp.asarray([1, 2, 3], device=LAZY)
+    before = xp.metrics()
+    with pytest.raises(TypeError, match="exp"):
+        xp.exp(x)
+    with pytest.raises(TypeError, match="add"):
+        x + xp.asarray([True, False, True], device=LAZY)
+    assert delta(before).ops_recorded == 0
+
+
+def step_program(w, g, lr):
+    return w - lr * g
+
+
+def test_barrier_per_step_compiles_once_over_50_steps():
+    w = xp.ones((4, 4), device=LAZY)
+    g = xp.full((4, 4), 0.5, device=LAZY)
+    xp.lazy_barrier()
+    before = xp.metrics()
+    for step in range(50):
+        w = step_program(w, g, 0.01 * (step + 1))  # a changing Python scalar
+        xp.lazy_barrier()
+    d = delta(before)
+    assert d.compile_count == 1
+    assert d.execute_count + d.interpreted_graphs == 50
+    expected = 1.0 - 0.5 * 0.01 * sum(range(1, 51))
+    np.testing.assert_allclose(np.asarray(w), np.full((4, 4), expected))
+
+
+def test_compile_threshold_one_compiles_at_once(monkeypatch):
+    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+    x = xp.asarray(np.arange(7.0), device=LAZY)
+    before = xp.metrics()
+    y = xp.sin(x) + 7.25  # a structure no other test records
+    np.asarray(y)
+    d = delta(before)
+    assert d.compile_count == 1 and d.interpreted_graphs == 0
+
+
+def test_cold_graph_is_interpreted_not_compiled():
+    x = xp.asarray(np.arange(5.0), device=LAZY)
+    before = xp.metrics()
+    y = xp.cos(x) * 3.5 - 1.0
+    np.testing.assert_allclose(np.asarray(y), np.cos(np.arange(5.0)) * 3.5 - 1.0)
+    d = delta(before)
+    assert d.interpreted_graphs == 1 and d.compile_count == 0
+
+
+def test_barrier_computes_shared_work_once_in_one_program():
+    x = xp.asarray(np.arange(6.0), device=LAZY)
+    shared = xp.exp(x)
+    a = shared + 1.0
+    b = shared * 2.0
+    before = xp.metrics()
+    xp.lazy_barrier(wait=True)
+    d = delta(before)
+    assert d.execute_count + d.interpreted_graphs == 1
+    assert a._data.value is not None and b._data.value is not None
+    np.testing.assert_allclose(np.asarray(a), np.exp(np.arange(6.0)) + 1)
+
+
+def test_mutation_rebinds_and_keeps_old_values():
+    x = xp.asarray([1.0, 2.0, 3.0], device=LAZY)
+    y = x + 0.0
+    alias = x
+    x[0] = 10.0
+    x += 1.0
+    assert alias is x
+    np.testing.assert_array_equal(np.asarray(x), [11.0, 3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(y), [1.0, 2.0, 3.0])
+
+
+def test_mutation_is_exact_in_both_modes():
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((5, 4))
+    results = []
+    for device in (EAGER, LAZY):
+        x = xp.asarray(data, device=device)
+        x[1:3, ::2] = -0.0
+        x[xp.asarray([0, 4], device=device)] = 7.5
+        x *= 3.0
+        results.append(np.asarray(x))
+    assert results[0].tobytes() == results[1].tobytes()
+
+
+def test_data_dependent_shapes_break_the_graph():
+    x = xp.asarray([3, 1, 3, 2, 1], device=LAZY)
+    before = xp.metrics()
+    u = xp.unique_values(x * 2)
+    assert u.device == LAZY and isinstance(u._data, _lazy.Node)
+    np.testing.assert_array_equal(np.asarray(u + 1), [3, 5, 7])
+    assert delta(before).graph_breaks == 1
+
+
+def test_graph_size_guard_warns_and_materializes(monkeypatch):
+    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 50)
+    x = xp.ones(3, device=LAZY)
+    with pytest.warns(RuntimeWarning, match="lazy_barrier"):
+        for _ in range(60):
+            x = x + 1.0
+    assert xp.metrics().guard_materializations >= 1
+    np.testing.assert_array_equal(np.asarray(x), [61.0, 61.0, 61.0])
+
+
+def test_overwritten_weights_are_donated():
+    w = xp.ones((64, 64), device=LAZY) * 1.0
+    g = xp.ones((64, 64), device=LAZY)
+    xp.lazy_barrier()
+    before = xp.metrics()
+    for _ in range(5):
+        w = w - 0.5 * g
+        xp.lazy_barrier()
+    assert delta(before).donated_buffers >= 3
+    np.testing.assert_array_equal(np.asarray(w), np.full((64, 64), -1.5))
+
+
+def test_exported_buffers_are_never_donated():
+    w = xp.ones(8, device=LAZY) * 2.0
+    host = np.asarray(w)  # may share memory with the device buffer
+    for _ in range(3):
+        w = w - 1.0
+        xp.lazy_barrier()
+    np.testing.assert_array_equal(host, np.full(8, 2.0))
+
+
+def test_devices_do_not_mix_and_copies_are_exact():
+    devices = xp.__array_namespace_info__().devices()
+    lazy = [d for d in devices if d.backend == xp.Backend.XLA]
+    if len(lazy) < 2:
+        pytest.skip("needs XLA_FLAGS=--xla_force_host_platform_device_count=4")
+    a = xp.asarray([1.0, -0.0, math.inf], device=lazy[0])
+    b = xp.asarray([1.0, 2.0, 3.0], device=lazy[1])
+    with pytest.raises(ValueError, match="different devices"):
+        a + b
+    moved = (a * 1.0).to_device(lazy[1])
+    assert moved.device == lazy[1]
+    back = moved.to_device(EAGER)
+    assert np.asarray(back).tobytes() == np.array([1.0, -0.0, math.inf]).tobytes()
+
+
+def test_metrics_report_prints_every_counter(capsys):
+    text = xp.metrics_report()
+    out = capsys.readouterr().out
+    for name in ("compile_count", "cache_hits", "interpreted_graphs", "execute_count", "compile_seconds",
+                 "execute_seconds", "ops_recorded", "graph_breaks", "transfers_to_host", "transfers_to_device"):
+        assert name in out and name in text
+
+
+def test_log_compiles_names_the_reason_and_the_user_line(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import x10array as xp\n"
+        "d = xp.Device('cpu', 0, 'xla')\n"
+        "for n in (3, 3, 5, 5):\n"
+        "    x = xp.ones(n, device=d)\n"
+        "    y = float(xp.sum(x * 2.0))  # forces materialization\n"
+    )
+    env = {"X10ARRAY_LOG_COMPILES": "1", "X10ARRAY_COMPILE_THRESHOLD": "1", "PATH": ""}
+    import os
+
+    env = {**os.environ, **env}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True).stdout
+    lines = [line for line in out.splitlines() if line.startswith("x10array: compiling")]
+    assert len(lines) == 2
+    assert "new graph" in lines[0] and "prog.py:5" in lines[0]
+    assert "changed" in lines[1] and "(5,)" in lines[1]
+
+
+def test_default_device_from_environment_is_lazy():
+    code = "import x10array as xp; x = xp.ones(2); print(x.device, type(x._data).__name__)"
+    env = {**__import__("os").environ, "X10ARRAY_DEFAULT_DEVICE": "xla"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == "Device(kind=CPU, ordinal=0, backend=XLA) Node"
+
+
+def test_no_warnings_from_a_plain_lazy_program():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = xp.asarray(np.linspace(-1, 1, 11), device=LAZY)
+        y = xp.sqrt(x)  # NaN for negatives, silently as the standard says
+        assert np.isnan(np.asarray(y)[0])
