@@ -1,0 +1,474 @@
+"""Gradient rules: one per standard function, written with `xp` (any conforming namespace).
+
+A rule is `rule(xp, g, ans, *args, **kwargs)`: `g` is the cotangent of the output `ans`,
+`args`/`kwargs` the call's own (unboxed) arguments; it returns one entry per positional
+argument: a cotangent of that argument's shape, None where there is none (scalars, indices,
+integer arrays), or a list for a sequence of arrays (concat, stack).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._tracer import NONDIFFERENTIABLE, defvjp
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "__array_namespace__")
+
+
+def unbroadcast(xp: Any, g: Any, x: Any) -> Any:
+    """Undo broadcasting: sum `g` down to the shape of operand `x` (None for a scalar)."""
+    if not _is_array(x):
+        return None
+    shape = x.shape
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    if lead:
+        g = xp.reshape(g, shape)
+    return g
+
+
+def _unary(name: str, derivative: Any) -> None:
+    """Elementwise f(x): cotangent g * f'(x); `derivative(xp, ans, x)`."""
+
+    def rule(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+        return (g * derivative(xp, ans, x),)
+
+    defvjp(name)(rule)
+
+
+_unary("negative", lambda xp, ans, x: -1.0)
+_unary("positive", lambda xp, ans, x: 1.0)
+_unary("abs", lambda xp, ans, x: xp.sign(x))
+_unary("exp", lambda xp, ans, x: ans)
+_unary("expm1", lambda xp, ans, x: ans + 1.0)
+_unary("log", lambda xp, ans, x: 1.0 / x)
+_unary("log1p", lambda xp, ans, x: 1.0 / (x + 1.0))
+_unary("log2", lambda xp, ans, x: 1.0 / (x * math.log(2.0)))
+_unary("log10", lambda xp, ans, x: 1.0 / (x * math.log(10.0)))
+_unary("sqrt", lambda xp, ans, x: 0.5 / ans)
+_unary("square", lambda xp, ans, x: 2.0 * x)
+_unary("reciprocal", lambda xp, ans, x: -(ans * ans))
+_unary("sin", lambda xp, ans, x: xp.cos(x))
+_unary("cos", lambda xp, ans, x: -xp.sin(x))
+_unary("tan", lambda xp, ans, x: 1.0 + ans * ans)
+_unary("asin", lambda xp, ans, x: 1.0 / xp.sqrt(1.0 - x * x))
+_unary("acos", lambda xp, ans, x: -1.0 / xp.sqrt(1.0 - x * x))
+_unary("atan", lambda xp, ans, x: 1.0 / (1.0 + x * x))
+_unary("sinh", lambda xp, ans, x: xp.cosh(x))
+_unary("cosh", lambda xp, ans, x: xp.sinh(x))
+_unary("tanh", lambda xp, ans, x: 1.0 - ans * ans)
+_unary("asinh", lambda xp, ans, x: 1.0 / xp.sqrt(x * x + 1.0))
+_unary("acosh", lambda xp, ans, x: 1.0 / xp.sqrt(x * x - 1.0))
+_unary("atanh", lambda xp, ans, x: 1.0 / (1.0 - x * x))
+
+
+def _binary(name: str, d1: Any, d2: Any) -> None:
+    """Elementwise f(x1, x2) with broadcasting; `d1`, `d2`: partial derivatives (xp, ans, x1, x2)."""
+
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+        g1 = unbroadcast(xp, g * d1(xp, ans, x1, x2), x1) if _is_array(x1) else None
+        g2 = unbroadcast(xp, g * d2(xp, ans, x1, x2), x2) if _is_array(x2) else None
+        return g1, g2
+
+    defvjp(name)(rule)
+
+
+def _pow_d2(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    safe = xp.where(x1 > 0, x1, 1.0) if _is_array(x1) else (x1 if x1 > 0 else 1.0)
+    return xp.where(x1 > 0, ans * xp.log(safe), 0.0) if _is_array(x1) else ans * math.log(safe)
+
+
+def _pow_d1(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    return x2 * xp.pow(x1, x2 - 1.0) if _is_array(x1) else 0.0
+
+
+_binary("add", lambda xp, ans, a, b: 1.0, lambda xp, ans, a, b: 1.0)
+_binary("subtract", lambda xp, ans, a, b: 1.0, lambda xp, ans, a, b: -1.0)
+_binary("multiply", lambda xp, ans, a, b: b, lambda xp, ans, a, b: a)
+_binary("divide", lambda xp, ans, a, b: 1.0 / b, lambda xp, ans, a, b: -ans / b)
+_binary("pow", _pow_d1, _pow_d2)
+_binary("maximum", lambda xp, ans, a, b: xp.astype(a >= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a < b, ans.dtype))
+_binary("minimum", lambda xp, ans, a, b: xp.astype(a <= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a > b, ans.dtype))
+_binary("atan2", lambda xp, ans, a, b: b / (a * a + b * b), lambda xp, ans, a, b: -a / (a * a + b * b))
+_binary("hypot", lambda xp, ans, a, b: a / ans, lambda xp, ans, a, b: b / ans)
+_binary("logaddexp", lambda xp, ans, a, b: xp.exp(a - ans), lambda xp, ans, a, b: xp.exp(b - ans))
+_binary("copysign", lambda xp, ans, a, b: xp.sign(a) * xp.sign(ans), lambda xp, ans, a, b: 0.0)
+
+
+@defvjp("where")
+def _where(xp: Any, g: Any, ans: Any, condition: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any]:
+    zero = xp.zeros_like(g)
+    g1 = unbroadcast(xp, xp.where(condition, g, zero), x1) if _is_array(x1) else None
+    g2 = unbroadcast(xp, xp.where(condition, zero, g), x2) if _is_array(x2) else None
+    return None, g1, g2
+
+
+@defvjp("clip")
+def _clip(xp: Any, g: Any, ans: Any, x: Any, min: Any = None, max: Any = None) -> tuple[Any, ...]:  # noqa: A002
+    inside = ans == x
+    return (xp.where(inside, g, xp.zeros_like(g)), None, None)
+
+
+@defvjp("astype")
+def _astype(xp: Any, g: Any, ans: Any, x: Any, dtype: Any, **kwargs: Any) -> tuple[Any, None]:
+    return xp.astype(g, x.dtype), None
+
+
+@defvjp("asarray")
+def _asarray(xp: Any, g: Any, ans: Any, x: Any, **kwargs: Any) -> tuple[Any]:
+    return (xp.astype(g, x.dtype) if _is_array(x) else None,)
+
+
+# -- linear algebra -----------------------------------------------------------------------------
+
+
+def _matmul_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    a2 = a if a.ndim > 1 else xp.reshape(a, (1, a.shape[0]))
+    b2 = b if b.ndim > 1 else xp.reshape(b, (b.shape[0], 1))
+    g2 = g
+    if a.ndim == 1:
+        g2 = xp.expand_dims(g2, axis=-2)
+    if b.ndim == 1:
+        g2 = xp.expand_dims(g2, axis=-1)
+    ga = xp.matmul(g2, xp.matrix_transpose(b2))
+    gb = xp.matmul(xp.matrix_transpose(a2), g2)
+    ga = unbroadcast(xp, ga, a2)
+    gb = unbroadcast(xp, gb, b2)
+    return xp.reshape(ga, a.shape), xp.reshape(gb, b.shape)
+
+
+defvjp("matmul")(_matmul_rule)
+defvjp("linalg.matmul")(_matmul_rule)
+
+
+def _tensordot_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any, /, *, axes: Any = 2) -> tuple[Any, Any]:
+    if isinstance(axes, int):
+        a_axes = list(range(a.ndim - axes, a.ndim))
+        b_axes = list(range(axes))
+    else:
+        a_axes = [ax % a.ndim for ax in axes[0]]
+        b_axes = [ax % b.ndim for ax in axes[1]]
+    a_free = [i for i in range(a.ndim) if i not in a_axes]
+    b_free = [i for i in range(b.ndim) if i not in b_axes]
+    na = len(a_free)
+    # g has axes a_free + b_free
+    g_b_free = list(range(na, g.ndim))
+    g_a_free = list(range(na))
+    ga = xp.tensordot(g, b, axes=(g_b_free, b_free))  # axes: a_free + b_axes(order of b_axes as in b)
+    b_contract_order = [i for i in range(b.ndim) if i in b_axes]
+    ga_axes_now = a_free + [a_axes[b_axes.index(i)] for i in b_contract_order]
+    ga = xp.permute_dims(ga, tuple(ga_axes_now.index(i) for i in range(a.ndim)))
+    gb = xp.tensordot(a, g, axes=(a_free, g_a_free))  # axes: a contracted (order of a) + b_free
+    a_contract_order = [i for i in range(a.ndim) if i in a_axes]
+    gb_axes_now = [b_axes[a_axes.index(i)] for i in a_contract_order] + b_free
+    gb = xp.permute_dims(gb, tuple(gb_axes_now.index(i) for i in range(b.ndim)))
+    return ga, gb
+
+
+defvjp("tensordot")(_tensordot_rule)
+defvjp("linalg.tensordot")(_tensordot_rule)
+
+
+def _vecdot_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any, /, *, axis: int = -1) -> tuple[Any, Any]:
+    ge = xp.expand_dims(g, axis=axis if axis < 0 else axis)
+    return unbroadcast(xp, ge * xp.conj(b), a), unbroadcast(xp, ge * a, b)
+
+
+defvjp("vecdot")(_vecdot_rule)
+defvjp("linalg.vecdot")(_vecdot_rule)
+
+
+@defvjp("linalg.solve")
+def _solve(xp: Any, g: Any, ans: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    vector = b.ndim == 1
+    gb = xp.linalg.solve(xp.matrix_transpose(a), g)
+    ans2 = xp.expand_dims(ans, axis=-1) if vector else ans
+    gb2 = xp.expand_dims(gb, axis=-1) if vector else gb
+    ga = -xp.matmul(gb2, xp.matrix_transpose(ans2))
+    return unbroadcast(xp, ga, a), unbroadcast(xp, gb, b)
+
+
+@defvjp("linalg.inv")
+def _inv(xp: Any, g: Any, ans: Any, a: Any) -> tuple[Any]:
+    t = xp.matrix_transpose(ans)
+    return (-xp.matmul(xp.matmul(t, g), t),)
+
+
+@defvjp("linalg.det")
+def _det(xp: Any, g: Any, ans: Any, a: Any) -> tuple[Any]:
+    inv_t = xp.matrix_transpose(xp.linalg.inv(a))
+    return (xp.expand_dims(xp.expand_dims(g * ans, axis=-1), axis=-1) * inv_t,)
+
+
+@defvjp("linalg.cholesky")
+def _cholesky(xp: Any, g: Any, ans: Any, a: Any, /, *, upper: bool = False) -> tuple[Any]:
+    L = xp.matrix_transpose(ans) if upper else ans
+    gL = xp.matrix_transpose(g) if upper else g
+    # Murray (2016): Phi(L^T gL), then S = L^{-T} Phi L^{-1}, symmetrized
+    P = xp.matmul(xp.matrix_transpose(L), gL)
+    n = L.shape[-1]
+    mask = xp.tril(xp.ones((n, n), dtype=L.dtype, device=L.device)) - 0.5 * xp.eye(n, dtype=L.dtype, device=L.device)
+    P = P * mask
+    Linv = xp.linalg.inv(L)
+    S = xp.matmul(xp.matmul(xp.matrix_transpose(Linv), P), Linv)
+    return (0.5 * (S + xp.matrix_transpose(S)),)
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    return tuple(a % ndim for a in axis)
+
+
+def _expand_to(xp: Any, g: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    """A reduction's cotangent broadcast back to the input's shape."""
+    if not keepdims:
+        for a in sorted(_axes(axis, x.ndim)):
+            g = xp.expand_dims(g, axis=a)
+    return xp.broadcast_to(g, x.shape)
+
+
+@defvjp("sum")
+def _sum(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> tuple[Any]:
+    return (xp.astype(_expand_to(xp, g, x, axis, keepdims), x.dtype),)
+
+
+@defvjp("mean")
+def _mean(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> tuple[Any]:
+    n = math.prod(x.shape[a] for a in _axes(axis, x.ndim))
+    return (_expand_to(xp, g, x, axis, keepdims) / n,)
+
+
+@defvjp("prod")
+def _prod(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> tuple[Any]:
+    full = _expand_to(xp, ans, x, axis, keepdims)
+    return (xp.astype(_expand_to(xp, g, x, axis, keepdims) * full / x, x.dtype),)
+
+
+def _extremum(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> tuple[Any]:
+    hit = xp.astype(x == _expand_to(xp, ans, x, axis, keepdims), x.dtype)
+    count = _expand_to(xp, xp.sum(hit, axis=axis, keepdims=True), x, axis, True)
+    return (_expand_to(xp, g, x, axis, keepdims) * hit / count,)
+
+
+defvjp("max")(_extremum)
+defvjp("min")(_extremum)
+
+
+@defvjp("var")
+def _var(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> tuple[Any]:
+    n = math.prod(x.shape[a] for a in _axes(axis, x.ndim))
+    centered = x - xp.mean(x, axis=axis, keepdims=True)
+    return (_expand_to(xp, g, x, axis, keepdims) * 2.0 * centered / (n - correction),)
+
+
+@defvjp("std")
+def _std(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> tuple[Any]:
+    (gv,) = _var(xp, g / (2.0 * ans), ans * ans, x, axis=axis, correction=correction, keepdims=keepdims)
+    return (gv,)
+
+
+@defvjp("cumulative_sum")
+def _cumsum(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> tuple[Any]:
+    ax = 0 if axis is None else axis % x.ndim
+    if include_initial:
+        g = xp.take(g, xp.arange(1, g.shape[ax], device=g.device), axis=ax)
+    rev = xp.flip(xp.cumulative_sum(xp.flip(g, axis=ax), axis=ax), axis=ax)
+    return (rev,)
+
+
+@defvjp("linalg.vector_norm")
+def _vector_norm(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2
+) -> tuple[Any]:  # noqa: A002
+    if ord != 2:
+        raise TypeError(f"autodiff: linalg.vector_norm is differentiable for ord=2 only, not {ord!r}")
+    full_ans = _expand_to(xp, ans, x, axis, keepdims)
+    safe = xp.where(full_ans == 0, xp.ones_like(full_ans), full_ans)
+    return (_expand_to(xp, g, x, axis, keepdims) * x / safe,)
+
+
+@defvjp("linalg.matrix_norm")
+def _matrix_norm(xp: Any, g: Any, ans: Any, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> tuple[Any]:  # noqa: A002
+    if ord != "fro":
+        raise TypeError(f"autodiff: linalg.matrix_norm is differentiable for ord='fro' only, not {ord!r}")
+    full_ans = _expand_to(xp, ans, x, (-2, -1), keepdims)
+    safe = xp.where(full_ans == 0, xp.ones_like(full_ans), full_ans)
+    return (_expand_to(xp, g, x, (-2, -1), keepdims) * x / safe,)
+
+
+# -- manipulation -----------------------------------------------------------------------------
+
+
+@defvjp("reshape")
+def _reshape(xp: Any, g: Any, ans: Any, x: Any, /, shape: Any, **kwargs: Any) -> tuple[Any, None]:
+    return xp.reshape(g, x.shape), None
+
+
+@defvjp("permute_dims")
+def _permute_dims(xp: Any, g: Any, ans: Any, x: Any, /, axes: Any) -> tuple[Any, None]:
+    axes = [a % x.ndim for a in axes]
+    inverse = tuple(axes.index(i) for i in range(x.ndim))
+    return xp.permute_dims(g, inverse), None
+
+
+@defvjp("matrix_transpose")
+def _matrix_transpose(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    return (xp.matrix_transpose(g),)
+
+
+defvjp("linalg.matrix_transpose")(_matrix_transpose)
+
+
+@defvjp("moveaxis")
+def _moveaxis(xp: Any, g: Any, ans: Any, x: Any, source: Any, destination: Any, /) -> tuple[Any, None, None]:
+    return xp.moveaxis(g, destination, source), None, None
+
+
+@defvjp("broadcast_to")
+def _broadcast_to(xp: Any, g: Any, ans: Any, x: Any, /, shape: Any) -> tuple[Any, None]:
+    return unbroadcast(xp, g, x), None
+
+
+@defvjp("squeeze")
+def _squeeze(xp: Any, g: Any, ans: Any, x: Any, /, axis: Any) -> tuple[Any, None]:
+    return xp.reshape(g, x.shape), None
+
+
+@defvjp("expand_dims")
+def _expand_dims(xp: Any, g: Any, ans: Any, x: Any, /, axis: Any = 0) -> tuple[Any, None]:
+    return xp.reshape(g, x.shape), None
+
+
+@defvjp("flip")
+def _flip(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None) -> tuple[Any]:
+    return (xp.flip(g, axis=axis),)
+
+
+@defvjp("roll")
+def _roll(xp: Any, g: Any, ans: Any, x: Any, /, shift: Any, *, axis: Any = None) -> tuple[Any, None]:
+    back = -shift if isinstance(shift, int) else tuple(-s for s in shift)
+    return xp.roll(g, back, axis=axis), None
+
+
+@defvjp("concat")
+def _concat(xp: Any, g: Any, ans: Any, arrays: Any, /, *, axis: Any = 0) -> tuple[list[Any]]:
+    if axis is None:
+        g = xp.reshape(g, (-1,))
+        ax = 0
+        sizes = [math.prod(a.shape) for a in arrays]
+    else:
+        ax = axis % ans.ndim
+        sizes = [a.shape[ax] for a in arrays]
+    out, start = [], 0
+    for a, n in zip(arrays, sizes):
+        piece = xp.take(g, xp.arange(start, start + n, device=g.device), axis=ax)
+        out.append(xp.reshape(piece, a.shape))
+        start += n
+    return (out,)
+
+
+@defvjp("stack")
+def _stack(xp: Any, g: Any, ans: Any, arrays: Any, /, *, axis: int = 0) -> tuple[list[Any]]:
+    return (list(xp.unstack(g, axis=axis)),)
+
+
+@defvjp("tile")
+def _tile(xp: Any, g: Any, ans: Any, x: Any, repetitions: Any, /) -> tuple[Any, None]:
+    reps = (1,) * (ans.ndim - len(repetitions)) + tuple(repetitions)
+    shape = (1,) * (ans.ndim - x.ndim) + tuple(x.shape)
+    split = []
+    for r, d in zip(reps, shape):
+        split += [r, d]
+    g = xp.reshape(g, tuple(split))
+    g = xp.sum(g, axis=tuple(range(0, 2 * ans.ndim, 2)))
+    return xp.reshape(g, x.shape), None
+
+
+@defvjp("repeat")
+def _repeat(xp: Any, g: Any, ans: Any, x: Any, repeats: Any, /, *, axis: Any = None) -> tuple[Any, None]:
+    if not isinstance(repeats, int):
+        raise TypeError("autodiff: repeat is differentiable for an int number of repeats only")
+    if axis is None:
+        return xp.reshape(xp.sum(xp.reshape(g, (-1, repeats)), axis=1), x.shape), None
+    ax = axis % x.ndim
+    shape = x.shape[:ax] + (x.shape[ax], repeats) + x.shape[ax + 1 :]
+    return xp.sum(xp.reshape(g, shape), axis=ax + 1), None
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def _scatter_add(xp: Any, g: Any, indices: Any, n: int, axis: int) -> Any:
+    """Sum the slices of `g` along `axis` into `n` slots given by 1-D integer `indices`
+    (repeats add up), by a one-hot matrix product: standard functions only."""
+    onehot = xp.astype(xp.expand_dims(indices, axis=1) == xp.arange(n, device=g.device), g.dtype)  # (m, n)
+    moved = xp.moveaxis(g, axis, -1)  # (..., m)
+    return xp.moveaxis(xp.matmul(moved, onehot), -1, axis)
+
+
+@defvjp("take")
+def _take(xp: Any, g: Any, ans: Any, x: Any, indices: Any, /, *, axis: Any = None) -> tuple[Any, None]:
+    if axis is None:
+        flat = _scatter_add(xp, g, xp.where(indices < 0, indices + x.shape[0], indices), x.shape[0], 0)
+        return flat, None
+    ax = axis % x.ndim
+    idx = xp.where(indices < 0, indices + x.shape[ax], indices)
+    return _scatter_add(xp, g, idx, x.shape[ax], ax), None
+
+
+@defvjp("take_along_axis")
+def _take_along_axis(xp: Any, g: Any, ans: Any, x: Any, indices: Any, /, *, axis: int = -1) -> tuple[Any, None]:
+    ax = axis % x.ndim
+    n = x.shape[ax]
+    idx = xp.where(indices < 0, indices + n, indices)
+    onehot = xp.astype(xp.expand_dims(idx, axis=-1) == xp.arange(n, device=g.device), g.dtype)  # idx shape + (n,)
+    contrib = xp.sum(xp.expand_dims(g, axis=-1) * onehot, axis=ax)  # drops axis ax; last axis n
+    return xp.moveaxis(contrib, -1, ax), None
+
+
+@defvjp("__getitem__")
+def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
+    keys = key if isinstance(key, tuple) else (key,)
+    arrays = [k for k in keys if _is_array(k)]
+    if not arrays:
+        out = xp.zeros_like(x)
+        out[key] = g
+        return out, None
+    if len(keys) == 1 and xp.isdtype(arrays[0].dtype, "bool"):
+        mask = arrays[0]
+        out = xp.zeros_like(x)
+        out[mask] = g
+        return out, None
+    if len(keys) == 1 and xp.isdtype(arrays[0].dtype, "integral") and arrays[0].ndim == 1:
+        idx = xp.where(keys[0] < 0, keys[0] + x.shape[0], keys[0])
+        return _scatter_add(xp, g, idx, x.shape[0], 0), None
+    raise TypeError("autodiff: __getitem__ is differentiable for basic indices, one boolean mask or one 1-D integer array")
+
+
+NONDIFFERENTIABLE.update(
+    {
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isnan", "isinf",
+        "isfinite", "signbit", "sign", "floor", "ceil", "trunc", "round", "floor_divide",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+        "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+        "argmax", "argmin", "argsort", "nonzero", "count_nonzero", "searchsorted", "isin",
+        "unique_all", "unique_counts", "unique_inverse", "unique_values", "all", "any",
+        "zeros_like", "ones_like", "empty_like", "full_like", "result_type", "can_cast",
+        "isdtype", "finfo", "iinfo", "broadcast_shapes",
+    }
+)  # fmt: skip

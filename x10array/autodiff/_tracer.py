@@ -1,0 +1,299 @@
+"""Reverse-mode autodiff over any Array API namespace.
+
+`grad(f)(params)` boxes each array leaf of `params` in a `Tracer`. A tracer behaves like an
+array of the standard; its `__array_namespace__()` is a `DiffNamespace` that wraps the
+arrays' own namespace (x10array eager, x10array lazy, array-api-strict, ...). Each function
+of that namespace runs the underlying function on the unboxed values and, when an input was
+traced, records the rule that maps the output's cotangent to the inputs'. `backward` then
+walks the records in reverse order of creation (micrograd's topological walk), applying the
+rules, which are written once per standard function with `xp` (see `_rules.py`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp"]
+
+# name of a standard function -> rule(xp, g, ans, *args, **kwargs) -> grads per positional arg
+RULES: dict[str, Callable[..., Any]] = {}
+# functions whose outputs carry no gradient (comparisons, argmax, shapes, creation, ...)
+NONDIFFERENTIABLE: set[str] = set()
+
+_counter = itertools.count()
+
+
+def defvjp(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the vector-Jacobian rule of the standard function `name`."""
+
+    def register(rule: Callable[..., Any]) -> Callable[..., Any]:
+        if name in RULES:
+            raise ValueError(f"autodiff: two gradient rules for {name}")
+        RULES[name] = rule
+        return rule
+
+    return register
+
+
+class Record:
+    """How a traced value was made: its parents and the rule to send cotangents to them."""
+
+    __slots__ = ("order", "parents", "backward")
+
+    def __init__(self, parents: list[tuple[Tracer, tuple[int, ...]]], backward: Callable[[Any], Any]):
+        self.order = next(_counter)
+        self.parents = parents  # (tracer, path into the rule's result)
+        self.backward = backward
+
+
+class Tracer:
+    """An array that records how it was computed, for `grad`."""
+
+    __slots__ = ("value", "record", "namespace", "live")
+    __array_ufunc__ = None
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, value: Any, record: Record | None, namespace: DiffNamespace, live: bool = True):
+        self.value = value
+        self.record = record
+        self.namespace = namespace
+        # live: depends on a differentiated input. A constant tracer (live=False) only keeps
+        # the differentiating namespace sticky for values computed from non-differentiated
+        # arguments, and never receives a cotangent.
+        self.live = live
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> DiffNamespace:
+        return self.namespace
+
+    @property
+    def dtype(self) -> Any:
+        return self.value.dtype
+
+    @property
+    def device(self) -> Any:
+        return self.value.device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    @property
+    def size(self) -> int | None:
+        return self.value.size
+
+    @property
+    def T(self) -> Tracer:
+        return self.namespace.permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Tracer:
+        return self.namespace.matrix_transpose(self)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Any:
+        return self.namespace._call("to_device", lambda v, d: v.to_device(d), (self, device), {})
+
+    def __getitem__(self, key: Any) -> Tracer:
+        return self.namespace._call("__getitem__", operator.getitem, (self, _unbox(key)), {})
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError("autodiff: in-place assignment to a traced array is not differentiable; build a new array")
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __complex__(self) -> complex:
+        return complex(self.value)
+
+    def __index__(self) -> int:
+        return operator.index(self.value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+
+        return np.asarray(self.value, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.value!r})"
+
+    def __abs__(self) -> Tracer:
+        return self.namespace.abs(self)
+
+    def __neg__(self) -> Tracer:
+        return self.namespace.negative(self)
+
+    def __pos__(self) -> Tracer:
+        return self.namespace.positive(self)
+
+
+def _operator(name: str, reflected: bool) -> Callable[[Tracer, Any], Any]:
+    def method(self: Tracer, other: Any) -> Any:
+        fn = getattr(self.namespace, name)
+        return fn(other, self) if reflected else fn(self, other)
+
+    return method
+
+
+# operator -> standard function (the same table as the array object's)
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "pow": "pow",
+    "matmul": "matmul", "floordiv": "floor_divide", "mod": "remainder", "eq": "equal",
+    "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+}  # fmt: skip
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+for _op, _fn in _OPERATORS.items():
+    setattr(Tracer, f"__{_op}__", _operator(_fn, False))
+    if _op not in _COMPARISONS:
+        setattr(Tracer, f"__r{_op}__", _operator(_fn, True))
+del _op, _fn
+
+
+def _unbox(obj: Any) -> Any:
+    if type(obj) is Tracer:
+        return obj.value
+    if type(obj) in (list, tuple):
+        return type(obj)(_unbox(o) for o in obj)
+    return obj
+
+
+def _find_tracers(args: tuple[Any, ...]) -> list[tuple[Tracer, tuple[int, ...]]]:
+    found = []
+    for i, a in enumerate(args):
+        if type(a) is Tracer:
+            found.append((a, (i,)))
+        elif type(a) in (list, tuple):
+            found.extend((b, (i, j)) for j, b in enumerate(a) if type(b) is Tracer)
+    return found
+
+
+class DiffNamespace:
+    """A namespace whose functions record gradients, wrapping a conforming namespace `base`."""
+
+    _instances: dict[int, DiffNamespace] = {}
+
+    def __init__(self, base: Any, prefix: str = "", root: Any = None):
+        self._base = base
+        self._prefix = prefix
+        self._root = base if root is None else root  # the namespace the rules compute with
+
+    @classmethod
+    def of(cls, base: Any) -> DiffNamespace:
+        ns = cls._instances.get(id(base))
+        if ns is None or ns._base is not base:
+            ns = cls._instances[id(base)] = cls(base)
+        return ns
+
+    @property
+    def base(self) -> Any:
+        return self._base
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name != "__array_namespace_info__":
+            raise AttributeError(name)
+        target = getattr(self._base, name)
+        if name in ("linalg", "fft"):
+            sub = DiffNamespace(target, prefix=f"{name}.", root=self._root)
+            self.__dict__[name] = sub
+            return sub
+        if not callable(target) or isinstance(target, type) or name.startswith("_"):
+            return target  # dtypes, constants, classes, info
+        full = self._prefix + name
+
+        def function(*args: Any, **kwargs: Any) -> Any:
+            return self._call(full, target, args, kwargs)
+
+        function.__name__ = name
+        self.__dict__[name] = function
+        return function
+
+    def _call(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tracers = _find_tracers(args)
+        raw_args = _unbox(args)
+        raw_kwargs = {k: _unbox(v) for k, v in kwargs.items()}
+        out = fn(*raw_args, **raw_kwargs)
+        if not tracers:
+            return out
+        tracers = [(t, path) for t, path in tracers if t.live]
+        if not tracers or name in NONDIFFERENTIABLE:
+            return _constant(out, self._root)
+        rule = RULES.get(name)
+        if rule is None:
+            raise TypeError(
+                f"autodiff: {name} has no gradient rule, so it cannot be differentiated;"
+                " compute it outside the differentiated function or on non-traced values"
+            )
+        xp = self._root
+        if isinstance(out, tuple) or not xp.isdtype(out.dtype, ("real floating", "complex floating")):
+            return _constant(out, xp)  # integer or multi-valued results carry no gradient
+        tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, ("real floating", "complex floating"))]
+
+        def backward(g: Any) -> Any:
+            return rule(xp, g, out, *raw_args, **raw_kwargs)
+
+        return Tracer(out, Record(tracers, backward), DiffNamespace.of(xp))
+
+
+def _is_integral(xp: Any, value: Any) -> bool:
+    return not xp.isdtype(value.dtype, ("real floating", "complex floating"))
+
+
+def _constant(out: Any, xp: Any) -> Any:
+    ns = DiffNamespace.of(xp)
+    if isinstance(out, tuple):
+        return tuple(_constant(o, xp) for o in out)
+    if hasattr(out, "__array_namespace__"):
+        return Tracer(out, None, ns, live=False)
+    return out
+
+
+def backward(output: Tracer, seed: Any) -> dict[int, Any]:
+    """Cotangents of every traced value that `output` depends on, by id of the Tracer."""
+    grads: dict[int, Any] = {id(output): seed}
+    # collect the graph
+    order: list[Tracer] = []
+    seen: set[int] = set()
+    stack = [output]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        order.append(t)
+        if t.record is not None:
+            for parent, _ in t.record.parents:
+                stack.append(parent)
+    order.sort(key=lambda t: -1 if t.record is None else t.record.order, reverse=True)
+    for t in order:
+        rec = t.record
+        g = grads.get(id(t))
+        if rec is None or g is None:
+            continue
+        parent_grads = rec.backward(g)
+        for parent, path in rec.parents:
+            pg = parent_grads[path[0]]
+            if len(path) > 1 and pg is not None:
+                pg = pg[path[1]]
+            if pg is None:
+                continue
+            prev = grads.get(id(parent))
+            grads[id(parent)] = pg if prev is None else prev + pg
+    return grads
