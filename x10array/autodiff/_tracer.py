@@ -16,7 +16,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp"]
+__all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp", "call_traced"]
 
 # name of a standard function -> rule(xp, g, ans, *args, **kwargs) -> grads per positional arg
 RULES: dict[str, Callable[..., Any]] = {}
@@ -297,3 +297,12 @@ def backward(output: Tracer, seed: Any) -> dict[int, Any]:
             prev = grads.get(id(parent))
             grads[id(parent)] = pg if prev is None else prev + pg
     return grads
+
+
+def call_traced(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call `fn` so that autodiff sees it: for functions beyond the standard (conv2d, ...)
+    whose rule is registered under `name`. Without traced arguments it is a plain call."""
+    tracers = _find_tracers(args)
+    if not tracers:
+        return fn(*args, **kwargs)
+    return tracers[0][0].namespace._call(name, fn, args, kwargs)

@@ -1,0 +1,232 @@
+"""Layers as pytrees: a `Module`'s arrays are its parameters; everything else is static.
+
+Modules work with any conforming namespace: they create their parameters with the `xp` they
+are given (default x10array) and compute with the namespace of their input, so
+`grad(loss)(model, ...)` differentiates them on x10array eager, lazy or array-api-strict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..autodiff._pytree import tree_flatten, tree_map
+from . import functional as F
+
+__all__ = [
+    "Module", "Dense", "Conv2D", "AvgPool2D", "MaxPool2D", "Flatten", "Sequential", "LeNet",
+    "glorot_uniform", "learning_phase", "set_learning_phase", "phase", "to_device",
+]  # fmt: skip
+
+
+# -- learning phase (the seed's Context.local.learningPhase) -------------------------------------
+
+
+class _Phase(threading.local):
+    value = "inference"
+
+
+_phase = _Phase()
+
+
+def learning_phase() -> str:
+    """'training' or 'inference' (thread-local; layers such as dropout read it)."""
+    return _phase.value
+
+
+def set_learning_phase(value: str) -> None:
+    if value not in ("training", "inference"):
+        raise ValueError(f"set_learning_phase: expected 'training' or 'inference', got {value!r}")
+    _phase.value = value
+
+
+@contextlib.contextmanager
+def phase(value: str) -> Iterator[None]:
+    """`with nn.phase("training"): ...` sets the learning phase for a block."""
+    old = learning_phase()
+    set_learning_phase(value)
+    try:
+        yield
+    finally:
+        _phase.value = old
+
+
+# -- the module base ---------------------------------------------------------------------------
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "__array_namespace__")
+
+
+def _holds_arrays(value: Any) -> bool:
+    if _is_array(value) or isinstance(value, Module):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_arrays(v) for v in value.values())
+    return False
+
+
+class Module:
+    """A layer: attributes holding arrays (or modules) are parameters, the rest is static."""
+
+    def tree_flatten(self) -> tuple[list[Any], tuple[Any, ...]]:
+        names = sorted(vars(self))
+        dynamic = [n for n in names if _holds_arrays(getattr(self, n))]
+        static = tuple((n, getattr(self, n)) for n in names if n not in dynamic)
+        return [getattr(self, n) for n in dynamic], (tuple(dynamic), static)
+
+    @classmethod
+    def tree_unflatten(cls, aux: tuple[Any, ...], children: list[Any]) -> Module:
+        dynamic, static = aux
+        obj = object.__new__(cls)
+        for name, value in static:
+            object.__setattr__(obj, name, value)
+        for name, value in zip(dynamic, children):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    def parameters(self) -> list[Any]:
+        return tree_flatten(self)[0]
+
+    def move(self, to: Any) -> Module:
+        """A copy of this module with every parameter on device `to` (the seed's move(to:))."""
+        return to_device(self, to)
+
+    def __call__(self, x: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not define __call__")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{k}={getattr(v, 'shape', v)!r}" if _is_array(v) else f"{k}={v!r}" for k, v in sorted(vars(self).items())
+        )
+        return f"{type(self).__name__}({fields})"
+
+
+def to_device(tree: Any, device: Any) -> Any:
+    """Copy every array of a pytree (model, optimizer state, batch) to `device`."""
+    return tree_map(lambda a: a.to_device(device) if _is_array(a) else a, tree)
+
+
+def glorot_uniform(shape: tuple[int, ...], fan_in: int, fan_out: int, *, seed: int, xp: Any, device: Any, dtype: Any) -> Any:
+    """Glorot (Xavier) uniform initialization from a seeded NumPy generator."""
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    host = np.random.default_rng(seed).uniform(-limit, limit, size=shape)
+    return xp.asarray(host, dtype=dtype, device=device)
+
+
+def _namespace(xp: Any) -> Any:
+    if xp is None:
+        import x10array
+
+        return x10array
+    return xp
+
+
+def _activation(name: Any) -> Callable[[Any], Any] | None:
+    if name is None or callable(name):
+        return name
+    if name == "relu":
+        return F.relu
+    raise ValueError(f"unknown activation {name!r}; pass None, 'relu' or a function")
+
+
+class Dense(Module):
+    """`activation(x @ weight + bias)`."""
+
+    def __init__(
+        self, in_features: int, out_features: int, activation: Any = None, *, seed: int = 0,
+        xp: Any = None, device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        xp = _namespace(xp)
+        dtype = dtype or xp.float32
+        self.weight = glorot_uniform((in_features, out_features), in_features, out_features, seed=seed, xp=xp, device=device, dtype=dtype)
+        self.bias = xp.zeros((out_features,), dtype=dtype, device=device)
+        self.activation = activation
+
+    def __call__(self, x: Any) -> Any:
+        xp = x.__array_namespace__()
+        y = xp.matmul(x, self.weight) + self.bias
+        act = _activation(self.activation)
+        return act(y) if act else y
+
+
+class Conv2D(Module):
+    """`activation(conv2d(x, filter) + bias)`, NHWC input, HWIO filter."""
+
+    def __init__(
+        self, filter_shape: tuple[int, int, int, int], padding: str = "valid", activation: Any = None, *,
+        strides: Any = (1, 1), seed: int = 0, xp: Any = None, device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
+        xp = _namespace(xp)
+        dtype = dtype or xp.float32
+        kh, kw, cin, cout = filter_shape
+        self.filter = glorot_uniform(tuple(filter_shape), kh * kw * cin, kh * kw * cout, seed=seed, xp=xp, device=device, dtype=dtype)
+        self.bias = xp.zeros((cout,), dtype=dtype, device=device)
+        self.padding = padding
+        self.strides = tuple(strides)
+        self.activation = activation
+
+    def __call__(self, x: Any) -> Any:
+        y = F.conv2d(x, self.filter, strides=self.strides, padding=self.padding) + self.bias
+        act = _activation(self.activation)
+        return act(y) if act else y
+
+
+class AvgPool2D(Module):
+    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
+        self.pool_size, self.strides, self.padding = pool_size, strides, padding
+
+    def __call__(self, x: Any) -> Any:
+        return F.avg_pool2d(x, self.pool_size, self.strides, self.padding)
+
+
+class MaxPool2D(Module):
+    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
+        self.pool_size, self.strides, self.padding = pool_size, strides, padding
+
+    def __call__(self, x: Any) -> Any:
+        return F.max_pool2d(x, self.pool_size, self.strides, self.padding)
+
+
+class Flatten(Module):
+    def __call__(self, x: Any) -> Any:
+        xp = x.__array_namespace__()
+        return xp.reshape(x, (x.shape[0], -1))
+
+
+class Sequential(Module):
+    def __init__(self, *layers: Module) -> None:
+        self.layers = list(layers)
+
+    def __call__(self, x: Any) -> Any:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class LeNet(Sequential):
+    """LeNet-5 as in the seed: conv 5x5x6 same + relu, avg-pool 2, conv 5x5x16 valid + relu,
+    avg-pool 2, flatten, dense 400-120-84-10 (relu, relu, logits)."""
+
+    def __init__(self, *, seed: int = 0, xp: Any = None, device: Any = None, dtype: Any = None) -> None:
+        kw = {"xp": xp, "device": device, "dtype": dtype}
+        super().__init__(
+            Conv2D((5, 5, 1, 6), padding="same", activation="relu", seed=seed, **kw),
+            AvgPool2D((2, 2), (2, 2)),
+            Conv2D((5, 5, 6, 16), activation="relu", seed=seed + 1, **kw),
+            AvgPool2D((2, 2), (2, 2)),
+            Flatten(),
+            Dense(400, 120, activation="relu", seed=seed + 2, **kw),
+            Dense(120, 84, activation="relu", seed=seed + 3, **kw),
+            Dense(84, 10, seed=seed + 4, **kw),
+        )
+
+
+

@@ -1,0 +1,238 @@
+"""Neural-network operations beyond the standard: conv2d, avg_pool2d, max_pool2d (NHWC).
+
+Layouts follow the seed (Swift for TensorFlow): images NHWC, filters HWIO
+(height, width, in channels, out channels).
+
+- `conv2d` on x10array arrays is one primitive (`nn.conv2d` in the op table): im2col +
+  tensordot with NumPy, XLA's convolution or im2col under jax (chosen by measurement,
+  `X10ARRAY_CONV_LOWERING=conv|im2col`). On any other namespace the same convolution is
+  composed from standard functions (strided slices, `stack`, `matmul`). Its gradient rule is
+  written once, with `xp`, in terms of conv2d itself.
+- The pools are composed from standard functions on every namespace (a reshape and a `mean`
+  or `max` when windows tile the image, strided slices otherwise); XLA fuses them, and
+  autodiff differentiates them through the standard rules.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .. import _array_object
+from .._ops import Primitive, bind
+from ..autodiff._tracer import call_traced, defvjp
+
+__all__ = ["conv2d", "avg_pool2d", "max_pool2d", "relu", "softmax", "log_softmax", "softmax_cross_entropy"]
+
+CONV_LOWERING = os.environ.get("X10ARRAY_CONV_LOWERING", "conv")
+
+
+def _pair(value: Any, fname: str, arg: str) -> tuple[int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value, value)
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value)):
+        raise ValueError(f"{fname}: {arg} must be a positive int or a pair of them, got {value!r}")
+    return int(value[0]), int(value[1])
+
+
+def _pads(size: int, window: int, stride: int, padding: str) -> tuple[int, int, int]:
+    """(pad before, pad after, output size) along one spatial axis, as TensorFlow pads."""
+    if padding == "valid":
+        return 0, 0, (size - window) // stride + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + window - size, 0)
+    return total // 2, total - total // 2, out
+
+
+def _check_padding(padding: str, fname: str) -> str:
+    if padding not in ("same", "valid"):
+        raise ValueError(f"{fname}: padding must be 'same' or 'valid', got {padding!r}")
+    return padding
+
+
+# -- the conv2d primitive (x10array devices) ----------------------------------------------------
+
+
+def _conv_kernel(k: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+    pt, pb, pl, pr = pads
+    if k.is_jax and CONV_LOWERING == "conv":
+        return k.lax.conv_general_dilated(
+            x, w, strides, ((pt, pb), (pl, pr)), dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+    if pt or pb or pl or pr:
+        x = k.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    kh, kw = w.shape[0], w.shape[1]
+    sh, sw = strides
+    n, hp, wp, c = x.shape
+    ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    if k.is_jax:
+        cols = [x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :] for i in range(kh) for j in range(kw)]
+        patches = k.stack(cols, axis=3)  # (n, ho, wo, kh*kw, c)
+        return k.reshape(patches, (n, ho, wo, kh * kw * c)) @ k.reshape(w, (kh * kw * c, -1))
+    windows = k.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::sh, ::sw]  # n,ho,wo,c,kh,kw
+    return k.tensordot(windows, w, axes=((4, 5, 3), (0, 1, 2))).astype(x.dtype, copy=False)
+
+
+_CONV2D = Primitive("nn.conv2d", _conv_kernel)
+
+
+def _is_x10(x: Any) -> bool:
+    return type(x) is _array_object.Array
+
+
+def _conv_impl(x: Any, w: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+    """Valid convolution of `x` padded by `pads`: the native primitive or the portable form."""
+    if _is_x10(x) and _is_x10(w):
+        from .._helpers import same_device
+
+        device = same_device((x, w), "conv2d")
+        return bind(_CONV2D, device, x, w, strides=strides, pads=pads)
+    return _conv_portable(x.__array_namespace__(), x, w, strides, pads)
+
+
+def _pad(xp: Any, x: Any, pads: tuple[int, int, int, int]) -> Any:
+    pt, pb, pl, pr = pads
+    if not (pt or pb or pl or pr):
+        return x
+    n, h, w, c = x.shape
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype, device=x.device)
+    out[:, pt : pt + h, pl : pl + w, :] = x
+    return out
+
+
+def _conv_portable(xp: Any, x: Any, w: Any, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+    x = _pad(xp, x, pads)
+    kh, kw, c, o = w.shape
+    sh, sw = strides
+    n, hp, wp, _ = x.shape
+    ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    cols = [x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :] for i in range(kh) for j in range(kw)]
+    patches = xp.reshape(xp.stack(cols, axis=3), (n * ho * wo, kh * kw * c))
+    return xp.reshape(xp.matmul(patches, xp.reshape(w, (kh * kw * c, o))), (n, ho, wo, o))
+
+
+def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
+    sh, sw = strides
+    if sh == 1 and sw == 1:
+        return g
+    n, h, w, c = g.shape
+    out = xp.zeros((n, (h - 1) * sh + 1, (w - 1) * sw + 1, c), dtype=g.dtype, device=g.device)
+    out[:, ::sh, ::sw, :] = g
+    return out
+
+
+@defvjp("nn.conv2d")
+def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Any) -> tuple[Any, Any]:
+    kh, kw = w.shape[0], w.shape[1]
+    pt, pb, pl, pr = pads
+    n, h, wd, c = x.shape
+    hp, wp = h + pt + pb, wd + pl + pr
+    gd = _dilate(xp, g, strides)
+    hd, wdd = gd.shape[1], gd.shape[2]
+    # input: full correlation of the dilated cotangent with the flipped, transposed filter
+    w_t = xp.permute_dims(xp.flip(w, axis=(0, 1)), (0, 1, 3, 2))
+    dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, kh - 1 + hp - (hd + kh - 1), kw - 1, kw - 1 + wp - (wdd + kw - 1)))
+    dx = dxp[:, pt : pt + h, pl : pl + wd, :]
+    # filter: correlate the padded input (channels as batch) with the dilated cotangent
+    xpad_t = xp.permute_dims(_pad(xp, x, pads), (3, 1, 2, 0))  # (c, hp, wp, n)
+    g_t = xp.permute_dims(gd, (1, 2, 0, 3))  # (hd, wd, n, o)
+    dw = _conv_impl(xpad_t, g_t, strides=(1, 1), pads=(0, 0, 0, 0))[:, :kh, :kw, :]  # (c, kh, kw, o)
+    return dx, xp.permute_dims(dw, (1, 2, 0, 3))
+
+
+def conv2d(x: Any, filter: Any, *, strides: Any = (1, 1), padding: str = "valid") -> Any:  # noqa: A002
+    """2-D convolution (cross-correlation) of NHWC `x` with HWIO `filter`."""
+    if getattr(x, "ndim", None) != 4 or getattr(filter, "ndim", None) != 4:
+        raise ValueError(
+            f"conv2d: expected a 4-D NHWC input and a 4-D HWIO filter, got shapes "
+            f"{getattr(x, 'shape', type(x))} and {getattr(filter, 'shape', type(filter))}"
+        )
+    if x.shape[3] != filter.shape[2]:
+        raise ValueError(f"conv2d: the input has {x.shape[3]} channels but the filter expects {filter.shape[2]}")
+    if x.dtype != filter.dtype:
+        raise TypeError(f"conv2d: input and filter dtypes differ ({x.dtype} and {filter.dtype})")
+    strides = _pair(strides, "conv2d", "strides")
+    padding = _check_padding(padding, "conv2d")
+    pt, pb, _ = _pads(x.shape[1], filter.shape[0], strides[0], padding)
+    pl, pr, _ = _pads(x.shape[2], filter.shape[1], strides[1], padding)
+    if x.shape[1] + pt + pb < filter.shape[0] or x.shape[2] + pl + pr < filter.shape[1]:
+        raise ValueError(f"conv2d: the filter {filter.shape[:2]} is larger than the input {x.shape[1:3]}")
+    return call_traced("nn.conv2d", _conv_impl, (x, filter), {"strides": strides, "pads": (pt, pb, pl, pr)})
+
+
+# -- pooling (composed from standard functions) -------------------------------------------------
+
+
+def _pool(x: Any, pool_size: Any, strides: Any, padding: str, fname: str, reduce: str) -> Any:
+    if getattr(x, "ndim", None) != 4:
+        raise ValueError(f"{fname}: expected a 4-D NHWC input, got shape {getattr(x, 'shape', type(x))}")
+    kh, kw = _pair(pool_size, fname, "pool_size")
+    sh, sw = _pair(strides if strides is not None else (kh, kw), fname, "strides")
+    padding = _check_padding(padding, fname)
+    xp = x.__array_namespace__()
+    n, h, w, c = x.shape
+    pt, pb, ho = _pads(h, kh, sh, padding)
+    pl, pr, wo = _pads(w, kw, sw, padding)
+    if ho <= 0 or wo <= 0:
+        raise ValueError(f"{fname}: the window {(kh, kw)} is larger than the input {(h, w)}")
+    if (pt or pb or pl or pr) and reduce == "max":
+        fill = xp.finfo(x.dtype).min if xp.isdtype(x.dtype, "real floating") else xp.iinfo(x.dtype).min
+        padded = xp.full((n, h + pt + pb, w + pl + pr, c), fill, dtype=x.dtype, device=x.device)
+        padded[:, pt : pt + h, pl : pl + w, :] = x
+        x = padded
+    elif pt or pb or pl or pr:
+        x = _pad(xp, x, (pt, pb, pl, pr))
+    if (kh, kw) == (sh, sw):  # windows tile the image: a reshape and one reduction
+        x = x[:, : ho * kh, : wo * kw, :]
+        tiles = xp.reshape(x, (n, ho, kh, wo, kw, c))
+        return xp.mean(tiles, axis=(2, 4)) if reduce == "mean" else xp.max(tiles, axis=(2, 4))
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            piece = x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :]
+            out = piece if out is None else (out + piece if reduce == "mean" else xp.maximum(out, piece))
+    return out / (kh * kw) if reduce == "mean" else out
+
+
+def avg_pool2d(x: Any, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> Any:
+    """Average pooling of NHWC `x` (zero padding counts in the average with 'same')."""
+    return _pool(x, pool_size, strides, padding, "avg_pool2d", "mean")
+
+
+def max_pool2d(x: Any, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> Any:
+    """Max pooling of NHWC `x`."""
+    return _pool(x, pool_size, strides, padding, "max_pool2d", "max")
+
+
+# -- activations and losses ---------------------------------------------------------------------
+
+
+def relu(x: Any) -> Any:
+    xp = x.__array_namespace__()
+    return xp.maximum(x, 0.0)
+
+
+def log_softmax(logits: Any, axis: int = -1) -> Any:
+    xp = logits.__array_namespace__()
+    shifted = logits - xp.max(logits, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(logits: Any, axis: int = -1) -> Any:
+    xp = logits.__array_namespace__()
+    return xp.exp(log_softmax(logits, axis=axis))
+
+
+def softmax_cross_entropy(logits: Any, labels: Any) -> Any:
+    """Mean cross-entropy of (N, K) `logits` against integer class `labels` (N,)."""
+    xp = logits.__array_namespace__()
+    if logits.ndim != 2 or labels.ndim != 1 or labels.shape[0] != logits.shape[0]:
+        raise ValueError(
+            f"softmax_cross_entropy: expected logits (N, K) and labels (N,), got {logits.shape} and {labels.shape}"
+        )
+    if not xp.isdtype(labels.dtype, "integral"):
+        raise TypeError(f"softmax_cross_entropy: labels must be integers, got {labels.dtype}")
+    classes = xp.arange(logits.shape[1], dtype=labels.dtype, device=labels.device)
+    onehot = xp.astype(xp.expand_dims(labels, axis=1) == classes, logits.dtype)
+    return -xp.sum(onehot * log_softmax(logits)) / logits.shape[0]
+
