@@ -1,0 +1,112 @@
+"""Optimizers as small `init` / `update` pairs over pytrees, written against the standard.
+
+    opt = SGD(learning_rate=0.1, momentum=0.9)
+    state = opt.init(model)
+    model, state = opt.update(model, grads, state)
+
+The state is a pytree of arrays on the parameters' device; `x10array.nn.to_device(state, d)`
+moves it with the model (the seed's `SGD(copying:to:)`). Python-number hyperparameters enter
+lazy graphs as inputs, so a learning-rate schedule does not recompile.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .autodiff._pytree import tree_flatten, tree_unflatten
+
+__all__ = ["SGD", "Adam", "AdamW"]
+
+
+def _check(value: float, name: str, owner: str, low: float = 0.0) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < low:
+        raise ValueError(f"{owner}: {name} must be a finite number >= {low}, got {value!r}")
+    return float(value)
+
+
+def _zeros_like(p: Any) -> Any:
+    return p.__array_namespace__().zeros_like(p)
+
+
+class SGD:
+    """Stochastic gradient descent with optional momentum, Nesterov momentum, weight decay."""
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
+        self.learning_rate = _check(learning_rate, "learning_rate", "SGD")
+        self.momentum = _check(momentum, "momentum", "SGD")
+        self.weight_decay = _check(weight_decay, "weight_decay", "SGD")
+        if nesterov and self.momentum == 0:
+            raise ValueError("SGD: nesterov=True needs a momentum > 0")
+        self.nesterov = bool(nesterov)
+
+    def init(self, params: Any) -> dict[str, Any]:
+        leaves, _ = tree_flatten(params)
+        return {"velocity": [_zeros_like(p) for p in leaves] if self.momentum else []}
+
+    def update(self, params: Any, grads: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        leaves, treedef = tree_flatten(params)
+        gleaves, _ = tree_flatten(grads)
+        if len(gleaves) != len(leaves):
+            raise ValueError(f"SGD.update: {len(gleaves)} gradients for {len(leaves)} parameters")
+        lr, mu, wd = self.learning_rate, self.momentum, self.weight_decay
+        new, velocity = [], []
+        for i, (p, g) in enumerate(zip(leaves, gleaves)):
+            if wd:
+                g = g + wd * p
+            if mu:
+                v = mu * state["velocity"][i] + g
+                velocity.append(v)
+                g = g + mu * v if self.nesterov else v
+            new.append(p - lr * g)
+        return tree_unflatten(treedef, new), {"velocity": velocity}
+
+
+class Adam:
+    """Adam (Kingma & Ba); `AdamW` decouples the weight decay."""
+
+    decoupled = False
+
+    def __init__(
+        self, learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0
+    ):
+        name = type(self).__name__
+        self.learning_rate = _check(learning_rate, "learning_rate", name)
+        self.beta1 = _check(beta1, "beta1", name)
+        self.beta2 = _check(beta2, "beta2", name)
+        if not (self.beta1 < 1 and self.beta2 < 1):
+            raise ValueError(f"{name}: beta1 and beta2 must be below 1")
+        self.eps = _check(eps, "eps", name)
+        self.weight_decay = _check(weight_decay, "weight_decay", name)
+
+    def init(self, params: Any) -> dict[str, Any]:
+        leaves, _ = tree_flatten(params)
+        return {"step": 0, "m": [_zeros_like(p) for p in leaves], "v": [_zeros_like(p) for p in leaves]}
+
+    def update(self, params: Any, grads: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        leaves, treedef = tree_flatten(params)
+        gleaves, _ = tree_flatten(grads)
+        if len(gleaves) != len(leaves):
+            raise ValueError(f"{type(self).__name__}.update: {len(gleaves)} gradients for {len(leaves)} parameters")
+        step = state["step"] + 1
+        b1, b2, lr, wd = self.beta1, self.beta2, self.learning_rate, self.weight_decay
+        # bias corrections are Python numbers: inputs of a lazy graph, not constants
+        c1, c2 = 1.0 - b1**step, 1.0 - b2**step
+        new, ms, vs = [], [], []
+        for p, g, m, v in zip(leaves, gleaves, state["m"], state["v"]):
+            xp = p.__array_namespace__()
+            if wd and not self.decoupled:
+                g = g + wd * p
+            m = b1 * m + (1.0 - b1) * g
+            v = b2 * v + (1.0 - b2) * (g * g)
+            update = (m / c1) / (xp.sqrt(v / c2) + self.eps)
+            if wd and self.decoupled:
+                update = update + wd * p
+            new.append(p - lr * update)
+            ms.append(m)
+            vs.append(v)
+        return tree_unflatten(treedef, new), {"step": step, "m": ms, "v": vs}
+
+
+class AdamW(Adam):
+    decoupled = True
