@@ -31,11 +31,12 @@ FILES = {
     "test_images": "t10k-images-idx3-ubyte.gz",
     "test_labels": "t10k-labels-idx1-ubyte.gz",
 }
+# SHA-256 of the *decompressed* IDX data: mirrors recompress the files, the data is the same.
 SHA256 = {
-    "train-images-idx3-ubyte.gz": "0b367032e93c5d0cea0925647cfdb18614af8ee15f83e6f2fc2ad904a6835971",
-    "train-labels-idx1-ubyte.gz": "1787548bbe0bff1ec2ecdc0ef292b02df999e2d1a6002d27500982c652b17203",
-    "t10k-images-idx3-ubyte.gz": "1a1a05eab793c14bb050b398624a11b0ffd1a2953baed553b1b9bd079e2a20be",
-    "t10k-labels-idx1-ubyte.gz": "b91679a0acfe4ba0e50a2437a903084cba1f5f92592b016a25a7dfd00455798b",
+    "train-images-idx3-ubyte.gz": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+    "train-labels-idx1-ubyte.gz": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+    "t10k-images-idx3-ubyte.gz": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+    "t10k-labels-idx1-ubyte.gz": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
 }
 # IDX type codes -> NumPy dtypes (big-endian as stored)
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -67,14 +68,6 @@ def read_idx(data: bytes, name: str = "IDX data") -> np.ndarray:
     return np.frombuffer(data, dtype=dtype, offset=header).reshape(shape)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _find_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     if data_dir is not None:
         return Path(data_dir)
@@ -97,12 +90,13 @@ def _load(directory: Path, filename: str, download: bool) -> bytes:
     tmp = target.with_suffix(".part")
     with urllib.request.urlopen(MIRROR + filename, timeout=60) as response, open(tmp, "wb") as out:
         out.write(response.read())
-    digest = _sha256(tmp)
+    data = gzip.decompress(tmp.read_bytes())
+    digest = hashlib.sha256(data).hexdigest()
     if digest != SHA256[filename]:
         tmp.unlink()
         raise ValueError(f"MNIST: {filename} from the mirror has SHA-256 {digest}, expected {SHA256[filename]}")
     tmp.replace(target)
-    return gzip.decompress(target.read_bytes())
+    return data
 
 
 class _Epochs:
