@@ -121,8 +121,42 @@ def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
     return out
 
 
+def _conv_vjp_kernel(k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+    """(d input, d filter) of the valid convolution of `x` padded by `pads`."""
+    if k.is_jax:  # XLA's own transposed convolutions, as jax.grad would emit them
+        _, vjp = k.jax.vjp(lambda a, b: _conv_kernel(k, a, b, strides=strides, pads=pads), x, w)
+        return vjp(g)
+    kh, kw = w.shape[0], w.shape[1]
+    pt, pb, pl, pr = pads
+    n, h, wd, c = x.shape
+    xpad = k.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    hp, wp = xpad.shape[1], xpad.shape[2]
+    sh, sw = strides
+    gd = g
+    if sh > 1 or sw > 1:
+        gd = k.zeros((n, (g.shape[1] - 1) * sh + 1, (g.shape[2] - 1) * sw + 1, g.shape[3]), dtype=g.dtype)
+        gd[:, ::sh, ::sw, :] = g
+    hd, wdd = gd.shape[1], gd.shape[2]
+    windows = k.lib.stride_tricks.sliding_window_view(xpad, (hd, wdd), axis=(1, 2))[:, :kh, :kw]  # n,kh,kw,c,hd,wd
+    dw = k.tensordot(windows, gd, axes=((0, 4, 5), (0, 1, 2)))  # kh,kw,c,o
+    full = k.pad(gd, ((0, 0), (kh - 1, hp - hd), (kw - 1, wp - wdd), (0, 0)))
+    wins = k.lib.stride_tricks.sliding_window_view(full, (kh, kw), axis=(1, 2))  # n,hp,wp,o,kh,kw
+    dxp = k.tensordot(wins, w[::-1, ::-1], axes=((4, 5, 3), (0, 1, 3)))  # n,hp,wp,c
+    return dxp[:, pt : pt + h, pl : pl + wd, :].astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False)
+
+
+_CONV2D_VJP = Primitive("nn.conv2d_vjp", _conv_vjp_kernel, multiple_results=True)
+
+
 @defvjp("nn.conv2d")
 def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Any) -> tuple[Any, Any]:
+    if _is_x10(x) and _is_x10(w) and _is_x10(g):
+        return bind(_CONV2D_VJP, x._device, x, w, g, strides=strides, pads=pads)
+    return _conv_vjp_portable(xp, g, x, w, strides, pads)
+
+
+def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any) -> tuple[Any, Any]:
+    """The same cotangents from standard functions and conv2d itself (any namespace)."""
     kh, kw = w.shape[0], w.shape[1]
     pt, pb, pl, pr = pads
     n, h, wd, c = x.shape
@@ -131,7 +165,7 @@ def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads:
     hd, wdd = gd.shape[1], gd.shape[2]
     # input: full correlation of the dilated cotangent with the flipped, transposed filter
     w_t = xp.permute_dims(xp.flip(w, axis=(0, 1)), (0, 1, 3, 2))
-    dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, kh - 1 + hp - (hd + kh - 1), kw - 1, kw - 1 + wp - (wdd + kw - 1)))
+    dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, hp - hd, kw - 1, wp - wdd))
     dx = dxp[:, pt : pt + h, pl : pl + wd, :]
     # filter: correlate the padded input (channels as batch) with the dilated cotangent
     xpad_t = xp.permute_dims(_pad(xp, x, pads), (3, 1, 2, 0))  # (c, hp, wp, n)
@@ -183,7 +217,8 @@ def _pool(x: Any, pool_size: Any, strides: Any, padding: str, fname: str, reduce
     elif pt or pb or pl or pr:
         x = _pad(xp, x, (pt, pb, pl, pr))
     if (kh, kw) == (sh, sw):  # windows tile the image: a reshape and one reduction
-        x = x[:, : ho * kh, : wo * kw, :]
+        if x.shape[1] != ho * kh or x.shape[2] != wo * kw:
+            x = x[:, : ho * kh, : wo * kw, :]
         tiles = xp.reshape(x, (n, ho, kh, wo, kw, c))
         return xp.mean(tiles, axis=(2, 4)) if reduce == "mean" else xp.max(tiles, axis=(2, 4))
     out = None

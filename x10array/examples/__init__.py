@@ -1,0 +1,1 @@
+"""Runnable examples: `python -m x10array.examples.mnist`, `python -m x10array.examples.demo`."""
