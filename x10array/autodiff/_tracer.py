@@ -26,12 +26,17 @@ NONDIFFERENTIABLE: set[str] = set()
 _counter = itertools.count()
 
 
-def defvjp(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the vector-Jacobian rule of the standard function `name`."""
+def defvjp(name: str, *, needs: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the vector-Jacobian rule of the standard function `name`.
+
+    With `needs=True` the rule also receives `needs=`, a tuple telling for each positional
+    argument whether its cotangent is wanted, to skip expensive ones (conv2d's input grad
+    for the images, say)."""
 
     def register(rule: Callable[..., Any]) -> Callable[..., Any]:
         if name in RULES:
             raise ValueError(f"autodiff: two gradient rules for {name}")
+        rule.wants_needs = needs  # type: ignore[attr-defined]
         RULES[name] = rule
         return rule
 
@@ -245,6 +250,10 @@ class DiffNamespace:
         if isinstance(out, tuple) or not xp.isdtype(out.dtype, ("real floating", "complex floating")):
             return _constant(out, xp)  # integer or multi-valued results carry no gradient
         tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, ("real floating", "complex floating"))]
+
+        if rule.wants_needs:
+            live = {path[0] for _, path in tracers}
+            raw_kwargs["needs"] = tuple(i in live for i in range(len(raw_args)))
 
         def backward(g: Any) -> Any:
             return rule(xp, g, out, *raw_args, **raw_kwargs)

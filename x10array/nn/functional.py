@@ -121,9 +121,15 @@ def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
     return out
 
 
-def _conv_vjp_kernel(k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
-    """(d input, d filter) of the valid convolution of `x` padded by `pads`."""
+def _conv_vjp_kernel(
+    k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int], need_input: bool
+) -> Any:
+    """(d input, d filter) of the valid convolution of `x` padded by `pads`; d input is
+    zeros when not needed (the images of a first layer)."""
     if k.is_jax:  # XLA's own transposed convolutions, as jax.grad would emit them
+        if not need_input:
+            _, vjp = k.jax.vjp(lambda b: _conv_kernel(k, x, b, strides=strides, pads=pads), w)
+            return k.zeros_like(x), vjp(g)[0]
         _, vjp = k.jax.vjp(lambda a, b: _conv_kernel(k, a, b, strides=strides, pads=pads), x, w)
         return vjp(g)
     kh, kw = w.shape[0], w.shape[1]
@@ -139,6 +145,8 @@ def _conv_vjp_kernel(k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int]
     hd, wdd = gd.shape[1], gd.shape[2]
     windows = k.lib.stride_tricks.sliding_window_view(xpad, (hd, wdd), axis=(1, 2))[:, :kh, :kw]  # n,kh,kw,c,hd,wd
     dw = k.tensordot(windows, gd, axes=((0, 4, 5), (0, 1, 2)))  # kh,kw,c,o
+    if not need_input:
+        return k.zeros_like(x), dw.astype(w.dtype, copy=False)
     full = k.pad(gd, ((0, 0), (kh - 1, hp - hd), (kw - 1, wp - wdd), (0, 0)))
     wins = k.lib.stride_tricks.sliding_window_view(full, (kh, kw), axis=(1, 2))  # n,hp,wp,o,kh,kw
     dxp = k.tensordot(wins, w[::-1, ::-1], axes=((4, 5, 3), (0, 1, 3)))  # n,hp,wp,c
@@ -148,14 +156,15 @@ def _conv_vjp_kernel(k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int]
 _CONV2D_VJP = Primitive("nn.conv2d_vjp", _conv_vjp_kernel, multiple_results=True)
 
 
-@defvjp("nn.conv2d")
-def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Any) -> tuple[Any, Any]:
+@defvjp("nn.conv2d", needs=True)
+def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Any, needs: Any) -> tuple[Any, Any]:
     if _is_x10(x) and _is_x10(w) and _is_x10(g):
-        return bind(_CONV2D_VJP, x._device, x, w, g, strides=strides, pads=pads)
-    return _conv_vjp_portable(xp, g, x, w, strides, pads)
+        dx, dw = bind(_CONV2D_VJP, x._device, x, w, g, strides=strides, pads=pads, need_input=needs[0])
+        return (dx if needs[0] else None), dw
+    return _conv_vjp_portable(xp, g, x, w, strides, pads, needs[0])
 
 
-def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any) -> tuple[Any, Any]:
+def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any, need_input: bool) -> tuple[Any, Any]:
     """The same cotangents from standard functions and conv2d itself (any namespace)."""
     kh, kw = w.shape[0], w.shape[1]
     pt, pb, pl, pr = pads
@@ -163,10 +172,11 @@ def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any)
     hp, wp = h + pt + pb, wd + pl + pr
     gd = _dilate(xp, g, strides)
     hd, wdd = gd.shape[1], gd.shape[2]
-    # input: full correlation of the dilated cotangent with the flipped, transposed filter
-    w_t = xp.permute_dims(xp.flip(w, axis=(0, 1)), (0, 1, 3, 2))
-    dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, hp - hd, kw - 1, wp - wdd))
-    dx = dxp[:, pt : pt + h, pl : pl + wd, :]
+    dx = None
+    if need_input:  # full correlation of the dilated cotangent with the flipped, transposed filter
+        w_t = xp.permute_dims(xp.flip(w, axis=(0, 1)), (0, 1, 3, 2))
+        dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, hp - hd, kw - 1, wp - wdd))
+        dx = dxp[:, pt : pt + h, pl : pl + wd, :]
     # filter: correlate the padded input (channels as batch) with the dilated cotangent
     xpad_t = xp.permute_dims(_pad(xp, x, pads), (3, 1, 2, 0))  # (c, hp, wp, n)
     g_t = xp.permute_dims(gd, (1, 2, 0, 3))  # (hd, wd, n, o)
