@@ -446,15 +446,19 @@ def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
     keys = key if isinstance(key, tuple) else (key,)
     arrays = [k for k in keys if _is_array(k)]
     if not arrays:
+        if any(k is None for k in keys):  # new axes: setitem takes none; drop them from g
+            keys = tuple(k for k in keys if k is not None)
+            g = xp.reshape(g, x[keys].shape)
         out = xp.zeros_like(x)
-        out[key] = g
+        out[keys] = g
         return out, None
     if len(keys) == 1 and xp.isdtype(arrays[0].dtype, "bool"):
         mask = arrays[0]
         out = xp.zeros_like(x)
         out[mask] = g
         return out, None
-    if len(keys) == 1 and xp.isdtype(arrays[0].dtype, "integral") and arrays[0].ndim == 1:
+    rest_is_full = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in keys[1:])
+    if _is_array(keys[0]) and rest_is_full and xp.isdtype(keys[0].dtype, "integral") and keys[0].ndim == 1:
         idx = xp.where(keys[0] < 0, keys[0] + x.shape[0], keys[0])
         return _scatter_add(xp, g, idx, x.shape[0], 0), None
     raise TypeError("autodiff: __getitem__ is differentiable for basic indices, one boolean mask or one 1-D integer array")

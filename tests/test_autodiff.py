@@ -1,0 +1,220 @@
+"""Gradient rules against central finite differences in float64, on x10array eager, x10array
+lazy and array-api-strict (the rules are written with `xp`, so all three must agree)."""
+
+from __future__ import annotations
+
+import math
+
+import array_api_strict
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array.autodiff import RULES, grad, value_and_grad, vjp
+
+NAMESPACES = {
+    "eager": (xp, {"device": xp.Device("cpu", 0, "eager")}),
+    "lazy": (xp, {"device": xp.Device("cpu", 0, "xla")}),
+    "strict": (array_api_strict, {}),
+}
+
+
+def _ns_of(x):
+    return x.__array_namespace__()
+
+
+# name -> (function of (ns, *arrays), input shapes, input sampler)
+positive = "positive"
+unit = "unit"
+CASES = {
+    "add": (lambda n, a, b: n.add(a, b), [(3, 1), (4,)], None),
+    "subtract": (lambda n, a, b: a - b, [(3, 4), (4,)], None),
+    "multiply": (lambda n, a, b: a * b * 2.0, [(2, 3), (2, 3)], None),
+    "divide": (lambda n, a, b: a / b, [(3,), (3,)], positive),
+    "pow": (lambda n, a, b: n.pow(a, b), [(3,), (3,)], positive),
+    "maximum": (lambda n, a, b: n.maximum(a, b), [(4,), (4,)], None),
+    "minimum": (lambda n, a, b: n.minimum(a, b), [(4,), (4,)], None),
+    "atan2": (lambda n, a, b: n.atan2(a, b), [(3,), (3,)], positive),
+    "hypot": (lambda n, a, b: n.hypot(a, b), [(3,), (3,)], positive),
+    "logaddexp": (lambda n, a, b: n.logaddexp(a, b), [(3,), (3,)], None),
+    "negative": (lambda n, a: -a, [(3,)], None),
+    "abs": (lambda n, a: n.abs(a), [(3,)], positive),
+    "exp": (lambda n, a: n.exp(a), [(3,)], None),
+    "expm1": (lambda n, a: n.expm1(a), [(3,)], None),
+    "log": (lambda n, a: n.log(a), [(3,)], positive),
+    "log1p": (lambda n, a: n.log1p(a), [(3,)], positive),
+    "log2": (lambda n, a: n.log2(a), [(3,)], positive),
+    "log10": (lambda n, a: n.log10(a), [(3,)], positive),
+    "sqrt": (lambda n, a: n.sqrt(a), [(3,)], positive),
+    "square": (lambda n, a: n.square(a), [(3,)], None),
+    "reciprocal": (lambda n, a: n.reciprocal(a), [(3,)], positive),
+    "sin": (lambda n, a: n.sin(a), [(3,)], None),
+    "cos": (lambda n, a: n.cos(a), [(3,)], None),
+    "tan": (lambda n, a: n.tan(a), [(3,)], unit),
+    "asin": (lambda n, a: n.asin(a), [(3,)], unit),
+    "acos": (lambda n, a: n.acos(a), [(3,)], unit),
+    "atan": (lambda n, a: n.atan(a), [(3,)], None),
+    "sinh": (lambda n, a: n.sinh(a), [(3,)], None),
+    "cosh": (lambda n, a: n.cosh(a), [(3,)], None),
+    "tanh": (lambda n, a: n.tanh(a), [(3,)], None),
+    "asinh": (lambda n, a: n.asinh(a), [(3,)], None),
+    "acosh": (lambda n, a: n.acosh(a + 2.0), [(3,)], positive),
+    "atanh": (lambda n, a: n.atanh(a), [(3,)], unit),
+    "where": (lambda n, a, b: n.where(a > 0, a, b), [(4,), (4,)], None),
+    "clip": (lambda n, a: n.clip(a, -0.5, 0.5), [(6,)], None),
+    "matmul": (lambda n, a, b: n.matmul(a, b), [(2, 3, 4), (4, 2)], None),
+    "matmul-vector": (lambda n, a, b: n.matmul(a, b), [(3,), (3, 2)], None),
+    "tensordot": (lambda n, a, b: n.tensordot(a, b, axes=([0, 2], [1, 0])), [(3, 2, 4), (4, 3, 5)], None),
+    "vecdot": (lambda n, a, b: n.vecdot(a, b), [(2, 3), (3,)], None),
+    "sum": (lambda n, a: n.sum(a, axis=1), [(3, 4)], None),
+    "mean": (lambda n, a: n.mean(a, axis=(0, 2), keepdims=True), [(2, 3, 2)], None),
+    "prod": (lambda n, a: n.prod(a, axis=0), [(3, 2)], positive),
+    "max": (lambda n, a: n.max(a, axis=1), [(3, 4)], None),
+    "min": (lambda n, a: n.min(a), [(3, 4)], None),
+    "std": (lambda n, a: n.std(a, axis=0, correction=1.0), [(5, 2)], None),
+    "var": (lambda n, a: n.var(a), [(5, 2)], None),
+    "cumulative_sum": (lambda n, a: n.cumulative_sum(a, axis=1), [(2, 4)], None),
+    "reshape": (lambda n, a: n.reshape(a, (3, 4)), [(2, 6)], None),
+    "permute_dims": (lambda n, a: n.permute_dims(a, (2, 0, 1)), [(2, 3, 4)], None),
+    "matrix_transpose": (lambda n, a: n.matrix_transpose(a), [(2, 3, 4)], None),
+    "broadcast_to": (lambda n, a: n.broadcast_to(a, (2, 3, 4)), [(3, 1)], None),
+    "concat": (lambda n, a, b: n.concat([a, b], axis=1), [(2, 3), (2, 2)], None),
+    "stack": (lambda n, a, b: n.stack([a, b], axis=1), [(2, 3), (2, 3)], None),
+    "squeeze": (lambda n, a: n.squeeze(a, axis=1), [(3, 1, 2)], None),
+    "expand_dims": (lambda n, a: n.expand_dims(a, axis=(0, 2)), [(3, 2)], None),
+    "flip": (lambda n, a: n.flip(a, axis=0), [(3, 2)], None),
+    "roll": (lambda n, a: n.roll(a, 2, axis=1), [(2, 5)], None),
+    "tile": (lambda n, a: n.tile(a, (2, 3)), [(2, 2)], None),
+    "repeat": (lambda n, a: n.repeat(a, 3, axis=1), [(2, 2)], None),
+    "moveaxis": (lambda n, a: n.moveaxis(a, 0, -1), [(2, 3, 4)], None),
+    "getitem-basic": (lambda n, a: a[1:, ::2, None], [(3, 5)], None),
+    "getitem-mask": (lambda n, a: a[a > 0], [(6,)], None),
+    "getitem-int-array": (lambda n, a: a[n.asarray([0, 2, 2, 1], device=a.device)], [(3,)], None),
+    "take": (lambda n, a: n.take(a, n.asarray([2, 0, 2], device=a.device), axis=1), [(2, 3)], None),
+    "take_along_axis": (
+        lambda n, a: n.take_along_axis(a, n.asarray([[0, 2], [1, 1]], device=a.device), axis=1),
+        [(2, 3)],
+        None,
+    ),
+    "astype": (lambda n, a: n.astype(n.astype(a, n.float32), n.float64), [(3,)], None),
+    "linalg.solve": (lambda n, a, b: n.linalg.solve(a + 3.0 * n.eye(3, device=a.device), b), [(3, 3), (3,)], None),
+    "linalg.inv": (lambda n, a: n.linalg.inv(a + 3.0 * n.eye(3, device=a.device)), [(3, 3)], None),
+    "linalg.det": (lambda n, a: n.linalg.det(a + 3.0 * n.eye(3, device=a.device)), [(3, 3)], None),
+    "linalg.cholesky": (
+        lambda n, a: n.linalg.cholesky(n.matmul(a, n.matrix_transpose(a)) + n.eye(3, device=a.device)),
+        [(3, 3)],
+        None,
+    ),
+    "linalg.vector_norm": (lambda n, a: n.linalg.vector_norm(a, axis=1), [(2, 3)], None),
+    "linalg.matrix_norm": (lambda n, a: n.linalg.matrix_norm(a), [(2, 3, 3)], None),
+}
+
+
+def sample(shape, kind, rng):
+    values = rng.uniform(-1.0, 1.0, size=shape)
+    if kind == positive:
+        values = np.abs(values) + 0.5
+    elif kind == unit:
+        values = values * 0.8
+    return values
+
+
+def scalarize(n, out):
+    """A scalar of the output that depends on every element (weights avoid symmetric sums)."""
+    weights = n.asarray(np.linspace(0.5, 1.5, math.prod(out.shape)).reshape(out.shape), device=out.device)
+    return n.sum(out * weights)
+
+
+def numeric_grad(f, values, i, eps=1e-6):
+    base = [v.copy() for v in values]
+    g = np.zeros_like(base[i])
+    for idx in np.ndindex(base[i].shape):
+        plus = [v.copy() for v in base]
+        minus = [v.copy() for v in base]
+        plus[i][idx] += eps
+        minus[i][idx] -= eps
+        g[idx] = (f(plus) - f(minus)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("namespace", list(NAMESPACES))
+@pytest.mark.parametrize("case", list(CASES))
+def test_rule_matches_finite_differences(case, namespace):
+    n, kwargs = NAMESPACES[namespace]
+    fn, shapes, kind = CASES[case]
+    rng = np.random.default_rng(abs(hash(case)) % 2**32)
+    values = [sample(s, kind, rng) for s in shapes]
+
+    def loss(*arrays):
+        m = _ns_of(arrays[0])
+        return scalarize(m, fn(m, *arrays))
+
+    def loss_np(vals):
+        return float(loss(*[n.asarray(v, **kwargs) for v in vals]))
+
+    arrays = [n.asarray(v, **kwargs) for v in values]
+    grads = grad(loss, argnums=tuple(range(len(arrays))))(*arrays)
+    # a float32 round trip swamps a 1e-6 step: wider step and tolerance there
+    rtol, eps = (1e-3, 1e-2) if case == "astype" else (1e-5, 1e-6)
+    for i, g in enumerate(grads):
+        expected = numeric_grad(loss_np, values, i, eps)
+        np.testing.assert_allclose(np.asarray(g), expected, rtol=rtol, atol=1e-6, err_msg=f"{case} argument {i}")
+
+
+def test_every_rule_is_checked():
+    checked = {c.split("-")[0] for c in CASES} | {"positive", "asarray", "nn.conv2d", "linalg.matmul",
+                                                   "linalg.tensordot", "linalg.vecdot", "linalg.matrix_transpose",
+                                                   "__getitem__", "copysign"}
+    assert set(RULES) <= checked, sorted(set(RULES) - checked)
+
+
+def test_integer_input_is_rejected():
+    with pytest.raises(TypeError, match="real floating-point"):
+        grad(lambda x: xp.sum(x))(xp.asarray([1, 2, 3]))
+
+
+def test_non_scalar_output_is_rejected():
+    with pytest.raises(TypeError, match="0-d"):
+        grad(lambda x: x * 2.0)(xp.asarray([1.0, 2.0]))
+
+
+def test_non_differentiable_function_is_a_clear_error():
+    def f(x):
+        n = _ns_of(x)
+        return n.sum(n.sort(x))
+
+    with pytest.raises(TypeError, match="sort has no gradient rule"):
+        grad(f)(xp.asarray([3.0, 1.0, 2.0]))
+
+
+def test_pytrees_and_has_aux():
+    params = {"w": xp.asarray([1.0, 2.0]), "layers": [xp.asarray(3.0), (xp.asarray([4.0]),)]}
+
+    def f(p):
+        n = _ns_of(p["w"])
+        total = n.sum(p["w"] ** 2) + p["layers"][0] * n.sum(p["layers"][1][0])
+        return total, {"w_sum": n.sum(p["w"])}
+
+    (value, aux), g = value_and_grad(f, has_aux=True)(params)
+    assert float(value) == 1 + 4 + 12
+    assert float(aux["w_sum"]) == 3.0
+    np.testing.assert_allclose(np.asarray(g["w"]), [2.0, 4.0])
+    assert float(g["layers"][0]) == 4.0
+    np.testing.assert_allclose(np.asarray(g["layers"][1][0]), [3.0])
+
+
+def test_vjp_gives_one_cotangent_per_primal():
+    a = xp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    b = xp.asarray([1.0, -1.0])
+    out, f_vjp = vjp(lambda a, b: _ns_of(a).matmul(a, b), a, b)
+    ga, gb = f_vjp(xp.asarray([1.0, 1.0]))
+    np.testing.assert_allclose(np.asarray(out), [-1.0, -1.0])
+    np.testing.assert_allclose(np.asarray(ga), [[1.0, -1.0], [1.0, -1.0]])
+    np.testing.assert_allclose(np.asarray(gb), [4.0, 6.0])
+    with pytest.raises(ValueError, match="shape"):
+        f_vjp(xp.asarray([1.0]))
+
+
+def test_unused_input_gets_zero_gradient():
+    g = grad(lambda x, y: _ns_of(x).sum(x * 2.0), argnums=1)(xp.asarray([1.0]), xp.asarray([5.0, 6.0]))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 0.0])
