@@ -194,9 +194,11 @@ class Array:
         _indexing.setitem(self, key, value)
 
     def __iter__(self) -> Any:
-        if self.ndim != 1:
-            raise TypeError(f"iteration is defined for 1-D arrays only (this one is {self.ndim}-D)")
-        return (self[i] for i in range(self.shape[0]))
+        # The standard defines iteration for 1-D arrays (0-d arrays, in order); as NumPy,
+        # an n-D array iterates over its first axis and a 0-d array cannot be iterated.
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i, ...] for i in range(self.shape[0]))
 
     # -- printing ------------------------------------------------------------------------
 

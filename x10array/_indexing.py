@@ -1,60 +1,389 @@
 """`Array.__getitem__` and `Array.__setitem__`: validation, then one primitive each.
 
-An index is normalized to a hashable description (ints, slices as (start, stop, step),
-None, Ellipsis, and placeholders for array components that travel as operands), so that the
-(primitive, parameters) pair can key compiled programs.
+An index is normalized to a hashable description so that the (primitive, parameters) pair
+can key compiled programs:
+
+- ("s", start, stop, step): a slice, canonical for the axis (Python's clamping applied,
+  so an equal selection always gives an equal description);
+- ("n",): None, a new axis of size 1;
+- ("a", position): an operand, `operands[position]`: a Python int (already checked and made
+  non-negative) or an integer array (2024.12 integer-array indexing);
+- ("m", position): a boolean mask operand (the sole index; the result shape depends on the
+  values: the `GETITEM_MASK` primitive, run on concrete values);
+- ("z", m): a boolean mask over the first `m` axes that selects nothing (a mask with a
+  zero-sized dimension, or the Python bool False): the result is empty, shape (0, *rest).
+
+Ellipsis is expanded into whole-axis slices and missing trailing indices are filled with
+whole-axis slices (as NumPy does), so a description indexes every axis explicitly.
+
+Integer indices travel as operands rather than parameters: `x[i]` in a loop is then one
+compiled program on XLA, not one per `i`. Out-of-range integers are an IndexError here, in
+the public layer; integer index arrays are checked against the axis size when their value
+is concrete (eager devices); lazy values are not read for the check.
 """
 
 from __future__ import annotations
 
+import math
+import operator
+import sys
 from typing import Any
 
+import numpy as np
+
 from ._array_object import Array
+from ._dtypes import INTEGER, promote
+from ._eager import rebind
+from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._ops import Primitive, bind
 
-# Description components: ("i", int) | ("s", start, stop, step) | ("n",) | ("e",) | ("a", position)
+__all__ = ["normalize_index", "getitem", "setitem"]
+
+_INT64_MAX = 2**63 - 1
 
 
-def _rebuild(desc: tuple[Any, ...], arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+# -- kernels ------------------------------------------------------------------------------
+
+
+def _rebuild(desc: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...]:
     out: list[Any] = []
     for comp in desc:
         tag = comp[0]
-        if tag == "i":
-            out.append(comp[1])
-        elif tag == "s":
+        if tag == "s":
             out.append(slice(comp[1], comp[2], comp[3]))
         elif tag == "n":
             out.append(None)
-        elif tag == "e":
-            out.append(Ellipsis)
-        else:
-            out.append(arrays[comp[1]])
+        else:  # "a", "m"
+            out.append(operands[comp[1]])
     return tuple(out)
 
 
-def _getitem_kernel(k: Any, x: Any, *arrays: Any, index: tuple[Any, ...]) -> Any:
-    return x[_rebuild(index, arrays)]
+def _getitem_kernel(k: Any, x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
+    if index and index[0][0] == "z":
+        return k.zeros((0,) + x.shape[index[0][1] :], dtype=x.dtype)
+    return x[_rebuild(index, operands)]
 
 
-def _setitem_kernel(k: Any, x: Any, value: Any, *arrays: Any, index: tuple[Any, ...]) -> Any:
-    return k.index_update(x, _rebuild(index, arrays), value)
+def _setitem_kernel(k: Any, x: Any, value: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
+    return k.index_update(x, _rebuild(index, operands), k.asarray(value, dtype=x.dtype))
+
+
+def _setitem_mask_kernel(k: Any, x: Any, value: Any, mask: Any) -> Any:
+    value = k.asarray(value, dtype=x.dtype)
+    if not k.is_jax:
+        return k.index_update(x, mask, value)
+    # XLA has no dynamic shapes: scatter the selected rows with a running count instead.
+    m = mask.ndim
+    rest = x.shape[m:]
+    p = math.prod(mask.shape)
+    flat_x = x.reshape((p,) + rest)
+    flat_mask = mask.reshape((p,))
+    if value.ndim == len(rest) + 1 and value.shape[0] != 1:  # one row per selected element
+        if value.shape[0] == 0:
+            return x
+        rows = k.broadcast_to(value, (value.shape[0],) + rest)
+        position = k.clip(k.cumsum(flat_mask.astype(k.int64)) - 1, 0, value.shape[0] - 1)
+        rows = rows[position]
+    else:  # one row for all of them
+        if value.ndim == len(rest) + 1:
+            value = value[0]
+        rows = k.broadcast_to(value, rest)[None]
+    out = k.where(flat_mask.reshape((p,) + (1,) * len(rest)), rows, flat_x)
+    return out.reshape(x.shape)
 
 
 GETITEM = Primitive("getitem", _getitem_kernel)
 GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True)
-SETITEM = Primitive("setitem", _setitem_kernel, in_place=True)
-SETITEM_MASK = Primitive("setitem_mask", _setitem_kernel, in_place=True)
+SETITEM = Primitive("setitem", _setitem_kernel, in_place=True, quiet=True)
+SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, in_place=True, quiet=True)
 
 
-def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tuple[Array, ...], bool]:
-    """(description, array operands, has a boolean mask). Raises IndexError/TypeError."""
-    raise NotImplementedError
+# -- the public layer -------------------------------------------------------------------------
+
+
+def _concrete(a: Array) -> np.ndarray | None:
+    """The host value of `a` when it is already computed (eager devices); else None."""
+    data = a._data
+    if type(data) is np.ndarray:
+        return data
+    jax = sys.modules.get("jax")
+    if jax is not None and isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer):
+        return np.asarray(data)
+    return None
+
+
+def _canonical_slice(s: slice, n: int, fname: str) -> tuple[Any, ...]:
+    parts = []
+    for name in ("start", "stop", "step"):
+        v = getattr(s, name)
+        if v is not None:
+            try:
+                v = operator.index(v)
+            except TypeError:
+                raise TypeError(f"{fname}: slice {name} must be an int or None, got {type(v).__name__}") from None
+        parts.append(v)
+    if parts[2] == 0:
+        raise ValueError(f"{fname}: slice step cannot be zero")
+    start, stop, step = slice(*parts).indices(n)
+    m = len(range(start, stop, step))
+    if m == 0:
+        return ("s", 0, 0, 1)
+    if m == 1:
+        return ("s", start, start + 1, 1)
+    last = start + (m - 1) * step
+    if step > 0:
+        return ("s", start, last + 1, step)
+    return ("s", start, last - 1 if last > 0 else None, step)
+
+
+class _Index:
+    """A validated index: its description, operands, and what kind of selection it is."""
+
+    __slots__ = ("desc", "operands", "mask", "empty_mask_ndim", "int_arrays")
+
+    def __init__(self) -> None:
+        self.desc: tuple[Any, ...] = ()
+        self.operands: tuple[Any, ...] = ()
+        self.mask: Array | None = None  # a boolean mask array that selects something
+        self.empty_mask_ndim: int | None = None  # a mask that selects nothing, over m axes
+        self.int_arrays: list[tuple[Array, int]] = []
+
+
+def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
+    if item.dtype.kind not in "biu":
+        raise TypeError(f"{fname}: index arrays must have an integer or boolean dtype, got NumPy {item.dtype}")
+    from ._creation_functions import asarray
+
+    return asarray(item, device=x._device)
+
+
+def _check_mask(x: Array, mask: Array, n_items: int, fname: str) -> _Index:
+    if n_items != 1:
+        raise IndexError(
+            f"{fname}: a boolean array index must be the sole index (the standard does not"
+            " combine masks with other indices, None included)"
+        )
+    if mask.ndim > x.ndim:
+        raise IndexError(
+            f"{fname}: a boolean index of {mask.ndim} dimensions is too many for an array of {x.ndim} dimensions"
+        )
+    for axis, (ks, xs) in enumerate(zip(mask.shape, x.shape)):
+        if ks not in (xs, 0):
+            raise IndexError(
+                f"{fname}: the boolean index has size {ks} along axis {axis}, but the array"
+                f" has size {xs} (shapes {mask.shape} and {x.shape})"
+            )
+    idx = _Index()
+    if mask.size == 0:
+        idx.empty_mask_ndim = mask.ndim
+        idx.desc = (("z", mask.ndim),)
+    else:
+        idx.mask = mask
+        idx.desc = (("m", 0),)
+        idx.operands = (mask,)
+    return idx
+
+
+def _parse(x: Array, key: Any, fname: str) -> _Index:
+    items = key if type(key) is tuple else (key,)
+    # First pass: classify, convert NumPy arrays and scalars, count the axes consumed.
+    kinds: list[tuple[str, Any]] = []
+    consumed = 0
+    n_ellipsis = 0
+    for item in items:
+        if item is None:
+            kinds.append(("n", None))
+        elif item is Ellipsis:
+            n_ellipsis += 1
+            if n_ellipsis > 1:
+                raise IndexError(f"{fname}: an index can only have a single ellipsis ('...')")
+            kinds.append(("e", None))
+        elif isinstance(item, slice):
+            kinds.append(("s", item))
+            consumed += 1
+        elif isinstance(item, (bool, np.bool_)):
+            kinds.append(("b", bool(item)))
+        elif type(item) is Array or isinstance(item, np.ndarray):
+            a = item if type(item) is Array else _as_index_array(x, item, fname)
+            if a._dtype.kind == "bool":
+                kinds.append(("m", a))
+                consumed += a.ndim
+            elif a._dtype in INTEGER:
+                kinds.append(("A", a))
+                consumed += 1
+            else:
+                raise TypeError(f"{fname}: index arrays must have an integer or boolean dtype, got {a._dtype.name}")
+        elif isinstance(item, (float, complex, np.floating, np.complexfloating)):
+            raise TypeError(
+                f"{fname}: indices must be integers, slices, ..., None or arrays, not {type(item).__name__}"
+            )
+        else:
+            try:
+                value = operator.index(item)
+            except TypeError:
+                raise TypeError(
+                    f"{fname}: indices must be integers, slices, ..., None, or integer or boolean"
+                    f" arrays, not {type(item).__name__}"
+                ) from None
+            kinds.append(("i", value))
+            consumed += 1
+
+    for kind, item in kinds:
+        if kind == "m":
+            same_device((x, item), fname)
+            return _check_mask(x, item, len(items), fname)
+        if kind == "b":
+            if len(items) != 1:
+                raise IndexError(f"{fname}: a boolean index must be the sole index")
+            idx = _Index()
+            if item:
+                idx.desc = (("n",),) + tuple(("s", 0, n, 1) for n in x.shape)
+            else:
+                idx.empty_mask_ndim = 0
+                idx.desc = (("z", 0),)
+            return idx
+
+    if consumed > x.ndim:
+        raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
+    fill = x.ndim - consumed
+    if not n_ellipsis:
+        kinds.append(("e", None))
+
+    # Second pass: build the description, one axis at a time.
+    idx = _Index()
+    desc: list[Any] = []
+    operands: list[Any] = []
+    axis = 0
+    for kind, item in kinds:
+        if kind == "n":
+            desc.append(("n",))
+        elif kind == "e":
+            desc.extend(("s", 0, x.shape[a], 1) for a in range(axis, axis + fill))
+            axis += fill
+        elif kind == "s":
+            desc.append(_canonical_slice(item, x.shape[axis], fname))
+            axis += 1
+        elif kind == "i":
+            n = x.shape[axis]
+            if not -n <= item < n:
+                raise IndexError(f"{fname}: index {item} is out of bounds for axis {axis} with size {n}")
+            desc.append(("a", len(operands)))
+            operands.append(item % n)
+            axis += 1
+        else:  # "A": an integer array
+            same_device((x, item), fname)
+            idx.int_arrays.append((item, axis))
+            _check_bounds(item, x.shape[axis], axis, fname)
+            desc.append(("a", len(operands)))
+            operands.append(item)
+            axis += 1
+    if idx.int_arrays:
+        try:
+            broadcast_shapes(*(a.shape for a, _ in idx.int_arrays))
+        except ValueError:
+            shapes = ", ".join(str(a.shape) for a, _ in idx.int_arrays)
+            raise IndexError(f"{fname}: index arrays of shapes {shapes} cannot be broadcast together") from None
+    idx.desc = tuple(desc)
+    idx.operands = tuple(operands)
+    return idx
+
+
+def _check_bounds(a: Array, n: int, axis: int, fname: str) -> None:
+    host = _concrete(a)
+    if host is None or host.size == 0:
+        return
+    lo, hi = int(host.min()), int(host.max())
+    if lo < -n or hi >= n:
+        bad = lo if lo < -n else hi
+        raise IndexError(f"{fname}: index {bad} in an index array is out of bounds for axis {axis} with size {n}")
+
+
+def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
+    """(description, operands, has a boolean mask). Raises IndexError/TypeError/ValueError."""
+    idx = _parse(x, key, fname)
+    return idx.desc, idx.operands, idx.mask is not None
 
 
 def getitem(x: Array, key: Any) -> Array:
-    desc, arrays, has_mask = normalize_index(x, key, "__getitem__")
-    return bind(GETITEM_MASK if has_mask else GETITEM, x._device, x, *arrays, index=desc)
+    idx = _parse(x, key, "__getitem__")
+    prim = GETITEM_MASK if idx.mask is not None else GETITEM
+    return bind(prim, x._device, x, *idx.operands, index=idx.desc)
+
+
+def _selection_shape(x: Array, idx: _Index) -> tuple[int, ...] | None:
+    """The shape of `x[key]` (None when it depends on values we may not read)."""
+    if idx.empty_mask_ndim is not None:
+        return (0,) + x.shape[idx.empty_mask_ndim :]
+    if idx.mask is not None:
+        host = _concrete(idx.mask)
+        if host is None:
+            return None
+        return (int(np.count_nonzero(host)),) + x.shape[idx.mask.ndim :]
+    # Index a stand-in of the same shape (a zero-strided view) with stand-in operands.
+    dummy = np.broadcast_to(np.zeros((), dtype=bool), x.shape)
+    stand_ins = tuple(np.zeros(o.shape, dtype=np.intp) if type(o) is Array else o for o in idx.operands)
+    try:
+        return np.shape(dummy[_rebuild(idx.desc, stand_ins)])
+    except IndexError:  # an index array with elements, on an axis of size 0
+        raise IndexError(f"__setitem__: an index array is out of bounds for an axis of size 0 in {x.shape}") from None
+
+
+def _check_mask_value(shape: tuple[int, ...], rest: tuple[int, ...], fname: str) -> None:
+    inner = shape[1:] if len(shape) == len(rest) + 1 else shape
+    try:
+        ok = len(inner) <= len(rest) and broadcast_shapes(rest, inner) == rest
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{fname}: a value of shape {shape} cannot be broadcast to the selection (n, *{rest})")
+
+
+def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: str, mask_ndim: int = 0) -> Any:
+    if type(value) is Array:
+        if promote(x._dtype, value._dtype, fname) is not x._dtype:
+            raise TypeError(
+                f"{fname}: a value of dtype {value._dtype.name} cannot be stored in an array of"
+                f" dtype {x._dtype.name} without changing its type"
+            )
+        same_device((x, value), fname)
+        if target is not None:
+            try:
+                ok = broadcast_shapes(target, value.shape) == target
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"{fname}: a value of shape {value.shape} cannot be broadcast to the selection's shape {target}"
+                )
+        else:  # a mask whose count we may not read: (count, *rest)
+            _check_mask_value(value.shape, x.shape[mask_ndim:], fname)
+        return value
+    scalar = normalize_scalar(value)
+    if scalar is None:
+        raise TypeError(f"{fname}: the value must be an x10array array or a Python scalar, got {type(value).__name__}")
+    scalar = check_scalar(scalar, x._dtype, fname)
+    kind = x._dtype.kind
+    try:
+        if kind == "real" and not isinstance(scalar, float):
+            scalar = float(scalar)
+        elif kind == "complex" and not isinstance(scalar, complex):
+            scalar = complex(scalar)
+    except OverflowError:
+        raise ScalarOverflowError(f"{fname}: the Python int {scalar} is too large for {x._dtype.name}") from None
+    if kind == "unsigned" and scalar > _INT64_MAX:
+        scalar = x._dtype.np.type(scalar)  # beyond int64: keep the exact value as a uint64
+    return scalar
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:
-    raise NotImplementedError
+    fname = "__setitem__"
+    idx = _parse(x, key, fname)
+    mask_ndim = idx.mask.ndim if idx.mask is not None else 0
+    value = _check_value(x, value, _selection_shape(x, idx), fname, mask_ndim)
+    if idx.empty_mask_ndim is not None:
+        return  # selects nothing
+    if idx.mask is not None:
+        result = bind(SETITEM_MASK, x._device, x, value, idx.mask)
+    else:
+        result = bind(SETITEM, x._device, x, value, *idx.operands, index=idx.desc)
+    rebind(x, result)

@@ -1,30 +1,151 @@
-"""DLPack export of arrays (`__dlpack__`, `__dlpack_device__`)."""
+"""DLPack export of arrays (`__dlpack__`, `__dlpack_device__`) and the device mapping that
+`from_dlpack` uses to import.
+
+The value is exported from where it lives: a NumPy buffer (the eager CPU with NumPy kernels)
+through NumPy's exporter, a jax buffer (XLA kernels, accelerators) through jax's, so an
+export is zero-copy when the consumer allows it. A zero-copy export marks the array
+`_shared`: the consumer sees the buffer, so a later write to the array copies first (value
+semantics). A lazy (pending) value is materialized first.
+"""
 
 from __future__ import annotations
 
+import enum
+import sys
 from typing import Any
 
 import numpy as np
 
 from ._array_object import Array
+from ._device import Backend, Device, DeviceKind, current_device, jax_devices
+
+__all__ = ["DLDeviceType", "dlpack_device", "dlpack_export", "device_from_dlpack"]
 
 
-def dlpack_device(x: Array) -> tuple[Any, int]:
+class DLDeviceType(enum.IntEnum):
+    """The DLPack device types named by the standard (`__dlpack_device__`)."""
+
+    CPU = 1
+    CUDA = 2
+    CPU_PINNED = 3
+    OPENCL = 4
+    VULKAN = 7
+    METAL = 8
+    VPI = 9
+    ROCM = 10
+    CUDA_MANAGED = 13
+    ONE_API = 14
+
+
+def _jax_buffer(data: Any) -> bool:
+    jax = sys.modules.get("jax")
+    return jax is not None and isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer)
+
+
+def _value(x: Array) -> Any:
+    """The computed buffer of `x` (NumPy or jax), materializing a lazy value."""
+    data = x._data
+    if type(data) is np.ndarray or _jax_buffer(data):
+        return data
+    if x._device.backend is Backend.XLA:
+        from . import _lazy
+
+        data = _lazy.materialize(x)
+        if type(data) is np.ndarray or _jax_buffer(data):
+            return data
+    return x._host()
+
+
+def _device_pair(x: Array) -> tuple[DLDeviceType, int]:
+    """(type, id) of where the value lives, from the device alone (no materialization)."""
+    device = x._device
+    if device.kind is DeviceKind.CPU:
+        return DLDeviceType.CPU, 0
+    if device.kind is DeviceKind.GPU:
+        jd = device.jax_device
+        version = getattr(getattr(jd, "client", None), "platform_version", "") or ""
+        kind = DLDeviceType.ROCM if "rocm" in version.lower() else DLDeviceType.CUDA
+        hw = getattr(jd, "local_hardware_id", None)
+        return kind, int(hw if hw is not None else device.ordinal)
+    raise BufferError(f"__dlpack_device__: DLPack has no device type for {device.kind.name} devices")
+
+
+def dlpack_device(x: Array) -> tuple[DLDeviceType, int]:
     data = x._data
     if type(data) is np.ndarray:
-        return data.__dlpack_device__()
-    return x._host().__dlpack_device__()
+        return DLDeviceType.CPU, 0
+    if _jax_buffer(data):
+        kind, ordinal = data.__dlpack_device__()
+        return DLDeviceType(int(kind)), int(ordinal)
+    return _device_pair(x)
+
+
+def _device_type(value: Any) -> int:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    return int(value)
 
 
 def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-    host = x._host()
-    if not copy:
-        x._shared = True
-    kwargs: dict[str, Any] = {}
-    if max_version is not None:
-        kwargs["max_version"] = max_version
+    if copy not in (None, True, False):
+        raise ValueError(f"__dlpack__: copy must be True, False or None, got {copy!r}")
+    if max_version is not None and (
+        not isinstance(max_version, tuple) or len(max_version) != 2 or not all(isinstance(v, int) for v in max_version)
+    ):
+        raise TypeError(f"__dlpack__: max_version must be a (major, minor) tuple of ints, got {max_version!r}")
+    here = dlpack_device(x)
     if dl_device is not None:
-        kwargs["dl_device"] = dl_device
+        try:
+            target = (_device_type(dl_device[0]), int(dl_device[1]))
+        except (TypeError, ValueError, IndexError):
+            raise TypeError(
+                f"__dlpack__: dl_device must be a (device type, device id) tuple, got {dl_device!r}"
+            ) from None
+    else:
+        target = (int(here[0]), here[1])
+    to_host = target != (int(here[0]), here[1])
+    if to_host and target != (DLDeviceType.CPU, 0):
+        raise BufferError(f"__dlpack__: cannot export an array on {here} to the DLPack device {target}")
+    if to_host and copy is False:
+        raise BufferError(f"__dlpack__: exporting to the CPU from {here} needs a copy, but copy=False")
+    if target[0] == DLDeviceType.CPU and stream is not None:
+        raise ValueError(f"__dlpack__: the CPU has no streams; stream must be None, got {stream!r}")
+
+    data = _value(x)
+    if to_host:
+        data, copy = x._host(), True
+    kwargs: dict[str, Any] = {"stream": stream}
+    if max_version is not None and (type(data) is np.ndarray or tuple(max_version) >= (1, 0)):
+        # (jax refuses pre-1.0 versions it could serve: leave it to make its legacy capsule)
+        kwargs["max_version"] = max_version
     if copy is not None:
         kwargs["copy"] = copy
-    return host.__dlpack__(stream=stream, **kwargs)
+    try:
+        capsule = data.__dlpack__(**kwargs)
+    except BufferError:
+        # NumPy cannot signal a read-only buffer to a pre-1.0 consumer: export a copy.
+        if copy is not None or type(data) is not np.ndarray:
+            raise
+        kwargs["copy"] = True
+        capsule = data.__dlpack__(**kwargs)
+        copy = True
+    if not copy:
+        x._shared = True
+    return capsule
+
+
+def device_from_dlpack(obj: Any, fname: str) -> Device:
+    """The x10array device for the memory of a DLPack producer (the current backend)."""
+    try:
+        kind, ordinal = obj.__dlpack_device__()
+        kind, ordinal = _device_type(kind), int(ordinal)
+    except AttributeError:
+        return current_device()
+    backend = current_device().backend
+    if kind in (DLDeviceType.CPU, DLDeviceType.CPU_PINNED, DLDeviceType.CUDA_MANAGED):
+        return Device(DeviceKind.CPU, 0, backend)  # memory the host can read
+    if kind in (DLDeviceType.CUDA, DLDeviceType.ROCM):
+        for i, jd in enumerate(jax_devices(DeviceKind.GPU)):
+            if getattr(jd, "local_hardware_id", i) == ordinal:
+                return Device(DeviceKind.GPU, i, backend)
+    raise BufferError(f"{fname}: x10array has no device for DLPack device ({kind}, {ordinal})")
