@@ -363,8 +363,12 @@ def _replay(k: Any, described: tuple, leaf_values: list, scalars: list, outputs:
                 args.append(scalars[r[1]])
             else:
                 args.append(None)
-        fn = prim.lowering if k.is_jax else prim.kernel
-        out = fn(k, *args, **params)
+        if k.is_jax:
+            out = prim.lowering(k, *args, **params)
+        else:
+            if prim.in_place:  # NumPy kernels write into their first operand: give them a copy
+                args[0] = args[0].copy()
+            out = prim.kernel(k, *args, **params)
         values.append(tuple(out) if prim.multiple_results else (out,))
     return tuple(values[c][i] for c, i in outputs)
 
