@@ -1,7 +1,5 @@
 """x10array: the Python Array API standard (2025.12) on eager and lazy XLA devices."""
 
-from __future__ import annotations
-
 __array_api_version__ = "2025.12"
 
 from ._array_object import Array as Array

@@ -1,0 +1,67 @@
+"""Test configuration for x10array.
+
+Four host (CPU) devices are forced before jax is imported, so that device-mismatch and
+device-copy tests have two distinct eager devices: ``Device("cpu", 0)`` and ``Device("cpu", 1)``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# "default": quick enough for every run; "thorough": for a longer local or nightly run
+# (X10ARRAY_HYPOTHESIS_PROFILE=thorough python -m pytest -m "slow or not slow").
+settings.register_profile(
+    "default", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("X10ARRAY_HYPOTHESIS_PROFILE", "default"))
+
+import x10array as xp  # noqa: E402
+
+KERNELS = ("numpy", "xla")
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request: pytest.FixtureRequest):
+    """Run the test once with NumPy eager CPU kernels and once with XLA op-by-op kernels."""
+    old = xp.set_cpu_kernels(request.param)
+    try:
+        yield request.param
+    finally:
+        xp.set_cpu_kernels(old)
+
+
+@pytest.fixture
+def xla_kernels():
+    old = xp.set_cpu_kernels("xla")
+    try:
+        yield
+    finally:
+        xp.set_cpu_kernels(old)
+
+
+@pytest.fixture
+def cpu0() -> xp.Device:
+    return xp.Device("cpu", 0)
+
+
+@pytest.fixture
+def cpu1() -> xp.Device:
+    return xp.Device("cpu", 1)
+
+
+@pytest.fixture(autouse=True)
+def _kernels_restored():
+    """A test that switches the CPU kernels must switch them back."""
+    before = xp.set_cpu_kernels("numpy")
+    xp.set_cpu_kernels(before)
+    yield
+    after = xp.set_cpu_kernels(before)
+    assert after == before, f"the test left the eager CPU kernels set to {after!r}"

@@ -1,0 +1,320 @@
+"""Mutation: `__setitem__` and in-place operators are exact, keep dtype and shape, and follow
+value semantics (arrays computed earlier, views included, keep the values they had).
+
+Expected values come from NumPy applied to a copy of the same data.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import x10array as xp
+
+
+def pair(values: Any, dtype: str = "float64") -> tuple[xp.Array, np.ndarray]:
+    host = np.asarray(values, dtype=dtype)
+    return xp.asarray(host.copy()), host.copy()
+
+
+# -- __setitem__ -------------------------------------------------------------------------------
+
+SETITEM_CASES = [
+    ("int", (5,), 2, 7.5),
+    ("negative-int", (5,), -1, -3.0),
+    ("slice", (6,), slice(1, 4), 0.25),
+    ("step-slice", (6,), slice(None, None, 2), -1.0),
+    ("reverse-slice", (6,), slice(None, None, -3), 9.0),
+    ("ellipsis", (2, 3), Ellipsis, 4.0),
+    ("row", (3, 4), 1, 8.0),
+    ("column", (3, 4), (slice(None), 2), 5.5),
+    ("element-2d", (3, 4), (2, 3), -0.0),
+    ("ellipsis-last", (2, 3, 4), (Ellipsis, 0), 1.0),
+    ("empty-slice", (4,), slice(3, 1), 2.0),
+    ("none", (3,), (None, 1), 6.0),
+    ("0d", (), (), 3.0),
+    ("nan", (4,), 0, float("nan")),
+    ("inf", (4,), 3, float("-inf")),
+]
+
+
+@pytest.mark.parametrize(("shape", "key", "value"), [c[1:] for c in SETITEM_CASES], ids=[c[0] for c in SETITEM_CASES])
+def test_setitem_scalar(shape: tuple[int, ...], key: Any, value: float, kernels: str) -> None:
+    x, expected = pair(np.arange(int(np.prod(shape)), dtype=float).reshape(shape))
+    before = id(x)
+    x[key] = value
+    expected[key] = value
+    assert id(x) == before and x.dtype == xp.float64 and x.shape == shape
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    if shape and np.signbit(value):  # -0.0 is written exactly
+        assert np.array_equal(np.signbit(np.asarray(x)), np.signbit(expected))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "complex64", "complex128"])
+def test_setitem_each_dtype(dtype: str, kernels: str) -> None:
+    values = np.array([0, 1, 2, 3], dtype=np.int64) % (2 if dtype == "bool" else 9)
+    x, expected = pair(values.astype(dtype), dtype)
+    scalar = {"bool": True, "complex64": 2 - 1j, "complex128": -1j}.get(dtype, 5 if dtype[0] in "iu" else 0.5)
+    x[1] = scalar
+    expected[1] = scalar
+    x[2:] = x[:2]
+    expected[2:] = expected[:2].copy()
+    assert x.dtype == getattr(xp, dtype)
+    np.testing.assert_array_equal(np.asarray(x), expected)
+
+
+def test_setitem_array_values_broadcast(kernels: str) -> None:
+    x, expected = pair(np.zeros((3, 4)))
+    x[:, 1] = xp.asarray([1.0, 2.0, 3.0])
+    expected[:, 1] = [1.0, 2.0, 3.0]
+    x[0] = xp.asarray([9.0, 8.0, 7.0, 6.0])
+    expected[0] = [9.0, 8.0, 7.0, 6.0]
+    x[1:] = xp.asarray([-1.0, -2.0, -3.0, -4.0])  # broadcast along the first axis
+    expected[1:] = [-1.0, -2.0, -3.0, -4.0]
+    x[2, 2] = xp.asarray(0.5)  # a 0-d array value
+    expected[2, 2] = 0.5
+    np.testing.assert_array_equal(np.asarray(x), expected)
+
+
+def test_setitem_boolean_mask(kernels: str) -> None:
+    x, expected = pair(np.linspace(-2, 2, 12).reshape(3, 4))
+    x[x < 0] = 0.0
+    expected[expected < 0] = 0.0
+    mask = xp.asarray([True, False, True])
+    x[mask] = -1.0
+    expected[np.array([True, False, True])] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), expected)
+
+
+def test_setitem_overlapping_self_assignment(kernels: str) -> None:
+    x, expected = pair([1.0, 2.0, 3.0, 4.0, 5.0])
+    x[1:] = x[:-1]
+    expected[1:] = expected[:-1].copy()
+    np.testing.assert_array_equal(np.asarray(x), expected)  # [1, 1, 2, 3, 4], not [1, 1, 1, 1, 1]
+    x[::-1] = x
+    np.testing.assert_array_equal(np.asarray(x), expected[::-1])
+
+
+def test_setitem_python_scalar_keeps_the_dtype() -> None:
+    x = xp.asarray([1, 2, 3], dtype=xp.uint8)
+    x[0] = 255
+    assert x.dtype == xp.uint8 and int(x[0]) == 255
+    f = xp.asarray([1.0, 2.0], dtype=xp.float32)
+    f[0] = 1 / 3
+    assert f.dtype == xp.float32
+    assert np.asarray(f)[0] == np.float32(1 / 3)
+
+
+# -- value semantics ---------------------------------------------------------------------------
+
+
+def test_a_slice_keeps_its_value_when_the_source_changes(kernels: str) -> None:
+    x = xp.asarray([0.0, 1.0, 2.0, 3.0, 4.0])
+    view = x[1:4]  # a view in NumPy terms
+    row = xp.reshape(x, (5, 1))
+    computed = x + 0.0
+    x[2] = 100.0
+    x[...] = -1.0
+    np.testing.assert_array_equal(np.asarray(view), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(row)[:, 0], [0.0, 1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(computed), [0.0, 1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(x), [-1.0] * 5)
+
+
+def test_the_source_keeps_its_value_when_a_slice_changes(kernels: str) -> None:
+    x = xp.asarray([[0.0, 1.0], [2.0, 3.0]])
+    row = x[0]
+    t = x.mT
+    row[0] = 50.0
+    t[1, 1] = -7.0
+    np.testing.assert_array_equal(np.asarray(x), [[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(np.asarray(row), [50.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(t), [[0.0, 2.0], [1.0, -7.0]])
+
+
+def test_the_same_object_sees_the_change() -> None:
+    x = xp.asarray([1.0, 2.0])
+    alias = x
+    x[0] = 9.0
+    assert float(alias[0]) == 9.0
+
+
+def test_exported_numpy_array_keeps_its_value() -> None:
+    x = xp.asarray([1.0, 2.0, 3.0])
+    exported = np.asarray(x)
+    snapshot = exported.copy()
+    x[0] = 42.0
+    x += 1.0
+    np.testing.assert_array_equal(exported, snapshot)
+    assert float(x[0]) == 43.0
+
+
+def test_imported_numpy_array_is_not_written_through() -> None:
+    source = np.array([1.0, 2.0, 3.0])
+    x = xp.asarray(source)  # copy=None may share memory with `source` ...
+    x[1] = -2.0  # ... but writing to x must not write to `source`
+    x *= 2.0
+    np.testing.assert_array_equal(source, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(x), [2.0, -4.0, 6.0])
+
+
+def test_asarray_copy_true_is_independent_of_the_source() -> None:
+    source = np.array([1, 2, 3], dtype=np.int32)
+    x = xp.asarray(source, copy=True)
+    source[0] = 99
+    assert int(x[0]) == 1
+
+
+def test_dlpack_export_keeps_its_value() -> None:
+    x = xp.asarray([1.0, 2.0, 3.0])
+    exported = np.from_dlpack(x)
+    x[2] = 0.0
+    np.testing.assert_array_equal(exported, [1.0, 2.0, 3.0])
+
+
+# -- in-place operators ------------------------------------------------------------------------
+
+# (id, in-place operator, dtype, left values, right values); the NumPy function is named by the id.
+INPLACE = [
+    ("add", operator.iadd, "float64", [1.5, -2.0, 3.0], [0.25, 4.0, -3.0]),
+    ("add-int8-wraps", operator.iadd, "int8", [100, -100, 5], [100, -100, 1]),
+    ("subtract", operator.isub, "int32", [5, 7, -9], [1, 8, 9]),
+    ("multiply", operator.imul, "complex128", [1 + 1j, 2, -1j], [1j, 0.5, 2 - 1j]),
+    ("divide", operator.itruediv, "float32", [1.0, 2.0, -3.0], [3.0, 0.5, 7.0]),
+    ("floor_divide", operator.ifloordiv, "int16", [7, -7, 9], [2, 2, -4]),
+    ("remainder", operator.imod, "float64", [7.5, -7.5, 9.0], [2.0, 2.0, -4.0]),
+    ("power", operator.ipow, "float64", [2.0, 9.0, 0.5], [3.0, 0.5, -2.0]),
+    ("power-int", operator.ipow, "int64", [2, 3, -4], [3, 2, 3]),
+    ("bitwise_and", operator.iand, "uint8", [0b1100, 0xFF, 3], [0b1010, 0x0F, 0]),
+    ("bitwise_and-bool", operator.iand, "bool", [True, True, False], [True, False, False]),
+    ("bitwise_or", operator.ior, "int8", [1, 2, -128], [4, 2, 1]),
+    ("bitwise_xor-bool", operator.ixor, "bool", [True, False, True], [True, True, False]),
+    ("left_shift", operator.ilshift, "uint16", [1, 3, 255], [15, 2, 8]),
+    ("right_shift", operator.irshift, "int64", [-16, 1024, 7], [2, 10, 1]),
+]
+
+
+@pytest.mark.parametrize(("id", "op", "dtype", "left", "right"), INPLACE, ids=[c[0] for c in INPLACE])
+def test_inplace_operator(id: str, op: Any, dtype: str, left: list[Any], right: list[Any], kernels: str) -> None:
+    numpy_function = getattr(np, id.split("-")[0])
+    name = op.__name__[1:]  # iadd -> add, iand -> and_
+    binary_operator = getattr(operator, name, None) or getattr(operator, name + "_")
+    x = xp.asarray(left, dtype=getattr(xp, dtype))
+    y = xp.asarray(right, dtype=getattr(xp, dtype))
+    earlier = xp.asarray(x, copy=True)
+    view = x[:2]
+    binary = binary_operator(x, y)
+    same = x
+    with np.errstate(all="ignore"):
+        expected = numpy_function(np.asarray(left, dtype=dtype), np.asarray(right, dtype=dtype)).astype(dtype)
+    x = op(x, y)
+    assert x is same, "in-place operators return the same array object"
+    assert x.dtype == getattr(xp, dtype) and x.shape == (3,)
+    np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-6 if dtype == "float32" else 1e-15)
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(binary))  # same as the binary operator
+    np.testing.assert_array_equal(np.asarray(earlier), np.asarray(left, dtype=dtype))  # value semantics
+    np.testing.assert_array_equal(np.asarray(view), np.asarray(left, dtype=dtype)[:2])
+
+
+def test_inplace_matmul(kernels: str) -> None:
+    a = np.arange(9.0).reshape(3, 3)
+    b = np.eye(3)[::-1] * 2
+    x = xp.asarray(a)
+    same = x
+    x @= xp.asarray(b)
+    assert x is same
+    np.testing.assert_array_equal(np.asarray(x), a @ b)
+
+
+def test_inplace_with_python_scalars_keeps_the_dtype(kernels: str) -> None:
+    x = xp.asarray([1.0, 2.0], dtype=xp.float32)
+    x += 1
+    x *= 0.5
+    x -= 2.5
+    x /= 2
+    x **= 2
+    assert x.dtype == xp.float32
+    expected = ((((np.float32([1.0, 2.0]) + 1) * np.float32(0.5)) - np.float32(2.5)) / 2) ** 2
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    i = xp.asarray([5, 6], dtype=xp.uint8)
+    i += 250  # wraps in uint8
+    i //= 2
+    assert i.dtype == xp.uint8
+    np.testing.assert_array_equal(np.asarray(i), (np.uint8([5, 6]) + np.uint8(250)) // 2)
+
+
+def test_inplace_broadcasts_the_right_operand(kernels: str) -> None:
+    x = xp.zeros((2, 3))
+    x += xp.asarray([1.0, 2.0, 3.0])
+    x *= xp.asarray([[2.0], [3.0]])
+    np.testing.assert_array_equal(np.asarray(x), [[2.0, 4.0, 6.0], [3.0, 6.0, 9.0]])
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        (xp.int8, xp.int16),
+        (xp.int32, xp.int64),
+        (xp.uint8, xp.int8),
+        (xp.float32, xp.float64),
+        (xp.float64, xp.complex128),
+        (xp.float32, xp.complex64),
+    ],
+)
+def test_inplace_that_would_change_the_dtype_raises(left: Any, right: Any) -> None:
+    x = xp.asarray([1, 2, 3], dtype=left)
+    y = xp.asarray([1, 1, 1], dtype=right)
+    with pytest.raises(TypeError):
+        x += y
+    assert x.dtype == left  # unchanged, dtype and value
+    np.testing.assert_array_equal(np.asarray(x), np.asarray([1, 2, 3], dtype=left.name))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.__iadd__(1.5),  # float scalar into an int array
+        lambda x: x.__itruediv__(xp.asarray([2, 2, 2], dtype=xp.int32)),  # true division of ints
+    ],
+    ids=["float-scalar", "truediv-int"],
+)
+def test_inplace_category_errors(make: Any) -> None:
+    x = xp.asarray([1, 2, 3], dtype=xp.int32)
+    with pytest.raises(TypeError):
+        make(x)
+    np.testing.assert_array_equal(np.asarray(x), [1, 2, 3])
+
+
+def test_inplace_that_would_change_the_shape_raises() -> None:
+    x = xp.asarray([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        x += xp.ones((2, 3))
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0, 3.0])
+
+
+def test_setitem_dtype_rules() -> None:
+    x = xp.asarray([1, 2, 3], dtype=xp.int16)
+    with pytest.raises(TypeError):
+        x[0] = 1.5
+    with pytest.raises(TypeError):
+        x[0] = True
+    b = xp.asarray([True, False])
+    with pytest.raises(TypeError):
+        b[0] = 1
+    np.testing.assert_array_equal(np.asarray(x), [1, 2, 3])
+    np.testing.assert_array_equal(np.asarray(b), [True, False])
+
+
+def test_many_small_writes_stay_exact(kernels: str) -> None:
+    x = xp.zeros(50, dtype=xp.int64)
+    expected = np.zeros(50, dtype=np.int64)
+    for i in range(50):
+        x[i] = i * i
+        expected[i] = i * i
+        if i % 10 == 0:
+            snapshot = x[: i + 1]
+            np.testing.assert_array_equal(np.asarray(snapshot), expected[: i + 1])
+    np.testing.assert_array_equal(np.asarray(x), expected)

@@ -1,0 +1,360 @@
+"""Property tests with Hypothesis' Array API strategies, drawn from x10array itself.
+
+`make_strategies_namespace(x10array)` must accept our namespace (it checks the standard's
+names and dtypes). The properties: results equal NumPy's / array-api-strict's on the same
+data, algebraic identities, the standard's type promotion and reduction dtypes, round trips of
+the manipulation functions, sorting and basic indexing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import array_api_strict as strict
+import numpy as np
+import pytest
+from _util import assert_values
+from hypothesis import assume, given, note
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisWarning
+from hypothesis.extra.array_api import RELEASED_VERSIONS, make_strategies_namespace
+
+import x10array as xp
+
+API_VERSION = "2025.12" if "2025.12" in RELEASED_VERSIONS else "2024.12"
+with warnings.catch_warnings():
+    warnings.simplefilter("error", HypothesisWarning)  # e.g. "missing dtypes": fail loudly
+    xps = make_strategies_namespace(xp, api_version=API_VERSION)
+
+
+def host(x: xp.Array) -> np.ndarray:
+    return np.array(x, copy=True)
+
+
+def test_strategies_namespace_accepts_x10array() -> None:
+    assert xps.api_version == API_VERSION
+    assert xps.name == "x10array" or "x10array" in repr(xps)
+
+
+shapes = xps.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
+numeric = xps.numeric_dtypes()
+real = xps.real_dtypes()
+floating = xps.floating_dtypes() | xps.complex_dtypes()  # the standard's "floating-point"
+
+
+@st.composite
+def two_arrays(draw: Any, dtypes: Any = numeric) -> tuple[xp.Array, xp.Array]:
+    """Two arrays of one dtype with mutually broadcastable shapes."""
+    dtype = draw(dtypes)
+    s1, s2 = draw(xps.mutually_broadcastable_shapes(2, min_dims=0, max_dims=3, max_side=4)).input_shapes
+    return draw(xps.arrays(dtype, s1)), draw(xps.arrays(dtype, s2))
+
+
+# -- elementwise vs NumPy ----------------------------------------------------------------------
+
+BINARY_EXACT = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "less": np.less,
+    "greater_equal": np.greater_equal,
+}
+REAL_ONLY = {"maximum", "minimum", "less", "greater_equal"}
+
+
+@given(name=st.sampled_from(sorted(BINARY_EXACT)), data=st.data())
+def test_binary_matches_numpy(name: str, data: Any) -> None:
+    x1, x2 = data.draw(two_arrays(real if name in REAL_ONLY else numeric))
+    got = getattr(xp, name)(x1, x2)
+    with np.errstate(all="ignore"):
+        expected = BINARY_EXACT[name](host(x1), host(x2))
+    assert got.dtype == (xp.bool if expected.dtype == np.bool_ else x1.dtype)
+    assert got.shape == expected.shape == np.broadcast_shapes(x1.shape, x2.shape)
+    np.testing.assert_array_equal(host(got), expected)  # the same IEEE operation: exact
+
+
+UNARY = ["abs", "negative", "exp", "log", "sqrt", "sin", "tanh", "floor", "round", "isnan", "sign", "expm1", "log1p"]
+
+
+@given(name=st.sampled_from(UNARY), data=st.data())
+def test_unary_matches_array_api_strict(name: str, data: Any) -> None:
+    dtype = data.draw(xps.floating_dtypes() if name == "floor" else floating)
+    x = data.draw(xps.arrays(dtype, shapes))
+    got = getattr(xp, name)(x)
+    with np.errstate(all="ignore"):
+        want = getattr(strict, name)(strict.asarray(host(x)))
+    assert str(got.dtype).rsplit(".", 1)[-1] == str(want.dtype).rsplit(".", 1)[-1]
+    assert_values(host(got), np.asarray(want._array), what=name)
+
+
+# -- algebraic identities ----------------------------------------------------------------------
+
+
+@given(two_arrays())
+def test_add_and_multiply_commute(arrays: tuple[xp.Array, xp.Array]) -> None:
+    a, b = arrays
+    np.testing.assert_array_equal(host(a + b), host(b + a))
+    if a.dtype in (xp.complex64, xp.complex128):  # NumPy's complex product may round differently (FMA)
+        assert_values(host(a * b), host(b * a))
+    else:
+        np.testing.assert_array_equal(host(a * b), host(b * a))
+
+
+@given(xps.arrays(numeric, shapes))
+def test_negative_is_an_involution(x: xp.Array) -> None:
+    np.testing.assert_array_equal(host(xp.negative(xp.negative(x))), host(x))
+    if x.dtype in (xp.float32, xp.float64):
+        assert np.array_equal(np.signbit(host(xp.negative(xp.negative(x)))), np.signbit(host(x)))
+
+
+@given(xps.arrays(xps.floating_dtypes(), shapes))
+def test_comparisons_and_nan(x: xp.Array) -> None:
+    h = host(x)
+    np.testing.assert_array_equal(host(x == x), ~np.isnan(h))
+    np.testing.assert_array_equal(host(xp.isnan(x)), np.isnan(h))
+    finite = ~np.isnan(h)
+    assert np.all(host(xp.floor(x))[finite] <= h[finite])
+    assert np.all(host(xp.ceil(x))[finite] >= h[finite])
+    np.testing.assert_array_equal(host(xp.abs(x) >= 0), finite)
+
+
+@given(two_arrays(real))
+def test_less_is_greater_swapped(arrays: tuple[xp.Array, xp.Array]) -> None:
+    a, b = arrays
+    np.testing.assert_array_equal(host(xp.less(a, b)), host(xp.greater(b, a)))
+    np.testing.assert_array_equal(host(xp.less_equal(a, b)), host(xp.greater_equal(b, a)))
+
+
+@given(xps.arrays(xps.integer_dtypes(), shapes), st.integers(0, 7))
+def test_shift_left_then_right(x: xp.Array, shift: int) -> None:
+    # For small enough non-negative values, (x << s) >> s == x.
+    bits = xp.iinfo(x.dtype).bits
+    small = xp.asarray(np.abs(host(x)) % 8, dtype=x.dtype)
+    assume(shift < bits - 4)
+    np.testing.assert_array_equal(host((small << shift) >> shift), host(small))
+
+
+# -- type promotion ----------------------------------------------------------------------------
+
+_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64,
+         "float32": 32, "float64": 64, "complex64": 64, "complex128": 128}  # fmt: skip
+
+
+def standard_promotion(a: str, b: str) -> str | None:
+    """The standard's "Type Promotion Rules" (None where it defines no result)."""
+    if a == b:
+        return a
+    kind = {n: ("b" if n == "bool" else "u" if n[0] == "u" else "i" if n[0] == "i" else "f" if n[0] == "f" else "c")
+            for n in (a, b)}  # fmt: skip
+    ka, kb = kind[a], kind[b]
+    if ka == kb:
+        return a if _BITS[a] >= _BITS[b] else b
+    if {ka, kb} == {"i", "u"}:
+        s, u = (a, b) if ka == "i" else (b, a)
+        if _BITS[u] == 64:
+            return None
+        return s if _BITS[s] > _BITS[u] else f"int{2 * _BITS[u]}"
+    if {ka, kb} == {"f", "c"}:
+        f, c = (a, b) if ka == "f" else (b, a)
+        return "complex128" if 64 in (_BITS[f], _BITS[c] // 2) else "complex64"
+    return None
+
+
+@given(xps.scalar_dtypes(), xps.scalar_dtypes())
+def test_type_promotion(d1: Any, d2: Any) -> None:
+    want = standard_promotion(d1.name if hasattr(d1, "name") else str(d1), d2.name if hasattr(d2, "name") else str(d2))
+    note(f"{d1} + {d2} -> {want}")
+    if want is None:
+        with pytest.raises(TypeError):
+            xp.result_type(d1, d2)
+        return
+    assert xp.result_type(d1, d2) == getattr(xp, want) == xp.result_type(d2, d1)
+    if d1 != xp.bool:
+        x1 = xp.zeros(2, dtype=d1)
+        x2 = xp.ones(2, dtype=d2)
+        assert xp.equal(x1, x2).dtype == xp.bool
+        if want != "bool":
+            assert (x1 + x2).dtype == getattr(xp, want)
+
+
+# -- reductions --------------------------------------------------------------------------------
+
+
+@st.composite
+def array_and_axis(draw: Any, dtypes: Any) -> tuple[xp.Array, Any, bool]:
+    x = draw(xps.arrays(draw(dtypes), xps.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)))
+    axis = draw(st.none() | xps.valid_tuple_axes(x.ndim, min_size=1) | st.integers(-x.ndim, x.ndim - 1))
+    return x, axis, draw(st.booleans())
+
+
+def _numpy_axis(axis: Any) -> Any:
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+def sum_dtype(dtype: Any) -> np.dtype:
+    """The standard's default accumulation dtype for sum and prod."""
+    name = dtype.name
+    if name.startswith("int"):
+        return np.dtype("int64")
+    if name.startswith("uint"):
+        return np.dtype("uint64")
+    return np.dtype(name)
+
+
+@given(name=st.sampled_from(["sum", "prod"]), args=array_and_axis(numeric))
+def test_sum_prod(name: str, args: tuple[xp.Array, Any, bool]) -> None:
+    x, axis, keepdims = args
+    got = getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(host(x), axis=_numpy_axis(axis), keepdims=keepdims, dtype=sum_dtype(x.dtype))
+    assert np.dtype(got.dtype.name) == expected.dtype
+    assert_values(host(got), np.asarray(expected), scale=1e3, what=name)
+
+
+@given(name=st.sampled_from(["max", "min", "mean", "std", "var"]), args=array_and_axis(xps.floating_dtypes()))
+def test_statistics(name: str, args: tuple[xp.Array, Any, bool]) -> None:
+    x, axis, keepdims = args
+    kwargs = {"correction": 0.0} if name in ("std", "var") else {}
+    got = getattr(xp, name)(x, axis=axis, keepdims=keepdims, **kwargs)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = np.asarray(getattr(np, name)(host(x), axis=_numpy_axis(axis), keepdims=keepdims))
+    assert got.dtype == x.dtype and got.shape == expected.shape
+    assert_values(host(got), expected.astype(host(x).dtype), scale=1e3, what=name)
+
+
+@given(array_and_axis(xps.real_dtypes()))
+def test_argmax_points_at_the_max(args: tuple[xp.Array, Any, bool]) -> None:
+    x, axis, keepdims = args
+    assume(axis is None or isinstance(axis, int))
+    assume(not np.any(np.isnan(host(x))) if host(x).dtype.kind == "f" else True)
+    got = xp.argmax(x, axis=axis, keepdims=keepdims)
+    assert got.dtype == xp.int64
+    np.testing.assert_array_equal(host(got), np.argmax(host(x), axis=axis, keepdims=keepdims))
+
+
+# -- manipulation round trips ------------------------------------------------------------------
+
+
+@given(xps.arrays(xps.scalar_dtypes(), shapes), st.data())
+def test_reshape_and_permute_round_trip(x: xp.Array, data: Any) -> None:
+    flat = xp.reshape(x, (-1,))
+    assert flat.shape == (x.size,)
+    np.testing.assert_array_equal(host(xp.reshape(flat, x.shape)), host(x))
+    perm = data.draw(st.permutations(range(x.ndim)))
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    y = xp.permute_dims(x, tuple(perm))
+    np.testing.assert_array_equal(host(y), np.transpose(host(x), perm))
+    np.testing.assert_array_equal(host(xp.permute_dims(y, inverse)), host(x))
+
+
+@given(xps.arrays(xps.scalar_dtypes(), xps.array_shapes(min_dims=1, max_dims=3)), st.integers(-7, 7), st.data())
+def test_flip_roll_round_trip(x: xp.Array, shift: int, data: Any) -> None:
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    np.testing.assert_array_equal(host(xp.flip(xp.flip(x, axis=axis), axis=axis)), host(x))
+    np.testing.assert_array_equal(host(xp.flip(x)), np.flip(host(x)))
+    rolled = xp.roll(x, shift, axis=axis)
+    np.testing.assert_array_equal(host(rolled), np.roll(host(x), shift, axis=axis))
+    np.testing.assert_array_equal(host(xp.roll(rolled, -shift, axis=axis)), host(x))
+
+
+@given(xps.arrays(xps.scalar_dtypes(), shapes), st.data())
+def test_expand_squeeze_stack_unstack(x: xp.Array, data: Any) -> None:
+    axis = data.draw(st.integers(-x.ndim - 1, x.ndim))
+    e = xp.expand_dims(x, axis=axis)
+    assert e.shape == np.expand_dims(host(x), axis).shape
+    np.testing.assert_array_equal(host(xp.squeeze(e, axis=axis)), host(x))
+    s = xp.stack([x, x, x], axis=axis)
+    parts = xp.unstack(s, axis=axis)
+    assert len(parts) == 3
+    for p in parts:
+        np.testing.assert_array_equal(host(p), host(x))
+
+
+@given(two_arrays(xps.scalar_dtypes()))
+def test_concat_then_slice(arrays: tuple[xp.Array, xp.Array]) -> None:
+    a, b = arrays
+    a1, b1 = xp.reshape(a, (-1,)), xp.reshape(b, (-1,))
+    c = xp.concat([a1, b1])
+    np.testing.assert_array_equal(host(c), np.concatenate([host(a1), host(b1)]))
+    np.testing.assert_array_equal(host(c[: a1.shape[0]]), host(a1))
+    np.testing.assert_array_equal(host(c[a1.shape[0] :]), host(b1))
+
+
+@given(two_arrays(xps.scalar_dtypes()))
+def test_broadcast_arrays_matches_numpy(arrays: tuple[xp.Array, xp.Array]) -> None:
+    a, b = arrays
+    got = xp.broadcast_arrays(a, b)
+    want = np.broadcast_arrays(host(a), host(b))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(host(g), w)
+
+
+# -- sorting -----------------------------------------------------------------------------------
+
+
+@given(xps.arrays(xps.real_dtypes(), xps.array_shapes(min_dims=1, max_dims=2)), st.booleans())
+def test_sort_and_stable_argsort(x: xp.Array, descending: bool) -> None:
+    h = host(x)
+    s = xp.sort(x, axis=-1, descending=descending)
+    expected = np.sort(h, axis=-1)
+    if descending:
+        expected = np.flip(expected, axis=-1) if h.dtype.kind != "f" else None
+    if expected is not None:
+        np.testing.assert_array_equal(host(s), expected)
+    i = xp.argsort(x, axis=-1, descending=descending, stable=True)
+    assert i.dtype == xp.int64
+    np.testing.assert_array_equal(np.take_along_axis(h, host(i), axis=-1), host(s))
+    if h.ndim == 1 and (h.dtype.kind != "f" or not np.isnan(h).any()):
+        # Stable: ties keep their original order, ascending or descending.
+        key = (lambda j: (-h[j].item(), j)) if descending else (lambda j: (h[j].item(), j))
+        if h.dtype.kind == "u" and descending:
+            key = lambda j: (-int(h[j]), j)  # noqa: E731
+        np.testing.assert_array_equal(host(i), sorted(range(h.shape[0]), key=key))
+
+
+# -- indexing ----------------------------------------------------------------------------------
+
+
+@given(xps.arrays(xps.scalar_dtypes(), xps.array_shapes(min_dims=1, max_dims=3)), st.data())
+def test_basic_indexing_matches_numpy(x: xp.Array, data: Any) -> None:
+    index = data.draw(xps.indices(x.shape, allow_newaxis=True))
+    note(f"index={index!r}")
+    np.testing.assert_array_equal(host(x[index]), host(x)[index])
+
+
+@given(xps.arrays(xps.floating_dtypes(), xps.array_shapes(min_dims=1, max_dims=3)), st.data())
+def test_basic_setitem_matches_numpy(x: xp.Array, data: Any) -> None:
+    index = data.draw(xps.indices(x.shape))
+    expected = host(x)
+    before = host(x)
+    kept = x[...]
+    expected[index] = 7.0
+    x[index] = 7.0
+    np.testing.assert_array_equal(host(x), expected)
+    np.testing.assert_array_equal(host(kept), before)  # value semantics
+
+
+@given(xps.arrays(xps.real_dtypes(), xps.array_shapes(min_dims=1, max_dims=2)))
+def test_boolean_mask_matches_numpy(x: xp.Array) -> None:
+    mask = (x > 0) if x.dtype != xp.bool else x
+    np.testing.assert_array_equal(host(x[mask]), host(x)[host(mask)])
+
+
+# -- conversion round trips --------------------------------------------------------------------
+
+
+@given(xps.arrays(xps.scalar_dtypes(), shapes))
+def test_numpy_round_trip_is_exact(x: xp.Array) -> None:
+    h = host(x)
+    y = xp.asarray(h)
+    assert y.dtype == x.dtype and y.shape == x.shape
+    assert host(y).tobytes() == h.tobytes()
+    if x.ndim == 0:
+        value = complex(x) if x.dtype in (xp.complex64, xp.complex128) else float(x)
+        np.testing.assert_array_equal(np.asarray(value, dtype=h.dtype), h)
