@@ -298,13 +298,17 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
 def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node]) -> tuple[bool, ...]:
     """Which input buffers nobody can see after this run (overwritten weights, say), and that
     an output of the same shape and dtype could reuse: XLA may write the outputs into them."""
-    out_avals = {(n.shape, n.dtype) for n in targets}
+    slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
     mask = []
     for i in range(len(leaves)):
         node = leaves[i]
         # references: the graph's uses, `leaves`, `node`, and getrefcount's argument
         private = sys.getrefcount(node) == leaf_uses[i] + 3
-        mask.append(private and not node.exported and (node.shape, node.dtype) in out_avals)
+        aval = (node.shape, node.dtype)
+        donate = private and not node.exported and slots[aval] > 0
+        if donate:
+            slots[aval] -= 1
+        mask.append(donate)
         del node
     return tuple(mask)
 
@@ -406,7 +410,9 @@ def _compile(program: _Program, key: tuple, leaf_values: list, donate: tuple, sc
     donated = [v for v, d in zip(leaf_values, donate) if d]
     kept = [v for v, d in zip(leaf_values, donate) if not d]
     start = time.perf_counter()
-    with jax.enable_x64(True), jax.default_device(device.jax_device):
+    with jax.enable_x64(True), jax.default_device(device.jax_device), warnings.catch_warnings():
+        # XLA may decline a donation (no output it can alias); that costs memory, not correctness
+        warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
         compiled = jax.jit(replay, donate_argnums=(0,) if donated else ()).lower(donated, kept, scalars).compile()
     COUNTERS.compile_seconds += time.perf_counter() - start
     COUNTERS.compile_count += 1
