@@ -1,5 +1,53 @@
-"""Sorting functions (the standard's chapter of that name)."""
+"""Sorting functions (the standard's chapter of that name).
+
+One primitive, parameterized by what it returns (values or indices), the axis and the order.
+Sorts are always stable (a stable sort satisfies `stable=False` too). A descending sort that
+keeps equal elements in their original order is an ascending stable sort of the reversed
+axis, reversed again, with indices mapped back (i -> n - 1 - i).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from ._array_object import Array
+from ._dtypes import DEFAULT_INDEX
+from ._helpers import check_array, normalize_axis
+from ._ops import Primitive, bind
+from ._statistical_functions import cast, check_bool
+
+__all__ = ["argsort", "sort"]
+
+
+def _sort_kernel(k: Any, x: Any, *, axis: int, descending: bool, indices: bool) -> Any:
+    if not descending:
+        if indices:
+            return cast(k.argsort(x, axis=axis, stable=True), DEFAULT_INDEX.np)
+        return k.sort(x, axis=axis, stable=True)
+    if not indices:  # equal values are indistinguishable: reversing the sorted axis suffices
+        return k.flip(k.sort(x, axis=axis, stable=True), axis=axis)
+    order = k.flip(k.argsort(k.flip(x, axis=axis), axis=axis, stable=True), axis=axis)
+    return cast(x.shape[axis] - 1 - order, DEFAULT_INDEX.np)
+
+
+_SORT = Primitive("sort", _sort_kernel)
+
+
+def _sort(fname: str, x: Array, axis: Any, descending: Any, stable: Any, indices: bool) -> Array:
+    check_array(x, fname, "x", "real numeric")
+    if x.ndim == 0:
+        raise ValueError(f"{fname}: x must have at least one dimension (got a 0-d array)")
+    axis = normalize_axis(axis, x.ndim, fname)
+    check_bool(descending, fname, "descending")
+    check_bool(stable, fname, "stable")
+    return bind(_SORT, x._device, x, axis=axis, descending=descending, indices=indices)
+
+
+def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """Indices that sort `x` along `axis` (stable: equal elements keep their order)."""
+    return _sort("argsort", x, axis, descending, stable, indices=True)
+
+
+def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """A copy of `x` sorted along `axis` (NaNs last when ascending, first when descending)."""
+    return _sort("sort", x, axis, descending, stable, indices=False)

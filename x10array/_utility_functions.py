@@ -1,5 +1,64 @@
-"""Utility functions (the standard's chapter of that name)."""
+"""Utility functions (the standard's chapter of that name): all, any, diff."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from ._array_object import Array
+from ._dtypes import DType, promote
+from ._helpers import check_array, check_int, normalize_axis, same_device
+from ._ops import Primitive, bind
+from ._statistical_functions import cast, reduction
+
+__all__ = ["all", "any", "diff"]
+
+
+def _truth(x: Any) -> Any:
+    # Explicit `!= 0`: jax's complex -> bool conversion looks at the real part only.
+    return x if x.dtype.kind == "b" else x != 0
+
+
+all = reduction(  # noqa: A001 - the standard's name
+    "all", "any", lambda k, x, *, axes, keepdims: k.all(_truth(x), axis=axes, keepdims=keepdims),
+    doc="Logical AND over `axis` (True for an empty set); NaN and non-zero components count as True.",
+)  # fmt: skip
+any = reduction(  # noqa: A001
+    "any", "any", lambda k, x, *, axes, keepdims: k.any(_truth(x), axis=axes, keepdims=keepdims),
+    doc="Logical OR over `axis` (False for an empty set); NaN and non-zero components count as True.",
+)  # fmt: skip
+
+
+def _diff_kernel(k: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int, dtype: DType) -> Any:
+    parts = [cast(p, dtype.np) for p in (prepend, x, append) if p is not None]
+    x = k.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
+    return k.diff(x, n=n, axis=axis) if n else x
+
+
+_DIFF = Primitive("diff", _diff_kernel, quiet=True)
+
+
+def diff(
+    x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None, append: Array | None = None
+) -> Array:
+    """n-th forward difference along `axis`, after joining `prepend`, `x` and `append` there.
+
+    `prepend`/`append` must match `x`'s shape off `axis`; their dtypes are promoted with x's.
+    """
+    check_array(x, "diff", "x", "numeric")
+    axis = normalize_axis(axis, x.ndim, "diff")
+    n = check_int(n, "diff", "n")
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
+    dtype = x._dtype
+    for arg, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        check_array(extra, "diff", arg, "numeric")
+        same_device((x, extra), "diff")
+        off_axis = lambda shape: shape[:axis] + shape[axis + 1 :]  # noqa: E731
+        if extra.ndim != x.ndim or off_axis(extra.shape) != off_axis(x.shape):
+            raise ValueError(
+                f"diff: {arg} has shape {extra.shape}; it must match x's shape {x.shape} except along axis {axis}"
+            )
+        dtype = promote(dtype, extra._dtype, "diff")
+    return bind(_DIFF, x._device, x, prepend, append, axis=axis, n=n, dtype=dtype)
