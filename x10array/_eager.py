@@ -22,7 +22,7 @@ import numpy as np
 from ._array_object import Array
 from ._device import Backend, Device, DeviceKind
 from ._dtypes import FROM_NUMPY
-from ._kernels import NUMPY, jax_namespace
+from ._kernels import NUMPY, jax_namespace, jax_operand
 from ._ops import Primitive, register_backend
 
 _ndarray = np.ndarray
@@ -77,7 +77,7 @@ class XlaEagerExecutor:
             wrapped = tuple(Array._new(b, o._dtype, device) for b, o in zip(moved, outs))
             return wrapped if prim.multiple_results else wrapped[0]
         fn = _jitted(prim, tuple(sorted(params.items())))
-        bufs = [o._data if type(o) is Array else o for o in operands]
+        bufs = [o._data if type(o) is Array else jax_operand(o) for o in operands]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
             out = fn(*bufs)
         if prim.multiple_results:

@@ -27,6 +27,17 @@ NUMPY.index_update = _numpy_index_update
 NUMPY.lax = None
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def jax_operand(value: Any) -> Any:
+    """An operand as jax may take it: a Python int beyond int64 (next to a uint64 array)
+    would overflow jax's scalar conversion, so it travels as a NumPy uint64."""
+    if type(value) is int and value > _INT64_MAX:
+        return np.uint64(value)
+    return value
+
+
 @functools.cache
 def jax_namespace() -> types.SimpleNamespace:
     import jax

@@ -39,7 +39,7 @@ from . import _metrics
 from ._array_object import Array
 from ._device import Backend, Device
 from ._dtypes import FROM_NUMPY, DType
-from ._kernels import NUMPY, jax_namespace
+from ._kernels import NUMPY, jax_namespace, jax_operand
 from ._metrics import COUNTERS
 from ._ops import Primitive, register_backend
 
@@ -122,7 +122,7 @@ class LazyBackend:
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         if prim.dynamic_shape:
             return _graph_break(prim, device, operands, params)
-        inputs = tuple(o._data if type(o) is Array else o for o in operands)
+        inputs = tuple(o._data if type(o) is Array else jax_operand(o) for o in operands)
         key_params = tuple(sorted(params.items())) if params else ()
         key = (prim, key_params, tuple((i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs))
         avals = _out_avals(prim, params, key, inputs)
