@@ -1,26 +1,142 @@
-"""Linear algebra functions of the main namespace (matmul, matrix_transpose, tensordot, vecdot)."""
+"""Linear algebra functions of the main namespace (matmul, matrix_transpose, tensordot, vecdot).
+
+The `linalg` extension re-exports these four (the same function objects). Products run at
+full precision on every backend: jax would otherwise be free to use reduced-precision passes
+(TF32, bf16) for float32 products on accelerators, which the standard's IEEE results exclude.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import operator
+from collections.abc import Sequence
+from typing import Any
+
 from ._array_object import Array
-from ._helpers import binary_operands, check_array
+from ._helpers import OperandTypeError, binary_operands, broadcast_shapes, check_array, check_int, normalize_axis
 from ._ops import Primitive, bind
 
-__all__ = ["matmul", "matrix_transpose"]
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
-_MATMUL = Primitive("matmul", lambda k, a, b: k.matmul(a, b))
+
+def precise(k: Any) -> Any:
+    """Context for kernels that multiply matrices: full float32 precision under jax."""
+    return k.jax.default_matmul_precision("highest") if k.is_jax else contextlib.nullcontext()
+
+
+def _matmul_kernel(k: Any, a: Any, b: Any, *, dtype: Any) -> Any:
+    with precise(k):
+        return k.matmul(k.asarray(a, dtype=dtype.np), k.asarray(b, dtype=dtype.np))
+
+
+def _tensordot_kernel(k: Any, a: Any, b: Any, *, axes: tuple[tuple[int, ...], tuple[int, ...]], dtype: Any) -> Any:
+    with precise(k):
+        return k.asarray(
+            k.tensordot(k.asarray(a, dtype=dtype.np), k.asarray(b, dtype=dtype.np), axes=axes), dtype=dtype.np
+        )
+
+
+def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any) -> Any:
+    # `axis` is negative and the public layer has checked that the two sizes along it agree;
+    # the other axes broadcast. conj(a) . b as a batch of (1, n) @ (n, 1) products.
+    a = k.moveaxis(k.asarray(a, dtype=dtype.np), axis, -1)
+    b = k.moveaxis(k.asarray(b, dtype=dtype.np), axis, -1)
+    if dtype.kind == "complex":
+        a = k.conj(a)
+    with precise(k):
+        return k.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
+
+
+_MATMUL = Primitive("matmul", _matmul_kernel)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2))
+_TENSORDOT = Primitive("tensordot", _tensordot_kernel)
+_VECDOT = Primitive("vecdot", _vecdot_kernel)
+
+
+def _two_arrays(fname: str, x1: Any, x2: Any) -> tuple[Array, Array, Any, Any]:
+    """Two numeric arrays (no Python scalars): (x1, x2, result dtype, device)."""
+    if type(x1) is not Array or type(x2) is not Array:
+        bad = x1 if type(x1) is not Array else x2
+        raise OperandTypeError(f"{fname}: both operands must be x10array arrays, got {type(bad).__name__}")
+    a, b, dtype, device = binary_operands(fname, x1, x2, "numeric")
+    return a, b, dtype, device
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
-    a, b, _, device = binary_operands("matmul", x1, x2, "numeric")
-    if type(a) is not Array or type(b) is not Array:
-        raise TypeError("matmul: both operands must be arrays")
-    return bind(_MATMUL, device, a, b)
+    """Matrix product with the standard's 1-D promotion and broadcasting of stack dimensions."""
+    a, b, dtype, device = _two_arrays("matmul", x1, x2)
+    s1, s2 = a.shape, b.shape
+    if not s1 or not s2:
+        raise ValueError(f"matmul: operands must have at least one dimension, got shapes {s1} and {s2}")
+    inner1 = s1[-1]
+    inner2 = s2[0] if len(s2) == 1 else s2[-2]
+    if inner1 != inner2:
+        raise ValueError(f"matmul: shapes {s1} and {s2} are not aligned: {inner1} (dim -1 of x1) != {inner2}")
+    broadcast_shapes(s1[:-2], s2[:-2], fname="matmul")
+    return bind(_MATMUL, device, a, b, dtype=dtype)
 
 
 def matrix_transpose(x: Array, /) -> Array:
+    """Transpose the last two axes."""
     check_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
     return bind(_MATRIX_TRANSPOSE, x._device, x)
+
+
+def _contracted_axes(axes: Any, ndim: int, fname: str, which: str) -> tuple[int, ...]:
+    if not isinstance(axes, Sequence) or isinstance(axes, str):
+        axes = (check_int(axes, fname, f"the axes of {which}"),)  # one axis, as NumPy allows
+    out = [normalize_axis(axis, ndim, fname, f"{which} axis") for axis in axes]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: repeated axis in the axes of {which}: {tuple(axes)}")
+    return tuple(out)
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
+    """Contract the given axes of x1 with those of x2 (the last/first `axes` ones for an int)."""
+    a, b, dtype, device = _two_arrays("tensordot", x1, x2)
+    if isinstance(axes, Sequence) and not isinstance(axes, str):
+        if len(axes) != 2:
+            raise ValueError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}")
+        ax1 = _contracted_axes(axes[0], a.ndim, "tensordot", "x1")
+        ax2 = _contracted_axes(axes[1], b.ndim, "tensordot", "x2")
+        if len(ax1) != len(ax2):
+            raise ValueError(f"tensordot: x1 and x2 need as many contracted axes, got {axes!r}")
+    else:
+        try:
+            n = operator.index(axes) if not isinstance(axes, bool) else None
+        except TypeError:
+            n = None
+        if n is None:
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got {type(axes).__name__}")
+        if n < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, got {n}")
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: cannot contract {n} axes of arrays with shapes {a.shape} and {b.shape}")
+        ax1 = tuple(range(a.ndim - n, a.ndim))
+        ax2 = tuple(range(n))
+    for i, j in zip(ax1, ax2):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(
+                f"tensordot: contracted axes have different sizes: axis {i} of x1 ({a.shape[i]})"
+                f" and axis {j} of x2 ({b.shape[j]})"
+            )
+    return bind(_TENSORDOT, device, a, b, axes=(ax1, ax2), dtype=dtype)
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Dot product sum(conj(x1) * x2) along `axis` (negative), broadcasting the other axes."""
+    a, b, dtype, device = _two_arrays("vecdot", x1, x2)
+    axis = check_int(axis, "vecdot", "axis")
+    n = min(a.ndim, b.ndim)
+    if not -n <= axis <= -1:
+        raise ValueError(
+            f"vecdot: axis must be a negative int in [-{n}, -1] for shapes {a.shape} and {b.shape}, got {axis}"
+        )
+    if a.shape[axis] != b.shape[axis]:
+        raise ValueError(f"vecdot: x1 and x2 differ in size along axis {axis} ({a.shape[axis]} and {b.shape[axis]})")
+    rest1 = a.shape[:axis] + a.shape[axis:][1:]
+    rest2 = b.shape[:axis] + b.shape[axis:][1:]
+    broadcast_shapes(rest1, rest2, fname="vecdot")
+    return bind(_VECDOT, device, a, b, axis=axis, dtype=dtype)
