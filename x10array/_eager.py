@@ -39,16 +39,33 @@ def _wrap_numpy(out: Any, device: Device, operands: tuple[Any, ...]) -> Array:
     return Array._new(out, FROM_NUMPY[out.dtype], device, shared)
 
 
+try:  # NumPy's own error-state variable: `np.errstate` without building one per call
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _IGNORE_ALL = _make_extobj(all="ignore")
+
+    def _run_quiet(prim: Primitive, bufs: list[Any], params: dict[str, Any]) -> Any:
+        token = _extobj_contextvar.set(_IGNORE_ALL)
+        try:
+            return prim.kernel(NUMPY, *bufs, **params)
+        finally:
+            _extobj_contextvar.reset(token)
+
+except ImportError:  # pragma: no cover - another NumPy layout
+
+    def _run_quiet(prim: Primitive, bufs: list[Any], params: dict[str, Any]) -> Any:
+        with np.errstate(all="ignore"):
+            return prim.kernel(NUMPY, *bufs, **params)
+
+
 class NumpyExecutor:
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        bufs = [_numpy_buffer(o) if type(o) is Array else o for o in operands]
+        bufs = [
+            (o._data if type(o._data) is _ndarray else _numpy_buffer(o)) if type(o) is Array else o for o in operands
+        ]
         if prim.in_place and operands[0]._shared:
             bufs[0] = bufs[0].copy()
-        if prim.quiet:
-            with np.errstate(all="ignore"):
-                out = prim.kernel(NUMPY, *bufs, **params)
-        else:
-            out = prim.kernel(NUMPY, *bufs, **params)
+        out = _run_quiet(prim, bufs, params) if prim.quiet else prim.kernel(NUMPY, *bufs, **params)
         if prim.multiple_results:
             return tuple(_wrap_numpy(o, device, operands) for o in out)
         return _wrap_numpy(out, device, operands)
@@ -111,6 +128,7 @@ def to_device_buffer(host: Any, device: Device) -> Any:
 
 
 NUMPY_EXECUTOR = NumpyExecutor()
+_numpy_run = NUMPY_EXECUTOR.run
 XLA_EAGER_EXECUTOR = XlaEagerExecutor()
 
 _cpu_kernels = [os.environ.get("X10ARRAY_EAGER_CPU_KERNELS", "numpy").lower()]
@@ -137,9 +155,12 @@ class EagerBackend:
     """What `bind` calls for eager devices."""
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        if device.kind is DeviceKind.CPU and _cpu_kernels[0] == "numpy":
-            return NUMPY_EXECUTOR.run(prim, device, operands, params)
+        if device.kind is _CPU and _cpu_kernels[0] == "numpy":
+            return _numpy_run(prim, device, operands, params)
         return XLA_EAGER_EXECUTOR.run(prim, device, operands, params)
+
+
+_CPU = DeviceKind.CPU
 
 
 def to_host(x: Array) -> np.ndarray:
