@@ -1,5 +1,13 @@
-"""Constants (the standard's chapter of that name)."""
+"""Constants (the standard's chapter of that name): Python floats, and `None` for newaxis."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+
+__all__ = ["e", "inf", "nan", "newaxis", "pi"]
+
+e = math.e
+inf = math.inf
+nan = math.nan
+newaxis = None
+pi = math.pi

@@ -1,5 +1,179 @@
-"""Data type functions (the standard's chapter of that name)."""
+"""Data type functions (the standard's chapter of that name).
+
+`astype` is the one primitive here (a cast runs on the device, eagerly or lazily); the rest
+answer questions about dtypes from the tables of `_dtypes` and never touch a value.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._array_object import Array
+from ._device import Device
+from ._dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
+from ._helpers import check_array, check_scalar
+from ._ops import Primitive, bind
+
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
+
+
+# -- astype ------------------------------------------------------------------------------------
+
+# NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
+_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), quiet=True)
+
+
+def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | None = None) -> Array:
+    """Cast `x` to `dtype`; `copy=False` returns `x` itself when the dtype is already `dtype`.
+
+    Complex to a real-valued dtype is refused (the standard: take real() or imag() first);
+    complex to bool is defined (0 + 0j is False).
+    """
+    check_array(x, "astype")
+    dtype = check_dtype(dtype, "astype")
+    if not isinstance(copy, builtins.bool):
+        raise TypeError(f"astype: copy must be a bool, got {type(copy).__name__}")
+    if device is not None and not isinstance(device, Device):
+        raise ValueError(f"astype: device must be an x10array.Device or None, got {device!r}")
+    if x._dtype.kind == "complex" and dtype.kind in ("signed", "unsigned", "real"):
+        raise TypeError(
+            f"astype: the standard does not permit casting {x._dtype.name} to {dtype.name}; take real() or imag() first"
+        )
+    if dtype is x._dtype and not copy:
+        out = x
+    else:
+        out = bind(_ASTYPE, x._device, x, dtype=dtype)
+    if device is not None and device != out._device:
+        from ._creation_functions import to_device
+
+        out = to_device(out, device)
+    return out
+
+
+# -- questions about dtypes ---------------------------------------------------------------------
+
+
+def _dtype_of(value: Any, fname: str, arg: str) -> DType:
+    if type(value) is Array:
+        return value._dtype
+    if isinstance(value, DType):
+        return value
+    raise TypeError(f"{fname}: {arg} must be an x10array dtype or array, got {value!r}")
+
+
+def can_cast(from_: DType | Array, to: DType, /) -> builtins.bool:
+    """Whether the standard's promotion rules can turn `from_` into `to` (no cross-kind casts)."""
+    source = _dtype_of(from_, "can_cast", "from_")
+    to = check_dtype(to, "can_cast", "to")
+    try:
+        return promote(source, to, "can_cast") is to
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class finfo_object:  # noqa: N801 - the standard's name
+    """Machine limits of a real floating-point dtype, as Python floats."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True, eq=False)
+class iinfo_object:  # noqa: N801 - the standard's name
+    """Machine limits of an integer dtype, as Python ints."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def _finfo(dtype: DType) -> finfo_object:
+    fi = np.finfo(dtype.np)
+    return finfo_object(fi.bits, float(fi.eps), float(fi.max), float(fi.min), float(fi.smallest_normal), dtype)
+
+
+def _iinfo(dtype: DType) -> iinfo_object:
+    ii = np.iinfo(dtype.np)
+    return iinfo_object(ii.bits, int(ii.max), int(ii.min), dtype)
+
+
+_FINFO = {d: _finfo(d) for d in KINDS["real floating"]}
+_IINFO = {d: _iinfo(d) for d in INTEGER}
+
+
+def finfo(type: DType | Array, /) -> finfo_object:  # noqa: A002 - the standard's name
+    """Limits of a floating-point dtype; for a complex dtype, those of its components."""
+    dtype = _dtype_of(type, "finfo", "type")
+    dtype = REAL_OF.get(dtype, dtype)
+    if dtype not in _FINFO:
+        raise TypeError(f"finfo: {dtype.name} is not a floating-point dtype")
+    return _FINFO[dtype]
+
+
+def iinfo(type: DType | Array, /) -> iinfo_object:  # noqa: A002 - the standard's name
+    """Limits of an integer dtype."""
+    dtype = _dtype_of(type, "iinfo", "type")
+    if dtype not in _IINFO:
+        raise TypeError(f"iinfo: {dtype.name} is not an integer dtype")
+    return _IINFO[dtype]
+
+
+def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> builtins.bool:
+    """Whether `dtype` is `kind` (a dtype), of `kind` (a kind name), or of any in a tuple."""
+    dtype = check_dtype(dtype, "isdtype")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    found = False
+    for k in kinds:
+        if isinstance(k, DType):
+            found = found or k is dtype
+        elif isinstance(k, str):
+            if k not in KINDS:
+                raise ValueError(f"isdtype: unknown kind {k!r}; choose one of {', '.join(map(repr, KINDS))}")
+            found = found or dtype in KINDS[k]
+        else:
+            raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {k!r}")
+    return found
+
+
+def result_type(*arrays_and_dtypes: Array | DType | builtins.bool | int | float | complex) -> DType:
+    """The standard's promotion of arrays, dtypes and Python scalars (at least one non-scalar)."""
+    dtypes: list[DType] = []
+    scalars: list[Any] = []
+    for a in arrays_and_dtypes:
+        if type(a) is Array:
+            dtypes.append(a._dtype)
+        elif isinstance(a, DType):
+            dtypes.append(a)
+        elif isinstance(a, (builtins.bool, int, float, complex)):
+            scalars.append(a)
+        else:
+            raise TypeError(f"result_type: arguments must be arrays, dtypes or Python scalars, got {a!r}")
+    if not dtypes:
+        raise ValueError("result_type: at least one array or dtype is required")
+    result = dtypes[0]
+    for d in dtypes[1:]:
+        result = promote(result, d, "result_type")
+    for s in scalars:
+        result = _scalar_result(s, result)
+    return result
+
+
+def _scalar_result(scalar: Any, dtype: DType) -> DType:
+    """A Python scalar meeting `dtype`, by the standard's scalar rules: the dtype wins, except
+    that a complex scalar makes a real floating-point dtype complex of the same precision."""
+    if isinstance(scalar, complex) and dtype.kind == "real":
+        return COMPLEX_OF[dtype]
+    if isinstance(scalar, int) and not isinstance(scalar, builtins.bool) and dtype.kind in ("signed", "unsigned"):
+        return dtype  # a Python int's range matters for values, not for result_type
+    check_scalar(scalar, dtype, "result_type")
+    return dtype

@@ -4,17 +4,19 @@ Each function is made by `_unary` or `_binary` from: its name, the dtype categor
 and its kernel. The factory creates the primitive (kernel + lowering, one record) and the
 public function (validation, Python scalars, promotion, device check), and nothing else.
 Kernels take the kernel namespace `k` first, so NumPy and jax.numpy share them; where NumPy
-departs from the standard's special cases the kernel says how, next to the plain case.
+(or XLA) departs from the standard's special cases, a small named kernel next to the line
+says how.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 from ._array_object import Array
 from ._dtypes import CATEGORIES
-from ._helpers import binary_operands
+from ._helpers import binary_operands, broadcast_shapes
 from ._ops import Primitive, bind
 
 __all__ = [
@@ -49,11 +51,15 @@ def _unary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc:
     return function
 
 
-def _binary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "") -> Callable[[Any, Any], Array]:
+def _binary(
+    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = ""
+) -> Callable[[Any, Any], Array]:
     prim = Primitive(name, kernel, quiet=quiet)
 
     def function(x1: Any, x2: Any, /) -> Array:
         a, b, _, device = binary_operands(name, x1, x2, category)
+        if type(a) is Array and type(b) is Array and a.shape != b.shape:
+            broadcast_shapes(a.shape, b.shape, fname=name)
         return bind(prim, device, a, b)
 
     function.__name__ = function.__qualname__ = name
@@ -62,22 +68,211 @@ def _binary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc
     return function
 
 
+# -- helpers shared by the fixed-up kernels ----------------------------------------------------
+
+
+def _complex(k: Any, re: Any, im: Any) -> Any:
+    """re + im*1j without the arithmetic (inf * 1j would make the real part NaN)."""
+    if k.is_jax:
+        return k.lax.complex(re, im)
+    out = k.empty(k.broadcast_shapes(re.shape, im.shape), dtype=k.promote_types(re.dtype, k.complex64))
+    out.real = re
+    out.imag = im
+    return out
+
+
+def _is_integer(k: Any, a: Any, b: Any) -> bool:
+    return k.result_type(a, b).kind in "iu"
+
+
+# -- complex special values -------------------------------------------------------------------
+#
+# At complex special values (zeros, infinities, NaN) NumPy (C99) and XLA each depart from the
+# standard, in different places. So each complex function is computed on the upper half-plane
+# b >= +0 (and a >= +0 for odd and even functions), where the standard lists its special
+# cases; a table of rules pins those; the symmetries f(conj z) = conj f(z) and f(-z) = -f(z)
+# (odd) or f(z) (even) give the rest. sin, cos, tan, asin and atan are, as the standard
+# defines them, -i f(iz) of sinh, cosh, tanh, asinh, atanh. Real inputs take the plain kernel.
+
+_PI = math.pi
+_NAN = math.nan
+_INF = math.inf
+Rule = tuple[Callable[[Any, Any, Any], Any], float | None, float | None]
+
+
+def _half_plane(kernel: Kernel, rules: tuple[Rule, ...] = (), parity: str | None = None) -> Kernel:
+    def run(k: Any, x: Any) -> Any:
+        if x.dtype.kind != "c":
+            return kernel(k, x)
+        a, b = k.real(x), k.imag(x)
+        flip_b = k.signbit(b) & ~k.isnan(b)
+        b = k.where(flip_b, -b, b)
+        flip_a = k.signbit(a) & ~k.isnan(a) if parity else k.zeros_like(flip_b)
+        a = k.where(flip_a, -a, a)
+        out = kernel(k, _complex(k, a, b))
+        re, im = k.real(out), k.imag(out)
+        for condition, re_value, im_value in rules:
+            mask = condition(k, a, b)
+            if re_value is not None:
+                re = k.where(mask, re_value, re)
+            if im_value is not None:
+                im = k.where(mask, im_value, im)
+        if parity == "odd":
+            re = k.where(flip_a, -re, re)
+            im = k.where(flip_a, -im, im)
+        im = k.where(flip_a ^ flip_b, -im, im)
+        return _complex(k, re, im)
+
+    return run
+
+
+def _rotated(real_kernel: Kernel, complex_kernel: Kernel, *, turn_back: bool = True) -> Kernel:
+    """f(z) = -i g(iz) (or g(iz) without turning back) for complex z; the plain kernel for real."""
+
+    def run(k: Any, x: Any) -> Any:
+        if x.dtype.kind != "c":
+            return real_kernel(k, x)
+        out = complex_kernel(k, _complex(k, -k.imag(x), k.real(x)))
+        return _complex(k, k.imag(out), -k.real(out)) if turn_back else out
+
+    return run
+
+
+# Conditions on the reduced (a, b); each rule's result replaces the kernel's where it holds.
+def _zero_nan(k: Any, a: Any, b: Any) -> Any:
+    return (a == 0) & k.isnan(b)
+
+
+def _nonzero_finite_nan(k: Any, a: Any, b: Any) -> Any:
+    return k.isfinite(a) & (a != 0) & k.isnan(b)
+
+
+def _nonzero_finite_nonfinite(k: Any, a: Any, b: Any) -> Any:
+    return k.isfinite(a) & (a != 0) & ~k.isfinite(b)
+
+
+def _zero_nonfinite(k: Any, a: Any, b: Any) -> Any:
+    return (a == 0) & ~k.isfinite(b)
+
+
+def _inf_nan(k: Any, a: Any, b: Any) -> Any:
+    return k.isinf(a) & k.isnan(b)
+
+
+def _inf_nonfinite(k: Any, a: Any, b: Any) -> Any:
+    return k.isinf(a) & ~k.isfinite(b)
+
+
+def _nan_zero(k: Any, a: Any, b: Any) -> Any:
+    return k.isnan(a) & (b == 0)
+
+
+def _nan_finite(k: Any, a: Any, b: Any) -> Any:
+    return k.isnan(a) & k.isfinite(b)
+
+
+def _nan_nonzero_finite(k: Any, a: Any, b: Any) -> Any:
+    return k.isnan(a) & k.isfinite(b) & (b != 0)
+
+
+def _nan_inf(k: Any, a: Any, b: Any) -> Any:
+    return k.isnan(a) & k.isinf(b)
+
+
+def _any_inf(k: Any, a: Any, b: Any) -> Any:
+    return k.isinf(a) | k.isinf(b)
+
+
 # -- arithmetic ------------------------------------------------------------------------------
 
 add = _binary("add", "numeric", lambda k, a, b: k.add(a, b))
 subtract = _binary("subtract", "numeric", lambda k, a, b: k.subtract(a, b))
 multiply = _binary("multiply", "numeric", lambda k, a, b: k.multiply(a, b))
 divide = _binary("divide", "floating-point", lambda k, a, b: k.divide(a, b))
-floor_divide = _binary("floor_divide", "real numeric", lambda k, a, b: k.floor_divide(a, b))
-remainder = _binary("remainder", "real numeric", lambda k, a, b: k.remainder(a, b))
-pow = _binary("pow", "numeric", lambda k, a, b: k.power(a, b))  # noqa: A001 - the standard's name
+
+
+def _floor_divide(k: Any, a: Any, b: Any) -> Any:
+    # The standard wants floor(a / b) where an operand is infinite; NumPy follows Python
+    # (inf // 2 is NaN, 1 // -inf is -1). A zero quotient keeps the sign of a / b (XLA's
+    # does not).
+    if _is_integer(k, a, b):
+        return k.floor_divide(a, b)
+    quotient = k.divide(a, b)
+    out = k.where(k.isinf(a) | k.isinf(b), k.floor(quotient), k.floor_divide(a, b))
+    return k.where(out == 0, k.copysign(out, quotient), out)
+
+
+floor_divide = _binary("floor_divide", "real numeric", _floor_divide)
+
+
+def _remainder(k: Any, a: Any, b: Any) -> Any:
+    # A zero remainder has the sign of the divisor, as in Python (XLA keeps the dividend's).
+    out = k.remainder(a, b)
+    if _is_integer(k, a, b):
+        return out
+    return k.where(out == 0, k.copysign(out, b), out)
+
+
+remainder = _binary("remainder", "real numeric", _remainder)
+
+
+def _pow(k: Any, a: Any, b: Any) -> Any:
+    # Integers to negative powers (unspecified by the standard; NumPy raises): the truncated
+    # value, 1 for a base of 1, +-1 for a base of -1, 0 otherwise.
+    if not _is_integer(k, a, b):
+        return k.power(a, b)
+    dtype = k.result_type(a, b)
+    a = k.asarray(a, dtype=dtype)
+    b = k.asarray(b, dtype=dtype)
+    negative = b < 0
+    plain = k.power(a, k.where(negative, k.zeros_like(b), b))
+    if dtype.kind == "u":
+        return plain
+    one = k.ones_like(a)
+    odd = (b % 2) != 0
+    inverse = k.where(a == 1, one, k.where(a == -1, k.where(odd, -one, one), k.zeros_like(a)))
+    return k.where(negative, inverse, plain)
+
+
+pow = _binary("pow", "numeric", _pow)  # noqa: A001 - the standard's name
 negative = _unary("negative", "numeric", lambda k, x: k.negative(x))
 positive = _unary("positive", "numeric", lambda k, x: k.positive(x))
-abs = _unary("abs", "numeric", lambda k, x: k.abs(x))  # noqa: A001
+
+
+def _abs(k: Any, x: Any) -> Any:
+    # Complex: an infinite part gives +infinity even when the other part is NaN.
+    if x.dtype.kind != "c":
+        return k.abs(x)
+    return k.where(k.isinf(k.real(x)) | k.isinf(k.imag(x)), _INF, k.abs(x))
+
+
+abs = _unary("abs", "numeric", _abs)  # noqa: A001
 square = _unary("square", "numeric", lambda k, x: k.square(x))
-sqrt = _unary("sqrt", "floating-point", lambda k, x: k.sqrt(x))
+sqrt = _unary(
+    "sqrt",
+    "floating-point",
+    _half_plane(
+        lambda k, x: k.sqrt(x),
+        (
+            (lambda k, a, b: k.isnan(a), _NAN, _NAN),
+            (lambda k, a, b: k.isneginf(a) & k.isnan(b), _NAN, _INF),
+            (lambda k, a, b: k.isposinf(a) & k.isnan(b), _INF, _NAN),
+            (lambda k, a, b: k.isinf(b), _INF, _INF),
+        ),
+    ),
+)
 reciprocal = _unary("reciprocal", "floating-point", lambda k, x: k.reciprocal(x))
-sign = _unary("sign", "numeric", lambda k, x: k.sign(x))
+
+
+def _sign(k: Any, x: Any) -> Any:
+    # The sign of a zero is +0 (+0 + 0j), whatever the zero's own sign (XLA keeps it).
+    out = k.sign(x)
+    if x.dtype.kind in "fc":
+        out = k.where(x == 0, k.zeros_like(out), out)
+    return out
+
+
+sign = _unary("sign", "numeric", _sign)
 maximum = _binary("maximum", "real numeric", lambda k, a, b: k.maximum(a, b))
 minimum = _binary("minimum", "real numeric", lambda k, a, b: k.minimum(a, b))
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
@@ -88,24 +283,131 @@ atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b))
 
 # -- exponentials, logarithms, trigonometry --------------------------------------------------
 
-exp = _unary("exp", "floating-point", lambda k, x: k.exp(x))
-expm1 = _unary("expm1", "floating-point", lambda k, x: k.expm1(x))
-log = _unary("log", "floating-point", lambda k, x: k.log(x))
-log1p = _unary("log1p", "floating-point", lambda k, x: k.log1p(x))
-log2 = _unary("log2", "floating-point", lambda k, x: k.log2(x))
-log10 = _unary("log10", "floating-point", lambda k, x: k.log10(x))
-sin = _unary("sin", "floating-point", lambda k, x: k.sin(x))
-cos = _unary("cos", "floating-point", lambda k, x: k.cos(x))
-tan = _unary("tan", "floating-point", lambda k, x: k.tan(x))
-asin = _unary("asin", "floating-point", lambda k, x: k.arcsin(x))
-acos = _unary("acos", "floating-point", lambda k, x: k.arccos(x))
-atan = _unary("atan", "floating-point", lambda k, x: k.arctan(x))
-sinh = _unary("sinh", "floating-point", lambda k, x: k.sinh(x))
-cosh = _unary("cosh", "floating-point", lambda k, x: k.cosh(x))
-tanh = _unary("tanh", "floating-point", lambda k, x: k.tanh(x))
-asinh = _unary("asinh", "floating-point", lambda k, x: k.arcsinh(x))
-acosh = _unary("acosh", "floating-point", lambda k, x: k.arccosh(x))
-atanh = _unary("atanh", "floating-point", lambda k, x: k.arctanh(x))
+_exp = _half_plane(
+    lambda k, x: k.exp(x),
+    (
+        (lambda k, a, b: k.isposinf(a) & ~k.isfinite(b), _INF, _NAN),
+        (lambda k, a, b: k.isneginf(a) & ~k.isfinite(b), 0.0, 0.0),
+        (lambda k, a, b: ~k.isnan(a) & (b == 0), None, 0.0),
+        (_nan_zero, _NAN, 0.0),
+    ),
+)
+exp = _unary("exp", "floating-point", _exp)
+
+
+def _expm1(k: Any, x: Any) -> Any:
+    # Complex: exp(a) * cis(b) - 1 written so that small a and b keep their precision, with
+    # the standard's special cases at infinities and NaN (NumPy's complex expm1 misses them).
+    if x.dtype.kind != "c":
+        return k.expm1(x)
+    a, b = k.real(x), k.imag(x)
+    half = k.sin(b / 2)
+    re = k.expm1(a) * k.cos(b) - 2 * half * half
+    im = k.where(b == 0, b, k.exp(a) * k.sin(b))
+    re = k.where((a == 0) & (b == 0), k.zeros_like(a), re)
+    finite_b = k.isfinite(b)
+    low = k.isneginf(a)  # +0 * cis(b) - 1, and -1 + 0j where b is infinite or NaN
+    re = k.where(low, -1.0, re)
+    im = k.where(low, k.zeros_like(a) * k.sin(k.where(finite_b, b, k.zeros_like(b))), im)
+    high = k.isposinf(a) & ~finite_b  # infinity + NaN j
+    re = k.where(high, _INF, re)
+    im = k.where(high, _NAN, im)
+    return _complex(k, re, im)
+
+
+expm1 = _unary("expm1", "floating-point", _expm1)
+_LOG_RULES: tuple[Rule, ...] = ((_any_inf, _INF, None),)
+log = _unary("log", "floating-point", _half_plane(lambda k, x: k.log(x), _LOG_RULES))
+log1p = _unary("log1p", "floating-point", _half_plane(lambda k, x: k.log1p(x), _LOG_RULES))
+log2 = _unary("log2", "floating-point", _half_plane(lambda k, x: k.log2(x), _LOG_RULES))
+log10 = _unary("log10", "floating-point", _half_plane(lambda k, x: k.log10(x), _LOG_RULES))
+
+_sinh = _half_plane(
+    lambda k, x: k.sinh(x),
+    (
+        (_zero_nonfinite, 0.0, _NAN),
+        (_nonzero_finite_nonfinite, _NAN, _NAN),
+        (_inf_nonfinite, _INF, _NAN),
+        (_nan_zero, _NAN, 0.0),
+    ),
+    "odd",
+)
+_cosh = _half_plane(
+    lambda k, x: k.cosh(x),
+    (
+        (_zero_nonfinite, _NAN, 0.0),
+        (_nonzero_finite_nonfinite, _NAN, _NAN),
+        (_inf_nonfinite, _INF, _NAN),
+        (_nan_zero, _NAN, 0.0),
+    ),
+    "even",
+)
+# tanh(+inf + bj) is 1 + 0j for every b (C99 puts the sign of sin(2b) on the zero).
+_tanh = _half_plane(
+    lambda k, x: k.tanh(x),
+    (
+        (_zero_nonfinite, 0.0, _NAN),
+        (_nonzero_finite_nonfinite, _NAN, _NAN),
+        (lambda k, a, b: k.isinf(a), 1.0, 0.0),
+        (_nan_zero, _NAN, 0.0),
+    ),
+    "odd",
+)
+_asinh = _half_plane(
+    lambda k, x: k.arcsinh(x),
+    (
+        (lambda k, a, b: k.isfinite(a) & k.isnan(b), _NAN, _NAN),
+        (_nan_zero, _NAN, 0.0),
+        (_nan_nonzero_finite, _NAN, _NAN),
+        (_nan_inf, _INF, _NAN),
+    ),
+    "odd",
+)
+_atanh = _half_plane(
+    lambda k, x: k.arctanh(x),
+    (
+        (_zero_nan, 0.0, _NAN),
+        (_nonzero_finite_nan, _NAN, _NAN),
+        (_inf_nan, 0.0, _NAN),
+        (_nan_finite, _NAN, _NAN),
+        (_nan_inf, 0.0, _PI / 2),
+        (lambda k, a, b: k.isnan(a) & k.isnan(b), _NAN, _NAN),
+    ),
+    "odd",
+)
+_acos = _half_plane(
+    lambda k, x: k.arccos(x),
+    (
+        (_zero_nan, _PI / 2, _NAN),
+        (_nonzero_finite_nan, _NAN, _NAN),
+        (_inf_nan, _NAN, -_INF),
+        (_nan_finite, _NAN, _NAN),
+        (_nan_inf, _NAN, -_INF),
+    ),
+)
+_acosh = _half_plane(
+    lambda k, x: k.arccosh(x),
+    (
+        (_zero_nan, _NAN, _PI / 2),
+        (_nonzero_finite_nan, _NAN, _NAN),
+        (_inf_nan, _INF, _NAN),
+        (_nan_finite, _NAN, _NAN),
+        (_nan_inf, _INF, _NAN),
+    ),
+)
+
+sinh = _unary("sinh", "floating-point", _sinh)
+cosh = _unary("cosh", "floating-point", _cosh)
+tanh = _unary("tanh", "floating-point", _tanh)
+asinh = _unary("asinh", "floating-point", _asinh)
+acosh = _unary("acosh", "floating-point", _acosh)
+atanh = _unary("atanh", "floating-point", _atanh)
+sin = _unary("sin", "floating-point", _rotated(lambda k, x: k.sin(x), _sinh))
+cos = _unary("cos", "floating-point", _rotated(lambda k, x: k.cos(x), _cosh, turn_back=False))
+tan = _unary("tan", "floating-point", _rotated(lambda k, x: k.tan(x), _tanh))
+asin = _unary("asin", "floating-point", _rotated(lambda k, x: k.arcsin(x), _asinh))
+acos = _unary("acos", "floating-point", _acos)
+atan = _unary("atan", "floating-point", _rotated(lambda k, x: k.arctan(x), _atanh))
 
 # -- rounding ---------------------------------------------------------------------------------
 
@@ -154,16 +456,13 @@ bitwise_right_shift = _binary("bitwise_right_shift", "integer", lambda k, a, b: 
 
 
 def _clip_kernel(k: Any, x: Any, lo: Any, hi: Any) -> Any:
+    # maximum(minimum(x, hi), lo) in x's dtype and the broadcast shape; a NaN in x or in a
+    # bound gives NaN (comparisons with NaN are false, so each step tests for it).
     out = x
     if lo is not None:
-        out = k.where(out < lo, k.asarray(lo, dtype=x.dtype), out)
+        out = k.where((out < lo) | (lo != lo), lo, out)
     if hi is not None:
-        out = k.where(out > hi, k.asarray(hi, dtype=x.dtype), out)
-    if x.dtype.kind == "f":  # NaN in x or in a bound propagates
-        if lo is not None:
-            out = k.where(k.isnan(lo), lo, out) if not isinstance(lo, (int, float)) else out
-        if hi is not None:
-            out = k.where(k.isnan(hi), hi, out) if not isinstance(hi, (int, float)) else out
+        out = k.where((out > hi) | (hi != hi), hi, out)
     return k.asarray(out, dtype=x.dtype)
 
 
@@ -179,8 +478,9 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 
     bounds = []
     for arg, bound in (("min", min), ("max", max)):
         if bound is not None:
-            _, bound, dtype, _ = binary_operands("clip", x, bound, "real numeric")
+            bound = binary_operands("clip", x, bound, "real numeric")[1]
             if type(bound) is Array and bound._dtype.kind != x._dtype.kind:
                 raise TypeError(f"clip: {arg} has dtype {bound._dtype.name}, of another kind than x ({x._dtype.name})")
         bounds.append(bound)
+    broadcast_shapes(*(b.shape for b in (x, *bounds) if type(b) is Array), fname="clip")
     return bind(_CLIP, x._device, x, *bounds)
