@@ -56,7 +56,19 @@ def _binary(
 ) -> Callable[[Any, Any], Array]:
     prim = Primitive(name, kernel, quiet=quiet)
 
+    allowed = CATEGORIES[category]
+
     def function(x1: Any, x2: Any, /) -> Array:
+        # the common case first: two arrays of one dtype and shape on one device
+        if (
+            type(x1) is Array
+            and type(x2) is Array
+            and x1._dtype is x2._dtype
+            and x1._device is x2._device
+            and x1._dtype in allowed
+            and x1._data.shape == x2._data.shape
+        ):
+            return bind(prim, x1._device, x1, x2)
         a, b, _, device = binary_operands(name, x1, x2, category)
         if type(a) is Array and type(b) is Array and a.shape != b.shape:
             broadcast_shapes(a.shape, b.shape, fname=name)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._array_object import Array
 from ._device import Device
-from ._dtypes import CATEGORIES, DType, promote
+from ._dtypes import CATEGORIES, COMPLEX_OF, DType, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
 _INT_BOUNDS = {
@@ -65,8 +65,11 @@ def normalize_scalar(value: Any) -> Any:
     return None
 
 
-def check_scalar(value: Any, dtype: DType, fname: str) -> Any:
-    """A Python scalar combined with an array of `dtype`, per the standard's scalar rules."""
+def check_scalar(value: Any, dtype: DType, fname: str, complex_promotes: bool = False) -> Any:
+    """A Python scalar combined with an array of `dtype`, per the standard's scalar rules.
+
+    With `complex_promotes` (operators and elementwise functions) a Python complex may meet a
+    real floating-point array: the result is the complex type of the array's precision."""
     kind = dtype.kind
     if isinstance(value, bool):
         if kind == "bool":
@@ -85,7 +88,7 @@ def check_scalar(value: Any, dtype: DType, fname: str) -> Any:
             return value
         raise TypeError(f"{fname}: a Python float can only be combined with a floating-point array, not {dtype.name}")
     if isinstance(value, complex):
-        if kind == "complex":
+        if kind == "complex" or (complex_promotes and kind == "real"):
             return value
         raise TypeError(f"{fname}: a Python complex can only be combined with a complex array, not {dtype.name}")
     raise OperandTypeError(f"{fname}: unsupported operand type {type(value).__name__}")
@@ -106,24 +109,32 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
             if x2._device is not device and x2._device != device:
                 same_device((x1, x2), fname)
             return x1, x2, dtype, device
-        dtype = x1._dtype
-        if dtype not in allowed:
-            raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
         scalar = normalize_scalar(x2)
         if scalar is None:
             raise OperandTypeError(f"{fname}: x2 must be an array or a Python scalar, got {type(x2).__name__}")
-        return x1, check_scalar(scalar, dtype, fname), dtype, x1._device
+        scalar, dtype = _with_scalar(fname, x1._dtype, scalar, allowed, category)
+        return x1, scalar, dtype, x1._device
     if type(x2) is Array:
-        dtype = x2._dtype
-        if dtype not in allowed:
-            raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
         scalar = normalize_scalar(x1)
         if scalar is None:
             raise OperandTypeError(f"{fname}: x1 must be an array or a Python scalar, got {type(x1).__name__}")
-        return check_scalar(scalar, dtype, fname), x2, dtype, x2._device
+        scalar, dtype = _with_scalar(fname, x2._dtype, scalar, allowed, category)
+        return scalar, x2, dtype, x2._device
     raise OperandTypeError(
         f"{fname}: at least one argument must be an x10array array, got {type(x1).__name__} and {type(x2).__name__}"
     )
+
+
+def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType], category: str) -> tuple[Any, DType]:
+    """The checked scalar and the result dtype of an array of `dtype` with a Python scalar."""
+    if dtype not in allowed:
+        raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
+    scalar = check_scalar(scalar, dtype, fname, complex_promotes=True)
+    if type(scalar) is complex and dtype.kind == "real":
+        dtype = COMPLEX_OF[dtype]
+        if dtype not in allowed:
+            raise TypeError(f"{fname}: a Python complex makes the input {dtype.name}, not a {category} dtype")
+    return scalar, dtype
 
 
 def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
