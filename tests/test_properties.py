@@ -84,7 +84,10 @@ UNARY = ["abs", "negative", "exp", "log", "sqrt", "sin", "tanh", "floor", "round
 @given(name=st.sampled_from(UNARY), data=st.data())
 def test_unary_matches_array_api_strict(name: str, data: Any) -> None:
     dtype = data.draw(xps.floating_dtypes() if name == "floor" else floating)
-    x = data.draw(xps.arrays(dtype, shapes))
+    # complex infinities and NaNs: x10array follows the standard's special cases where NumPy
+    # (behind array-api-strict) does not, so the two are compared on finite values there
+    finite = {"allow_nan": False, "allow_infinity": False} if dtype in (xp.complex64, xp.complex128) else None
+    x = data.draw(xps.arrays(dtype, shapes, elements=finite))
     got = getattr(xp, name)(x)
     with np.errstate(all="ignore"):
         want = getattr(strict, name)(strict.asarray(host(x)))

@@ -9,9 +9,10 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import Array
-from ._device import Device, current_device
+from ._device import Device, DeviceKind, current_device
 from ._dtypes import FROM_NUMPY, DType, check_dtype
-from ._helpers import check_array, check_int, check_shape, same_device
+from ._helpers import check_array, check_int, check_scalar, check_shape, normalize_scalar, same_device
+from ._kernels import NUMPY
 from ._ops import Primitive, bind
 
 __all__ = [
@@ -131,7 +132,8 @@ def asarray(
             if copy is False:
                 raise ValueError("asarray: copy=False is impossible for Python scalars and sequences")
             try:
-                host = np.array(obj, dtype=target.np)
+                with np.errstate(over="ignore"):  # floats beyond float32's range become inf
+                    host = np.array(obj, dtype=target.np)
             except (ValueError, OverflowError, TypeError) as e:
                 raise type(e)(f"asarray: {e}") from None
             return from_host(host, device, shared=False)
@@ -144,12 +146,13 @@ def asarray(
             host = np.asarray(memoryview(obj)) if _has_buffer(obj) else np.asarray(obj)
     except (TypeError, ValueError) as e:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array: {e}") from None
-    if host.dtype not in FROM_NUMPY:
+    if host.dtype not in FROM_NUMPY and (dtype is None or host.dtype.kind not in "biufc"):
         raise TypeError(f"asarray: the dtype {host.dtype} is not one of the standard's dtypes")
     if dtype is not None and host.dtype != dtype.np:
         if copy is False:
             raise ValueError("asarray: copy=False, but the dtype must change")
-        host = host.astype(dtype.np)
+        with np.errstate(over="ignore", invalid="ignore"):
+            host = host.astype(dtype.np)
         owned = True
     elif copy:
         host = host.copy()
@@ -171,16 +174,42 @@ _COPY = Primitive("copy", lambda k, x: k.array(x, copy=True))
 
 
 def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = None) -> Array:
-    """Import an array from any object that implements the DLPack protocol."""
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    """Import an array from any object that implements the DLPack protocol.
+
+    Zero-copy where the memory can be shared (the result is then marked `_shared`, so a
+    write to it copies first); a copy when `copy=True` or another device is asked for.
+    """
+    if copy not in (None, True, False):
+        raise ValueError(f"from_dlpack: copy must be True, False or None, got {copy!r}")
+    target = None if device is None else resolve_device(device, "from_dlpack")
     if type(x) is Array:
-        return asarray(x, device=device, copy=copy)
-    target = resolve_device(device, "from_dlpack")
-    try:
-        host = np.from_dlpack(x, copy=copy)
-    except BufferError as e:
-        raise BufferError(f"from_dlpack: {e}") from None
+        if target is not None and target != x._device:
+            if copy is False:
+                raise ValueError(f"from_dlpack: moving the array to {target!r} needs a copy, but copy=False")
+            return to_device(x, target)
+        if copy:
+            return bind(_COPY, x._device, x)
+        x._shared = True
+        return Array._new(x._data, x._dtype, x._device, shared=True)
+    if not hasattr(x, "__dlpack__"):
+        raise AttributeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    from ._interchange import device_from_dlpack
+
+    source = device_from_dlpack(x, "from_dlpack")
+    target = source if target is None else target
+    if source.kind is not target.kind or source.ordinal != target.ordinal:
+        if copy is False:
+            raise ValueError(f"from_dlpack: moving the data to {target!r} needs a copy, but copy=False")
+        copy = True
+    if target.kind is not DeviceKind.CPU and source.kind is target.kind and not target.is_lazy:
+        import jax
+
+        buf = jax.dlpack.from_dlpack(x, copy=copy)
+        if buf.dtype not in FROM_NUMPY:
+            raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
+        return Array._new(buf, FROM_NUMPY[buf.dtype], target)
+    host_device = "cpu" if source.kind is not DeviceKind.CPU else None
+    host = np.from_dlpack(x, device=host_device, copy=copy)
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
     return from_host(host, target, shared=not copy)
@@ -188,102 +217,153 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
 
 # -- filled arrays ----------------------------------------------------------------------------
 
-_FULL = Primitive("full", lambda k, *, shape, value, dtype: k.full(shape, value, dtype=dtype.np))
+
+def _as(k: Any, value: Any, dtype: DType) -> Any:
+    """A scalar operand (an int already in two's complement, see `_operand`) as `dtype`."""
+    return k.asarray(value).astype(dtype.np)
+
+
+def _operand(value: Any, dtype: DType) -> Any:
+    """A Python scalar to travel as an operand (traced, so one compiled program serves every
+    value): uint64 values beyond int64 go as their two's complement, and `_as` wraps back."""
+    if dtype is _dtypes.uint64 and value >= 2**63:
+        return value - 2**64
+    return value
+
+
+# The fill value is an operand, not a parameter: no compilation per value.
+_FULL = Primitive("full", lambda k, value, *, shape, dtype: k.full(shape, _as(k, value, dtype), dtype=dtype.np))
 _EMPTY = Primitive("empty", lambda k, *, shape, dtype: k.zeros(shape, dtype=dtype.np))
 
 
-def _default_dtype_for(value: Any) -> DType:
-    if isinstance(value, bool):
-        return _dtypes.bool
-    if isinstance(value, int):
-        return _dtypes.DEFAULT_INT
-    if isinstance(value, float):
-        return _dtypes.DEFAULT_FLOAT
-    if isinstance(value, complex):
-        return _dtypes.DEFAULT_COMPLEX
-    raise TypeError(f"full: fill_value must be a Python bool, int, float or complex, got {type(value).__name__}")
+def _default_dtype_for(value: Any, fname: str) -> DType:
+    """The standard's dtype for a fill value given without a dtype."""
+    for kind, dtype in ((bool, _dtypes.bool), (int, _dtypes.DEFAULT_INT), (float, _dtypes.DEFAULT_FLOAT),
+                        (complex, _dtypes.DEFAULT_COMPLEX)):  # fmt: skip
+        if isinstance(value, kind):
+            return dtype
+    raise TypeError(f"{fname}: fill_value must be a Python bool, int, float or complex, got {type(value).__name__}")
 
 
 def _fill_value(value: Any, dtype: DType, fname: str) -> Any:
-    from ._helpers import check_scalar, normalize_scalar
-
+    """`value` as a Python scalar of `dtype`'s kind, rounded to `dtype` (floats beyond the
+    range of a single-precision dtype become infinities, as a cast would make them)."""
     scalar = normalize_scalar(value)
     if scalar is None:
         raise TypeError(f"{fname}: fill_value must be a Python scalar, got {type(value).__name__}")
-    if isinstance(scalar, int) and not isinstance(scalar, bool) and dtype.kind in ("real", "complex"):
-        return float(scalar) if dtype.kind == "real" else complex(scalar)
-    if isinstance(scalar, float) and dtype.kind == "complex":
-        return complex(scalar)
+    if dtype.kind in ("real", "complex") and not isinstance(scalar, bool):
+        if isinstance(scalar, complex) and dtype.kind == "real":
+            return check_scalar(scalar, dtype, fname)  # raises TypeError
+        convert = float if dtype.kind == "real" else complex
+        try:
+            scalar = convert(scalar)
+        except OverflowError:
+            raise OverflowError(f"{fname}: fill_value {value} is too large for {dtype.name}") from None
+        with np.errstate(over="ignore"):
+            return convert(dtype.np.type(scalar))
     return check_scalar(scalar, dtype, fname)
 
 
-def full(shape: Any, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape = check_shape(shape, "full")
-    dtype = check_dtype(dtype, "full") if dtype is not None else _default_dtype_for(normalize(fill_value))
-    value = _fill_value(fill_value, dtype, "full")
-    return bind(_FULL, resolve_device(device, "full"), shape=shape, value=value, dtype=dtype)
-
-
 def normalize(value: Any) -> Any:
-    from ._helpers import normalize_scalar
-
+    """NumPy scalars as Python scalars; anything else unchanged."""
     scalar = normalize_scalar(value)
     return value if scalar is None else scalar
 
 
+def _full(shape: Any, fill_value: Any, dtype: Any, device: Any, fname: str) -> Array:
+    shape = check_shape(shape, fname)
+    if dtype is None:
+        dtype = _default_dtype_for(normalize(fill_value), fname)
+    dtype = check_dtype(dtype, fname)
+    value = _fill_value(fill_value, dtype, fname)
+    return bind(_FULL, resolve_device(device, fname), _operand(value, dtype), shape=shape, dtype=dtype)
+
+
+def _constant(shape: Any, value: int, dtype: Any, device: Any, fname: str) -> Array:
+    """zeros / ones: `value` converted to the dtype (float by default)."""
+    shape = check_shape(shape, fname)
+    dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    return bind(_FULL, resolve_device(device, fname), dtype.np.type(value).item(), shape=shape, dtype=dtype)
+
+
+def _empty(shape: Any, dtype: Any, device: Any, fname: str) -> Array:
+    shape = check_shape(shape, fname)
+    dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    return bind(_EMPTY, resolve_device(device, fname), shape=shape, dtype=dtype)
+
+
+def full(shape: Any, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    return _full(shape, fill_value, dtype, device, "full")
+
+
 def zeros(shape: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape = check_shape(shape, "zeros")
-    dtype = check_dtype(dtype, "zeros") if dtype is not None else _dtypes.DEFAULT_FLOAT
-    return bind(_FULL, resolve_device(device, "zeros"), shape=shape, value=dtype.np.type(0).item(), dtype=dtype)
+    return _constant(shape, 0, dtype, device, "zeros")
 
 
 def ones(shape: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape = check_shape(shape, "ones")
-    dtype = check_dtype(dtype, "ones") if dtype is not None else _dtypes.DEFAULT_FLOAT
-    return bind(_FULL, resolve_device(device, "ones"), shape=shape, value=dtype.np.type(1).item(), dtype=dtype)
+    return _constant(shape, 1, dtype, device, "ones")
 
 
 def empty(shape: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape = check_shape(shape, "empty")
-    dtype = check_dtype(dtype, "empty") if dtype is not None else _dtypes.DEFAULT_FLOAT
-    return bind(_EMPTY, resolve_device(device, "empty"), shape=shape, dtype=dtype)
+    """Uninitialized per the standard; here zero-filled (XLA has no uninitialized buffers)."""
+    return _empty(shape, dtype, device, "empty")
 
 
-def _like(x: Array, dtype: Any, device: Any, fname: str) -> tuple[DType, Device]:
+def _like(x: Array, dtype: Any, device: Any, fname: str) -> tuple[tuple[int, ...], DType, Device]:
     check_array(x, fname)
-    dtype = check_dtype(dtype, fname) if dtype is not None else x._dtype
+    dtype = x._dtype if dtype is None else check_dtype(dtype, fname)
     device = x._device if device is None else resolve_device(device, fname)
-    return dtype, device
+    return x.shape, dtype, device
 
 
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    dtype, device = _like(x, dtype, device, "zeros_like")
-    return zeros(x.shape, dtype=dtype, device=device)
+    shape, dtype, device = _like(x, dtype, device, "zeros_like")
+    return _constant(shape, 0, dtype, device, "zeros_like")
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    dtype, device = _like(x, dtype, device, "ones_like")
-    return ones(x.shape, dtype=dtype, device=device)
+    shape, dtype, device = _like(x, dtype, device, "ones_like")
+    return _constant(shape, 1, dtype, device, "ones_like")
 
 
 def empty_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    dtype, device = _like(x, dtype, device, "empty_like")
-    return empty(x.shape, dtype=dtype, device=device)
+    shape, dtype, device = _like(x, dtype, device, "empty_like")
+    return _empty(shape, dtype, device, "empty_like")
 
 
 def full_like(x: Array, /, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    dtype, device = _like(x, dtype, device, "full_like")
-    return full(x.shape, fill_value, dtype=dtype, device=device)
+    shape, dtype, device = _like(x, dtype, device, "full_like")
+    return _full(shape, fill_value, dtype, device, "full_like")
 
 
 # -- ranges and grids -------------------------------------------------------------------------
 
-_ARANGE = Primitive(
-    "arange",
-    lambda k, *, start, step, num, dtype: (k.arange(num) * step + start).astype(dtype.np)
-    if dtype.kind not in ("real", "complex")
-    else k.asarray(start + step * k.arange(num, dtype=dtype.np), dtype=dtype.np),
-)
+
+def _arange_kernel(k: Any, start: int | float, step: int | float, *, num: int, dtype: DType) -> Any:
+    if dtype.kind in ("signed", "unsigned"):
+        # Exact integer arithmetic modulo 2**bits: start and step arrive wrapped into the
+        # dtype's range, and every true element fits, so the wrapped result is exact.
+        i = k.arange(num, dtype=k.int64).astype(dtype.np)
+        return i * _as(k, step, dtype) + _as(k, start, dtype)
+    return (start + step * k.arange(num, dtype=k.float64)).astype(dtype.np)
+
+
+_ARANGE = Primitive("arange", _arange_kernel, quiet=True)
+
+
+def _real_arg(value: Any, fname: str, arg: str) -> int | float:
+    scalar = normalize(value)
+    if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
+        raise TypeError(f"{fname}: {arg} must be an int or float, got {type(value).__name__}")
+    if isinstance(scalar, float) and not math.isfinite(scalar):
+        raise ValueError(f"{fname}: {arg} must be finite, got {scalar}")
+    return scalar
+
+
+def _wrap_int(value: int, dtype: DType) -> int:
+    """`value` modulo 2**bits, as a value of `dtype` (two's complement for signed)."""
+    lo, hi = (int(v) for v in (np.iinfo(dtype.np).min, np.iinfo(dtype.np).max))
+    return (value - lo) % (hi - lo + 1) + lo
 
 
 def arange(
@@ -295,12 +375,10 @@ def arange(
     dtype: DType | None = None,
     device: Device | None = None,
 ) -> Array:
-    for arg, v in (("start", start), ("stop", stop), ("step", step)):
-        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
-            v2 = normalize(v)
-            if not isinstance(v2, (int, float)) or isinstance(v2, bool):
-                raise TypeError(f"arange: {arg} must be an int or float, got {type(v).__name__}")
-    start, stop, step = normalize(start), normalize(stop), normalize(step)
+    """Evenly spaced values in [start, stop): ceil((stop - start) / step) elements."""
+    start = _real_arg(start, "arange", "start")
+    stop = None if stop is None else _real_arg(stop, "arange", "stop")
+    step = _real_arg(step, "arange", "step")
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -309,17 +387,46 @@ def arange(
     if dtype is None:
         dtype = _dtypes.DEFAULT_FLOAT if is_float else _dtypes.DEFAULT_INT
     dtype = check_dtype(dtype, "arange")
-    if dtype.kind == "bool" or (is_float and dtype.kind in ("signed", "unsigned")):
-        raise TypeError(f"arange: dtype {dtype.name} cannot hold the range")
-    num = max(0, math.ceil((stop - start) / step))
-    return bind(_ARANGE, resolve_device(device, "arange"), start=start, step=step, num=num, dtype=dtype)
+    if dtype.kind not in ("signed", "unsigned", "real"):
+        raise TypeError(f"arange: dtype must be a real numeric dtype, got {dtype.name}")
+    if is_float and dtype.kind != "real":
+        raise TypeError(f"arange: float arguments need a floating-point dtype, got {dtype.name}")
+    if is_float:
+        num = max(0, math.ceil((stop - start) / step))
+    else:
+        num = max(0, -((start - stop) // step))  # exact ceiling division
+    if dtype.kind != "real" and num:
+        info = np.iinfo(dtype.np)
+        last = start + (num - 1) * step
+        if not (info.min <= start <= info.max and info.min <= last <= info.max):
+            raise OverflowError(f"arange: the values from {start} to {last} do not fit in {dtype.name}")
+        start, step = _wrap_int(start, dtype), _wrap_int(step, dtype)
+    elif dtype.kind == "real":
+        try:
+            start, step = float(start), float(step)
+        except OverflowError:
+            raise OverflowError(f"arange: start {start} or step {step} is too large for {dtype.name}") from None
+    start, step = _operand(start, dtype), _operand(step, dtype)
+    return bind(_ARANGE, resolve_device(device, "arange"), start, step, num=num, dtype=dtype)
 
 
 def _linspace_kernel(k: Any, *, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType) -> Any:
-    return k.linspace(start, stop, num, endpoint=endpoint, dtype=dtype.np)
+    # The values depend on the parameters alone. Under jax they are computed on the host by
+    # the NumPy form and embedded as a constant: XLA contracts `start + step * i` into fused
+    # multiply-adds differently from one program to the next, and the standard asks that
+    # linspace(a, b, n, endpoint=False) equal linspace(a, b, n + 1)[:-1] exactly.
+    if k.is_jax:
+        with np.errstate(all="ignore"):
+            return k.asarray(_linspace_kernel(NUMPY, start=start, stop=stop, num=num, endpoint=endpoint, dtype=dtype))
+    wide = np.complex128 if dtype.kind == "complex" else np.float64
+    div = max(num - 1 if endpoint else num, 1)
+    out = start + ((stop - start) / div) * np.arange(num, dtype=wide)
+    if endpoint and num > 1:
+        out[-1] = stop
+    return out.astype(dtype.np)
 
 
-_LINSPACE = Primitive("linspace", _linspace_kernel)
+_LINSPACE = Primitive("linspace", _linspace_kernel, quiet=True)
 
 
 def linspace(
@@ -345,9 +452,13 @@ def linspace(
     dtype = check_dtype(dtype, "linspace")
     if dtype.kind not in ("real", "complex") or (is_complex and dtype.kind != "complex"):
         raise TypeError(f"linspace: dtype must be floating-point (complex for complex bounds), got {dtype.name}")
-    return bind(
-        _LINSPACE, resolve_device(device, "linspace"), start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype
-    )
+    convert = complex if dtype.kind == "complex" else float
+    try:
+        start, stop = convert(start), convert(stop)
+    except OverflowError:
+        raise OverflowError(f"linspace: start {start} or stop {stop} is too large for {dtype.name}") from None
+    device = resolve_device(device, "linspace")
+    return bind(_LINSPACE, device, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
 
 
 _EYE = Primitive("eye", lambda k, *, n, m, diag, dtype: k.eye(n, m, k=diag, dtype=dtype.np))
@@ -366,7 +477,7 @@ def eye(
     m = n if n_cols is None else check_int(n_cols, "eye", "n_cols")
     if n < 0 or m < 0:
         raise ValueError(f"eye: n_rows and n_cols must be non-negative, got {n}, {m}")
-    diag = check_int(k, "eye", "k")
+    diag = min(max(check_int(k, "eye", "k"), -n), m)  # beyond the matrix: no diagonal either way
     dtype = check_dtype(dtype, "eye") if dtype is not None else _dtypes.DEFAULT_FLOAT
     return bind(_EYE, resolve_device(device, "eye"), n=n, m=m, diag=diag, dtype=dtype)
 
@@ -404,15 +515,20 @@ _TRIL = Primitive("tril", lambda k, x, *, diag: k.tril(x, k=diag))
 _TRIU = Primitive("triu", lambda k, x, *, diag: k.triu(x, k=diag))
 
 
-def tril(x: Array, /, *, k: int = 0) -> Array:
-    check_array(x, "tril")
+def _triangle(prim: Primitive, x: Array, k: Any, fname: str) -> Array:
+    check_array(x, fname)
     if x.ndim < 2:
-        raise ValueError(f"tril: x must have at least 2 dimensions, got shape {x.shape}")
-    return bind(_TRIL, x._device, x, diag=check_int(k, "tril", "k"))
+        raise ValueError(f"{fname}: x must have at least 2 dimensions, got shape {x.shape}")
+    n, m = x.shape[-2:]
+    diag = min(max(check_int(k, fname, "k"), -n), m)  # diagonals beyond the matrix act alike
+    return bind(prim, x._device, x, diag=diag)
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """The lower triangle of the matrices in `x` (on and below diagonal `k`); zeros above."""
+    return _triangle(_TRIL, x, k, "tril")
 
 
 def triu(x: Array, /, *, k: int = 0) -> Array:
-    check_array(x, "triu")
-    if x.ndim < 2:
-        raise ValueError(f"triu: x must have at least 2 dimensions, got shape {x.shape}")
-    return bind(_TRIU, x._device, x, diag=check_int(k, "triu", "k"))
+    """The upper triangle of the matrices in `x` (on and above diagonal `k`); zeros below."""
+    return _triangle(_TRIU, x, k, "triu")

@@ -1,5 +1,89 @@
-"""Indexing functions (the standard's chapter of that name)."""
+"""Indexing functions (the standard's chapter of that name): `take` and `take_along_axis`.
+
+Negative indices count from the end of the axis. The standard leaves out-of-bounds indices
+unspecified: on eager devices, where the index values are at hand, they raise IndexError; on
+a lazy device (the values are not known when the call is recorded) they are clamped to the
+axis. Kernels turn negative indices into positive ones, so NumPy and jax agree.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from ._array_object import Array
+from ._helpers import broadcast_shapes as _broadcast_shapes
+from ._helpers import check_array, normalize_axis, same_device
+from ._ops import Primitive, bind
+
+__all__ = ["take", "take_along_axis"]
+
+
+def _positive(k: Any, indices: Any, n: int) -> Any:
+    idx = indices.astype(k.int64)
+    return k.where(idx < 0, idx + n, idx)
+
+
+def _take_kernel(k: Any, x: Any, indices: Any, *, axis: int) -> Any:
+    return k.take(x, _positive(k, indices, x.shape[axis]), axis=axis, mode="clip")
+
+
+def _take_along_axis_kernel(k: Any, x: Any, indices: Any, *, axis: int) -> Any:
+    idx = _positive(k, indices, x.shape[axis])
+    if k.is_jax:
+        return k.take_along_axis(x, idx, axis=axis, mode="clip")
+    return k.take_along_axis(x, idx, axis=axis)
+
+
+_TAKE = Primitive("take", _take_kernel)
+_TAKE_ALONG_AXIS = Primitive("take_along_axis", _take_along_axis_kernel)
+
+
+def _check_indices(indices: Array, fname: str) -> None:
+    check_array(indices, fname, "indices", "integer")
+
+
+def _check_bounds(indices: Array, n: int, fname: str) -> None:
+    """IndexError for indices outside [-n, n), where the values are concrete (eager)."""
+    if indices._device.is_lazy or indices.size == 0:
+        return
+    host = indices._host()
+    lo, hi = int(host.min()), int(host.max())
+    if lo < -n or hi >= n:
+        bad = lo if lo < -n else hi
+        raise IndexError(f"{fname}: index {bad} is out of bounds for an axis of size {n}")
+
+
+def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    """Select the elements at the 1-D `indices` along `axis` (optional for 1-D `x`)."""
+    check_array(x, "take")
+    _check_indices(indices, "take")
+    if x.ndim == 0:
+        raise ValueError("take: x must have at least one dimension")
+    if indices.ndim != 1:
+        raise ValueError(f"take: indices must be one-dimensional, got shape {indices.shape}")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required when x has more than one dimension (shape {x.shape})")
+        axis = 0
+    axis = normalize_axis(axis, x.ndim, "take")
+    device = same_device((x, indices), "take")
+    _check_bounds(indices, x.shape[axis], "take")
+    return bind(_TAKE, device, x, indices, axis=axis)
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """Pick, for each 1-D slice along `axis`, the elements at the matching slice of `indices`."""
+    check_array(x, "take_along_axis")
+    _check_indices(indices, "take_along_axis")
+    if x.ndim == 0:
+        raise ValueError("take_along_axis: x must have at least one dimension")
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), got shape {indices.shape}"
+        )
+    axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    others = [s[:axis] + s[axis + 1 :] for s in (x.shape, indices.shape)]
+    _broadcast_shapes(*others, fname="take_along_axis")
+    device = same_device((x, indices), "take_along_axis")
+    _check_bounds(indices, x.shape[axis], "take_along_axis")
+    return bind(_TAKE_ALONG_AXIS, device, x, indices, axis=axis)

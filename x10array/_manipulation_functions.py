@@ -1,45 +1,316 @@
-"""Manipulation functions (the standard's "Manipulation Functions" chapter)."""
+"""Manipulation functions (the standard's "Manipulation Functions" chapter).
+
+Each operation is one primitive whose parameters are resolved by the public function: axes
+are normalized to non-negative ints, `-1` in a shape is replaced by its size, shifts are
+reduced modulo the axis length, and the result dtype of `concat`/`stack` is computed here.
+Kernels therefore only see static, canonical parameters and run unchanged with NumPy and
+`jax.numpy`.
+
+Copies: arrays have value semantics (a write through `__setitem__` never shows through in
+another array, see `_array_object`), so a result that shares memory with its input is never
+observable as such. `reshape(copy=False)` therefore always succeeds; `copy=True` asks for a
+buffer of its own.
+"""
 
 from __future__ import annotations
 
-
+import functools
+import math
+from typing import Any
 
 from ._array_object import Array
+from ._dtypes import CATEGORIES, DType, promote
 from ._helpers import broadcast_shapes as _broadcast_shapes
-from ._helpers import check_array, check_shape, normalize_axis
+from ._helpers import check_array, check_int, check_shape, normalize_axes, normalize_axis, same_device
 from ._ops import Primitive, bind
 
-__all__ = ["broadcast_to", "permute_dims", "reshape"]
+__all__ = [
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+]  # fmt: skip
+
+
+def _cast(k: Any, x: Any, dtype: DType) -> Any:
+    return x if x.dtype == dtype.np else x.astype(dtype.np)
+
+
+def _reshape_kernel(k: Any, x: Any, *, shape: tuple[int, ...], copy: bool) -> Any:
+    out = k.reshape(x, shape)
+    return k.array(out, copy=True) if copy else out
+
+
+def _concat_kernel(k: Any, *arrays: Any, axis: int | None, dtype: DType) -> Any:
+    if axis is None:
+        return k.concatenate([k.reshape(_cast(k, a, dtype), (-1,)) for a in arrays])
+    return k.concatenate([_cast(k, a, dtype) for a in arrays], axis=axis)
+
+
+def _roll_kernel(k: Any, x: Any, *, shift: int | tuple[int, ...], axis: tuple[int, ...] | None) -> Any:
+    if axis == ():
+        return k.array(x, copy=True)
+    return k.roll(x, shift, axis=axis)
+
+
+def _repeat_array_kernel(k: Any, x: Any, repeats: Any, *, axis: int | None) -> Any:
+    return k.repeat(x, repeats.astype(k.int64), axis=axis)
+
+
+def _unstack_kernel(k: Any, x: Any, *, axis: int) -> tuple[Any, ...]:
+    lead = (slice(None),) * axis
+    return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
+
 
 _BROADCAST_TO = Primitive("broadcast_to", lambda k, x, *, shape: k.broadcast_to(x, shape))
+_CONCAT = Primitive("concat", _concat_kernel)
+_EXPAND_DIMS = Primitive("expand_dims", lambda k, x, *, axis: k.expand_dims(x, axis))
+_FLIP = Primitive("flip", lambda k, x, *, axis: k.flip(x, axis=axis))
+_MOVEAXIS = Primitive("moveaxis", lambda k, x, *, source, destination: k.moveaxis(x, source, destination))
 _PERMUTE_DIMS = Primitive("permute_dims", lambda k, x, *, axes: k.transpose(x, axes))
-_RESHAPE = Primitive("reshape", lambda k, x, *, shape: k.reshape(x, shape))
+_REPEAT = Primitive("repeat", lambda k, x, *, repeats, axis: k.repeat(x, repeats, axis=axis))
+_REPEAT_ARRAY = Primitive("repeat_array", _repeat_array_kernel, dynamic_shape=True)
+_RESHAPE = Primitive("reshape", _reshape_kernel)
+_ROLL = Primitive("roll", _roll_kernel)
+_SQUEEZE = Primitive("squeeze", lambda k, x, *, axis: k.squeeze(x, axis=axis))
+_STACK = Primitive("stack", lambda k, *arrays, axis, dtype: k.stack([_cast(k, a, dtype) for a in arrays], axis=axis))
+_TILE = Primitive("tile", lambda k, x, *, repetitions: k.tile(x, repetitions))
+_UNSTACK = Primitive("unstack", _unstack_kernel, multiple_results=True)
+
+
+# -- validation helpers -----------------------------------------------------------------------
+
+
+def _int_or_tuple(value: Any, fname: str, arg: str) -> tuple[int, ...]:
+    """An int or a tuple/list of ints, as a tuple (not yet normalized)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(check_int(v, fname, arg) for v in value)
+    return (check_int(value, fname, arg),)
+
+
+def _array_sequence(arrays: Any, fname: str) -> tuple[tuple[Array, ...], DType]:
+    """A non-empty tuple/list of arrays on one device: (arrays, promoted dtype)."""
+    if not isinstance(arrays, (tuple, list)):
+        raise TypeError(f"{fname}: arrays must be a tuple or list of arrays, got {type(arrays).__name__}")
+    if not arrays:
+        raise ValueError(f"{fname}: needs at least one array")
+    arrays = tuple(check_array(a, fname, f"arrays[{i}]") for i, a in enumerate(arrays))
+    same_device(arrays, fname)
+    dtype = functools.reduce(lambda a, b: promote(a, b, fname), (a._dtype for a in arrays))
+    return arrays, dtype
+
+
+# -- broadcasting -----------------------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """The broadcast of `shapes`. A dimension of unknown size (None) is propagated: the
+    result is unknown wherever any input is (the known sizes must still be compatible)."""
+    checked = []
+    for i, shape in enumerate(shapes):
+        if not isinstance(shape, (tuple, list)):
+            raise TypeError(f"broadcast_shapes: shapes[{i}] must be a tuple, got {type(shape).__name__}")
+        dims = tuple(None if d is None else check_int(d, "broadcast_shapes", f"shapes[{i}]") for d in shape)
+        if any(d is not None and d < 0 for d in dims):
+            raise ValueError(f"broadcast_shapes: shapes[{i}] {dims} has a negative dimension")
+        checked.append(dims)
+    if all(None not in s for s in checked):
+        return _broadcast_shapes(*checked, fname="broadcast_shapes")
+    ndim = max(len(s) for s in checked)
+    padded = [(1,) * (ndim - len(s)) + s for s in checked]
+    known = [tuple(1 if d is None else d for d in s) for s in padded]
+    out = list(_broadcast_shapes(*known, fname="broadcast_shapes"))  # checks the known sizes
+    for i in range(ndim):
+        if any(s[i] is None for s in padded):
+            out[i] = None
+    return tuple(out)
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
+    """Broadcast `x` to `shape` (a read-only view on the NumPy path)."""
     check_array(x, "broadcast_to")
     shape = check_shape(shape, "broadcast_to")
-    if _broadcast_shapes(x.shape, shape, fname="broadcast_to") != shape:
+    if len(shape) < x.ndim or _broadcast_shapes(x.shape, shape, fname="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return bind(_BROADCAST_TO, x._device, x, shape=shape)
 
 
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
+    """Broadcast `arrays` against each other; each keeps its dtype."""
+    for i, a in enumerate(arrays):
+        check_array(a, "broadcast_arrays", f"arrays[{i}]")
+    shape = _broadcast_shapes(*(a.shape for a in arrays), fname="broadcast_arrays")
+    return tuple(a if a.shape == shape else bind(_BROADCAST_TO, a._device, a, shape=shape) for a in arrays)
+
+
+# -- joining and splitting --------------------------------------------------------------------
+
+
+def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
+    """Join `arrays` along `axis` (None: flattened first), with type promotion across all."""
+    arrays, dtype = _array_sequence(arrays, "concat")
+    if axis is not None:
+        first = arrays[0].shape
+        axis = normalize_axis(axis, len(first), "concat")
+        for i, a in enumerate(arrays[1:], 1):
+            if a.ndim != len(first) or any(d != e for j, (d, e) in enumerate(zip(a.shape, first)) if j != axis):
+                raise ValueError(
+                    f"concat: arrays[{i}] has shape {a.shape}, which does not match {first} outside axis {axis}"
+                )
+    return bind(_CONCAT, arrays[0]._device, *arrays, axis=axis, dtype=dtype)
+
+
+def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
+    """Join same-shape `arrays` along a new axis `axis`, with type promotion across all."""
+    arrays, dtype = _array_sequence(arrays, "stack")
+    shape = arrays[0].shape
+    for i, a in enumerate(arrays[1:], 1):
+        if a.shape != shape:
+            raise ValueError(f"stack: all arrays must have the same shape; arrays[{i}] has {a.shape}, not {shape}")
+    axis = normalize_axis(axis, len(shape) + 1, "stack")
+    return bind(_STACK, arrays[0]._device, *arrays, axis=axis, dtype=dtype)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """Split `x` along `axis` into a tuple of arrays with that axis removed."""
+    check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: x must have at least one dimension")
+    axis = normalize_axis(axis, x.ndim, "unstack")
+    if x.shape[axis] == 0:
+        return ()
+    return bind(_UNSTACK, x._device, x, axis=axis)
+
+
+# -- shapes and axes --------------------------------------------------------------------------
+
+
+def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
+    """`x` with a new shape (one -1 is inferred); copy=True gives a buffer of its own."""
+    check_array(x, "reshape")
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"reshape: shape must be a tuple of ints, got {type(shape).__name__}")
+    if copy not in (None, True, False):
+        raise ValueError(f"reshape: copy must be True, False or None, got {copy!r}")
+    dims = tuple(check_int(d, "reshape", "shape") for d in shape)
+    if any(d < -1 for d in dims):
+        raise ValueError(f"reshape: shape {dims} has a negative dimension")
+    unknown = dims.count(-1)
+    if unknown > 1:
+        raise ValueError(f"reshape: shape {dims} may contain -1 only once")
+    known = math.prod(d for d in dims if d != -1)
+    size = x.size
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {dims}")
+        dims = tuple(size // known if d == -1 else d for d in dims)
+    elif known != size:
+        raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {dims}")
+    return bind(_RESHAPE, x._device, x, shape=dims, copy=bool(copy))
+
+
+def expand_dims(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    """Insert size-1 axes at `axis` (positions in the result, in [-M, M), M = x.ndim + len(axis))."""
+    check_array(x, "expand_dims")
+    axes = _int_or_tuple(axis, "expand_dims", "axis")
+    ndim = x.ndim + len(axes)
+    axes = normalize_axes(axes, ndim, "expand_dims")
+    return bind(_EXPAND_DIMS, x._device, x, axis=tuple(sorted(axes)))
+
+
+def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    """Remove the size-1 axes `axis`; ValueError for an axis whose size is not 1."""
+    check_array(x, "squeeze")
+    axes = normalize_axes(_int_or_tuple(axis, "squeeze", "axis"), x.ndim, "squeeze")
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
+    return bind(_SQUEEZE, x._device, x, axis=tuple(sorted(axes)))
+
+
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
+    """Permute the axes of `x` (negative axes count from the end)."""
     check_array(x, "permute_dims")
     if not isinstance(axes, (tuple, list)):
         raise TypeError(f"permute_dims: axes must be a tuple of ints, got {type(axes).__name__}")
     norm = tuple(normalize_axis(a, x.ndim, "permute_dims", "axes") for a in axes)
     if sorted(norm) != list(range(x.ndim)):
-        raise ValueError(f"permute_dims: axes {axes} is not a permutation of the {x.ndim} dimensions")
+        raise ValueError(f"permute_dims: axes {tuple(axes)} is not a permutation of the {x.ndim} dimensions")
     return bind(_PERMUTE_DIMS, x._device, x, axes=norm)
 
 
-def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) -> Array:
-    check_array(x, "reshape")
-    if not isinstance(shape, (tuple, list)):
-        raise TypeError(f"reshape: shape must be a tuple of ints, got {type(shape).__name__}")
-    shape = tuple(int(s) for s in shape)
-    return bind(_RESHAPE, x._device, x, shape=shape)
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
+    """Move the axes `source` to the positions `destination`; the others keep their order."""
+    check_array(x, "moveaxis")
+    src = normalize_axes(_int_or_tuple(source, "moveaxis", "source"), x.ndim, "moveaxis", "source")
+    dst = normalize_axes(_int_or_tuple(destination, "moveaxis", "destination"), x.ndim, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} differ in length")
+    return bind(_MOVEAXIS, x._device, x, source=src, destination=dst)
 
 
+def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """Reverse the order of elements along `axis` (None: every axis)."""
+    check_array(x, "flip")
+    axes = normalize_axes(None if axis is None else _int_or_tuple(axis, "flip", "axis"), x.ndim, "flip")
+    return bind(_FLIP, x._device, x, axis=tuple(sorted(axes)))
 
+
+def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """Shift elements cyclically along `axis` (None: of the flattened array, shape kept)."""
+    check_array(x, "roll")
+    shifts = _int_or_tuple(shift, "roll", "shift")
+    if axis is None:
+        if isinstance(shift, (tuple, list)):
+            raise ValueError("roll: a tuple shift needs a tuple axis of the same length")
+        size = x.size
+        return bind(_ROLL, x._device, x, shift=shifts[0] % size if size else 0, axis=None)
+    axes = tuple(normalize_axis(a, x.ndim, "roll") for a in _int_or_tuple(axis, "roll", "axis"))
+    if isinstance(shift, (tuple, list)):
+        if not isinstance(axis, (tuple, list)) or len(shifts) != len(axes):
+            raise ValueError(f"roll: shift {tuple(shift)} and axis {axis!r} must be tuples of the same length")
+    else:
+        shifts = shifts * len(axes)
+    total: dict[int, int] = {}
+    for a, s in zip(axes, shifts):
+        total[a] = total.get(a, 0) + s
+    canonical = {a: s % x.shape[a] for a, s in total.items() if x.shape[a]}
+    return bind(_ROLL, x._device, x, shift=tuple(canonical.values()), axis=tuple(canonical))
+
+
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    """Repeat `x` `repetitions[i]` times along axis i (shorter of shape/repetitions padded with 1s)."""
+    check_array(x, "tile")
+    if not isinstance(repetitions, (tuple, list)):
+        raise TypeError(f"tile: repetitions must be a tuple of ints, got {type(repetitions).__name__}")
+    reps = tuple(check_int(r, "tile", "repetitions") for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions {reps} must be non-negative")
+    return bind(_TILE, x._device, x, repetitions=reps)
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Repeat elements along `axis` (None: of the flattened array).
+
+    An array `repeats` makes the output shape depend on its values: on a lazy device this
+    materializes `repeats` (a device synchronization)."""
+    check_array(x, "repeat")
+    if axis is None:
+        length = x.size
+    else:
+        if x.ndim == 0:
+            raise ValueError("repeat: x is 0-dimensional; use axis=None")
+        axis = normalize_axis(axis, x.ndim, "repeat")
+        length = x.shape[axis]
+    if type(repeats) is Array:
+        if repeats._dtype not in CATEGORIES["integer"]:
+            raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats._dtype.name}")
+        if repeats.ndim != 1 or repeats.shape[0] not in (1, length):
+            raise ValueError(f"repeat: repeats must have shape (1,) or ({length},), got {repeats.shape}")
+        same_device((x, repeats), "repeat")
+        host = repeats._host()
+        if host.size and host.min() < 0:
+            raise ValueError("repeat: repeats must be non-negative")
+        return bind(_REPEAT_ARRAY, x._device, x, repeats, axis=axis)
+    count = check_int(repeats, "repeat", "repeats")
+    if count < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {count}")
+    return bind(_REPEAT, x._device, x, repeats=count, axis=axis)
