@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+# scikit-learn's array-API dispatch needs SciPy in array-API mode, set before SciPy is imported.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -2,6 +2,9 @@
 
 __array_api_version__ = "2025.12"
 
+from . import _lazy  # noqa: F401  (registers the XLA backend)
+from . import fft as fft
+from . import linalg as linalg
 from ._array_object import Array as Array
 from ._constants import *  # noqa: F403
 from ._creation_functions import *  # noqa: F403
@@ -27,17 +30,14 @@ from ._eager import set_cpu_kernels as set_cpu_kernels
 from ._elementwise_functions import *  # noqa: F403
 from ._indexing_functions import *  # noqa: F403
 from ._info import __array_namespace_info__ as __array_namespace_info__
+from ._lazy import lazy_barrier as lazy_barrier
 from ._linear_algebra_functions import *  # noqa: F403
 from ._manipulation_functions import *  # noqa: F403
+from ._metrics import metrics as metrics
+from ._metrics import metrics_report as metrics_report
+from ._metrics import reset_metrics as reset_metrics
 from ._searching_functions import *  # noqa: F403
 from ._set_functions import *  # noqa: F403
 from ._sorting_functions import *  # noqa: F403
 from ._statistical_functions import *  # noqa: F403
 from ._utility_functions import *  # noqa: F403
-from . import fft as fft
-from . import linalg as linalg
-from . import _lazy  # noqa: F401  (registers the XLA backend)
-from ._lazy import lazy_barrier as lazy_barrier
-from ._metrics import metrics as metrics
-from ._metrics import metrics_report as metrics_report
-from ._metrics import reset_metrics as reset_metrics

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ._device import Device
+from ._device import Device, DeviceKind
 from ._dtypes import DType
 
 __all__ = ["Array"]
@@ -36,9 +36,10 @@ class Array:
     __slots__ = ("_data", "_dtype", "_device", "_shared", "__weakref__")
 
     # NumPy must not treat an Array as a foreign array in its operators: mixing the two is a
-    # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`).
+    # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`), and so
+    # do NumPy functions (`numpy.concatenate`, `numpy.may_share_memory`, ...), which convert
+    # through `__array__` (no `__array_function__`: None there would make them all raise).
     __array_ufunc__ = None
-    __array_function__ = None
     __hash__ = None  # type: ignore[assignment]
 
     _data: Any
@@ -124,17 +125,25 @@ class Array:
         return _exec.to_host(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        host = self._host()
-        if copy is False and type(self._data) is not np.ndarray:
+        """The value as a NumPy array (`numpy.asarray(x)`); a lazy value is computed first.
+
+        `copy=None` shares the NumPy buffer of an eager CPU array and otherwise returns a
+        writable copy; `copy=False` never copies: it returns the NumPy buffer, or a read-only
+        view of a CPU device buffer, and raises ValueError where the value is not in host
+        memory (an accelerator) or a dtype conversion is asked for.
+        """
+        if copy is False and self._device.kind is not DeviceKind.CPU:
             raise ValueError("__array__(copy=False): this array's value is not in host memory")
-        if copy:
-            host = host.copy()
-        else:
-            self._shared = True
+        host = self._host()
         if dtype is not None and np.dtype(dtype) != host.dtype:
             if copy is False:
                 raise ValueError("__array__(copy=False) cannot change the dtype")
-            host = host.astype(dtype)
+            return host.astype(dtype)
+        if copy or (copy is None and not host.flags.writeable):
+            # A device buffer seen from the host (lazy or XLA values) is a read-only view:
+            # NumPy consumers expect a writable array when they did not forbid a copy.
+            return host.copy()
+        self._shared = True
         return host
 
     def __dlpack__(
@@ -227,10 +236,10 @@ _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 # Imported after `Array` exists: these modules use it.
 from . import _creation_functions as _cf  # noqa: E402
-from . import _elementwise_functions as _ew  # noqa: E402
 from . import _eager as _exec  # noqa: E402
-from . import _indexing as _indexing  # noqa: E402
+from . import _elementwise_functions as _ew  # noqa: E402
 from . import _helpers as _helpers  # noqa: E402
+from . import _indexing as _indexing  # noqa: E402
 from . import _interchange as _interchange  # noqa: E402
 from . import _linear_algebra_functions as _la  # noqa: E402
 from . import _manipulation_functions as _mf  # noqa: E402
@@ -267,8 +276,7 @@ def _inplace(fn: Any) -> Any:
             )
         if result.shape != self.shape:
             raise ValueError(
-                f"in-place {fn.__name__}: the result shape {result.shape} differs from the"
-                f" array's shape {self.shape}"
+                f"in-place {fn.__name__}: the result shape {result.shape} differs from the array's shape {self.shape}"
             )
         _exec.rebind(self, result)
         return self
@@ -306,4 +314,3 @@ for _name, _fn, _has_reflected, _has_inplace in _OPERATORS:
     if _has_inplace:
         setattr(Array, f"__i{_name}__", _inplace(_fn))
 del _name, _fn, _has_reflected, _has_inplace
-

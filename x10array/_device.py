@@ -93,8 +93,7 @@ class Device:
         available = len(jax_devices(kind))
         if ordinal >= available:
             raise ValueError(
-                f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine"
-                f" ({available} available)"
+                f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine ({available} available)"
             )
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "ordinal", ordinal)

@@ -141,9 +141,7 @@ def promote(a: DType, b: DType, fname: str) -> DType:
     try:
         return PROMOTION_TABLE[a, b]
     except KeyError:
-        raise TypeError(
-            f"{fname}: the standard defines no type promotion between {a.name} and {b.name}"
-        ) from None
+        raise TypeError(f"{fname}: the standard defines no type promotion between {a.name} and {b.name}") from None
 
 
 def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:

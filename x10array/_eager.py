@@ -13,7 +13,6 @@ thread-local context), so a user's own jax code keeps its defaults.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -23,7 +22,7 @@ from ._array_object import Array
 from ._device import Backend, Device, DeviceKind
 from ._dtypes import FROM_NUMPY
 from ._kernels import NUMPY, jax_namespace, jax_operand
-from ._ops import Primitive, register_backend
+from ._ops import Primitive, params_key, register_backend
 
 _ndarray = np.ndarray
 
@@ -93,7 +92,7 @@ class XlaEagerExecutor:
             moved = tuple(to_device_buffer(o._data, device) for o in outs)
             wrapped = tuple(Array._new(b, o._dtype, device) for b, o in zip(moved, outs))
             return wrapped if prim.multiple_results else wrapped[0]
-        fn = _jitted(prim, tuple(sorted(params.items())))
+        fn = _jitted(prim, params_key(params), tuple(params.items()))
         bufs = [o._data if type(o) is Array else jax_operand(o) for o in operands]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
             out = fn(*bufs)
@@ -102,12 +101,23 @@ class XlaEagerExecutor:
         return Array._new(out, FROM_NUMPY[out.dtype], device)
 
 
-@functools.lru_cache(maxsize=4096)
-def _jitted(prim: Primitive, params: tuple[tuple[str, Any], ...]) -> Any:
+_JITTED: dict[tuple[Any, ...], Any] = {}
+
+
+def _jitted(prim: Primitive, key: tuple[Any, ...], params: tuple[tuple[str, Any], ...]) -> Any:
+    """The jitted program of one (primitive, parameters), cached by the parameters' key."""
+    fn = _JITTED.get((prim, key))
+    if fn is None:
+        if len(_JITTED) > 4096:
+            _JITTED.clear()
+        fn = _JITTED[prim, key] = _make_jitted(prim, dict(params))
+    return fn
+
+
+def _make_jitted(prim: Primitive, kwargs: dict[str, Any]) -> Any:
     import jax
 
     k = jax_namespace()
-    kwargs = dict(params)
     lowering = prim.lowering
 
     def program(*bufs: Any) -> Any:

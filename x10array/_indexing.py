@@ -184,6 +184,11 @@ def _check_mask(x: Array, mask: Array, n_items: int, fname: str) -> _Index:
     return idx
 
 
+def _is_full(kind: str, item: Any) -> bool:
+    """An index item that keeps its axes whole: `:` or `...`."""
+    return kind == "e" or (kind == "s" and item == slice(None))
+
+
 def _parse(x: Array, key: Any, fname: str) -> _Index:
     items = key if type(key) is tuple else (key,)
     # First pass: classify, convert NumPy arrays and scalars, count the axes consumed.
@@ -228,10 +233,13 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
             kinds.append(("i", value))
             consumed += 1
 
-    for kind, item in kinds:
+    for position, (kind, item) in enumerate(kinds):
         if kind == "m":
             same_device((x, item), fname)
-            return _check_mask(x, item, len(items), fname)
+            # `x[mask, :]` / `x[mask, ...]` (trailing full slices) mean `x[mask]`: NumPy's
+            # reading, which scikit-learn uses; other combinations stay out of scope.
+            n_items = 1 if position == 0 and all(_is_full(k, i) for k, i in kinds[1:]) else len(items)
+            return _check_mask(x, item, n_items, fname)
         if kind == "b":
             if len(items) != 1:
                 raise IndexError(f"{fname}: a boolean index must be the sole index")

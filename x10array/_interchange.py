@@ -114,6 +114,11 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
     data = _value(x)
     if to_host:
         data, copy = x._host(), True
+    elif copy and type(data) is not np.ndarray and here[0] == DLDeviceType.CPU:
+        # A copy of a CPU device buffer is made by NumPy's exporter from a host view: it
+        # is then an ordinary writable host array (jax would hand out a legacy capsule
+        # that consumers must treat as read-only).
+        data = x._host()
     kwargs: dict[str, Any] = {"stream": stream}
     if max_version is not None and (type(data) is np.ndarray or tuple(max_version) >= (1, 0)):
         # (jax refuses pre-1.0 versions it could serve: leave it to make its legacy capsule)

@@ -41,7 +41,7 @@ from ._device import Backend, Device
 from ._dtypes import FROM_NUMPY, DType
 from ._kernels import NUMPY, jax_namespace, jax_operand
 from ._metrics import COUNTERS
-from ._ops import Primitive, register_backend
+from ._ops import Primitive, params_key, register_backend
 
 __all__ = ["lazy_barrier", "from_host", "materialize"]
 
@@ -123,7 +123,7 @@ class LazyBackend:
         if prim.dynamic_shape:
             return _graph_break(prim, device, operands, params)
         inputs = tuple(o._data if type(o) is Array else jax_operand(o) for o in operands)
-        key_params = tuple(sorted(params.items())) if params else ()
+        key_params = params_key(params)
         key = (prim, key_params, tuple((i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs))
         avals = _out_avals(prim, params, key, inputs)
         size = 1
@@ -131,6 +131,10 @@ class LazyBackend:
             if type(i) is Node and i.call is not None:
                 size += i.size
         call = Call(prim, params, key_params, inputs, device)
+        if size > GRAPH_LIMIT:
+            # The sum counts a value used twice twice (it doubles with each reuse, as in
+            # an EM or optimizer loop): count the distinct operations before judging.
+            size = _graph_size(call, GRAPH_LIMIT + 1)
         COUNTERS.ops_recorded += 1
         live = _live[device]
         if len(live) > _PRUNE_AT[0]:
@@ -153,6 +157,19 @@ class LazyBackend:
 
 
 _ref = weakref.ref
+
+
+def _graph_size(call: Call, cap: int) -> int:
+    """The number of distinct pending operations behind `call` (itself included), counted up
+    to `cap`."""
+    seen = {id(call)}
+    stack = [call]
+    while stack and len(seen) < cap:
+        for i in stack.pop().inputs:
+            if type(i) is Node and i.call is not None and id(i.call) not in seen:
+                seen.add(id(i.call))
+                stack.append(i.call)
+    return len(seen)
 
 
 def _prune(live: list[weakref.ref[Array]]) -> None:
@@ -295,17 +312,62 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
     return key, order, leaves, leaf_uses, scalars, outputs
 
 
-def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node]) -> tuple[bool, ...]:
+def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
+    """ids of the leaves that a later graph may read again: those behind an intermediate value
+    of this graph that is still held outside it (by an array, or by a pending call that is not
+    part of this run), since that value stays pending and will be recomputed from them."""
+    uses: dict[int, list] = {}  # id(pending node) -> [node, uses in this graph]
+    for c in calls:
+        for n in c.inputs:
+            if type(n) is Node and n.value is None:
+                entry = uses.get(id(n))
+                if entry is None:
+                    uses[id(n)] = [n, 1]
+                else:
+                    entry[1] += 1
+    n = c = None  # the loop variables must not hold a reference below
+    target_ids = {id(n) for n in targets}
+    known = collections.Counter(id(t.call) for t in targets)  # output nodes of each call we know
+    held: set[int] = set()  # calls with an output still held outside this graph
+    for key, entry in uses.items():
+        if key not in target_ids:
+            known[id(entry[0].call)] += 1
+            # references: the graph's uses, `entry`, and getrefcount's argument
+            if sys.getrefcount(entry[0]) > entry[1] + 2:
+                held.add(id(entry[0].call))
+    for c in calls:
+        # references: `calls`, `c`, getrefcount's argument and the `call` of each live output node
+        if sys.getrefcount(c) > known[id(c)] + 3:
+            held.add(id(c))
+    c = None
+    rerun: set[int] = set()
+    for c in reversed(calls):  # consumers before producers
+        if id(c) in held:
+            for n in c.inputs:
+                if type(n) is Node:
+                    if n.value is None:
+                        held.add(id(n.call))
+                    else:
+                        rerun.add(id(n))
+    return rerun
+
+
+def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node], calls: list[Call]) -> tuple[bool, ...]:
     """Which input buffers nobody can see after this run (overwritten weights, say), and that
     an output of the same shape and dtype could reuse: XLA may write the outputs into them."""
     slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
     mask = []
+    rerun: set[int] | None = None
     for i in range(len(leaves)):
         node = leaves[i]
         # references: the graph's uses, `leaves`, `node`, and getrefcount's argument
         private = sys.getrefcount(node) == leaf_uses[i] + 3
         aval = (node.shape, node.dtype)
         donate = private and not node.exported and slots[aval] > 0
+        if donate:
+            if rerun is None:
+                rerun = _rerun_leaves(calls, targets)
+            donate = id(node) not in rerun
         if donate:
             slots[aval] -= 1
         mask.append(donate)
@@ -318,7 +380,7 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     if not targets:
         return
     key, calls, leaves, leaf_uses, scalars, outputs = _trace(targets, device)
-    donate = _donatable(leaves, leaf_uses, targets) if DONATE else (False,) * len(leaves)
+    donate = _donatable(leaves, leaf_uses, targets, calls) if DONATE else (False,) * len(leaves)
     key = key + (donate,)
     program = _programs.get(key)
     if program is None:
@@ -377,7 +439,9 @@ def _replay(k: Any, described: tuple, leaf_values: list, scalars: list, outputs:
     return tuple(values[c][i] for c, i in outputs)
 
 
-def _interpret(calls: list[Call], key: tuple, leaf_values: list, scalars: list, targets: list[Node], device: Device) -> tuple:
+def _interpret(
+    calls: list[Call], key: tuple, leaf_values: list, scalars: list, targets: list[Node], device: Device
+) -> tuple:
     """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs)."""
     import jax
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ._device import Backend, Device
 
-__all__ = ["Primitive", "bind", "register_backend", "OP_TABLE"]
+__all__ = ["Primitive", "bind", "register_backend", "params_key", "OP_TABLE"]
 
 OP_TABLE: dict[str, Primitive] = {}
 
@@ -88,6 +88,22 @@ def primitive(name: str, **options: Any) -> Callable[[Callable[..., Any]], Primi
         return Primitive(name, kernel, **options)
 
     return make
+
+
+def _tag(value: Any) -> Any:
+    """A cache-key form of a parameter value in which equal keys mean identical values:
+    -0.0 and 0.0, True and 1, and NaN and NaN compare equal as Python values, not here."""
+    kind = type(value)
+    if kind is float or kind is complex or kind is bool:
+        return (kind, repr(value))
+    if kind is tuple:
+        return tuple(_tag(v) for v in value)
+    return value
+
+
+def params_key(params: dict[str, Any]) -> tuple[Any, ...]:
+    """The hashable key of a primitive's parameters, for caches of compiled programs."""
+    return tuple(sorted((name, _tag(value)) for name, value in params.items())) if params else ()
 
 
 # Backend -> executor. An executor has `run(prim, device, operands, params)`.

@@ -151,9 +151,13 @@ class MNIST:
         """All test images in batches (the last may be smaller)."""
         return self._batches(self._test_x, self._test_y, shuffle_seed=None, drop_remainder=False)
 
-    def _batches(self, images: np.ndarray, labels: np.ndarray, *, shuffle_seed: int | None, drop_remainder: bool) -> Iterator[tuple[Any, Any]]:
+    def _batches(
+        self, images: np.ndarray, labels: np.ndarray, *, shuffle_seed: int | None, drop_remainder: bool
+    ) -> Iterator[tuple[Any, Any]]:
         n = images.shape[0]
-        order = np.arange(n) if shuffle_seed is None else np.random.default_rng((self.seed, shuffle_seed)).permutation(n)
+        order = (
+            np.arange(n) if shuffle_seed is None else np.random.default_rng((self.seed, shuffle_seed)).permutation(n)
+        )
         stop = (n // self.batch_size) * self.batch_size if drop_remainder else n
         for start in range(0, stop, self.batch_size):
             idx = order[start : start + self.batch_size]

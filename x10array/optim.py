@@ -32,7 +32,9 @@ def _zeros_like(p: Any) -> Any:
 class SGD:
     """Stochastic gradient descent with optional momentum, Nesterov momentum, weight decay."""
 
-    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
+    def __init__(
+        self, learning_rate: float = 0.01, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0
+    ):
         self.learning_rate = _check(learning_rate, "learning_rate", "SGD")
         self.momentum = _check(momentum, "momentum", "SGD")
         self.weight_decay = _check(weight_decay, "weight_decay", "SGD")
@@ -68,7 +70,12 @@ class Adam:
     decoupled = False
 
     def __init__(
-        self, learning_rate: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0
+        self,
+        learning_rate: float = 1e-3,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
     ):
         name = type(self).__name__
         self.learning_rate = _check(learning_rate, "learning_rate", name)

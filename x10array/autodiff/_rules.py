@@ -94,8 +94,12 @@ _binary("subtract", lambda xp, ans, a, b: 1.0, lambda xp, ans, a, b: -1.0)
 _binary("multiply", lambda xp, ans, a, b: b, lambda xp, ans, a, b: a)
 _binary("divide", lambda xp, ans, a, b: 1.0 / b, lambda xp, ans, a, b: -ans / b)
 _binary("pow", _pow_d1, _pow_d2)
-_binary("maximum", lambda xp, ans, a, b: xp.astype(a >= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a < b, ans.dtype))
-_binary("minimum", lambda xp, ans, a, b: xp.astype(a <= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a > b, ans.dtype))
+_binary(
+    "maximum", lambda xp, ans, a, b: xp.astype(a >= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a < b, ans.dtype)
+)
+_binary(
+    "minimum", lambda xp, ans, a, b: xp.astype(a <= b, ans.dtype), lambda xp, ans, a, b: xp.astype(a > b, ans.dtype)
+)
 _binary("atan2", lambda xp, ans, a, b: b / (a * a + b * b), lambda xp, ans, a, b: -a / (a * a + b * b))
 _binary("hypot", lambda xp, ans, a, b: a / ans, lambda xp, ans, a, b: b / ans)
 _binary("logaddexp", lambda xp, ans, a, b: xp.exp(a - ans), lambda xp, ans, a, b: xp.exp(b - ans))
@@ -241,7 +245,9 @@ def _expand_to(xp: Any, g: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 
 @defvjp("sum")
-def _sum(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> tuple[Any]:
+def _sum(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+) -> tuple[Any]:
     return (xp.astype(_expand_to(xp, g, x, axis, keepdims), x.dtype),)
 
 
@@ -252,7 +258,9 @@ def _mean(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, keepdims: b
 
 
 @defvjp("prod")
-def _prod(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> tuple[Any]:
+def _prod(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False
+) -> tuple[Any]:
     full = _expand_to(xp, ans, x, axis, keepdims)
     return (xp.astype(_expand_to(xp, g, x, axis, keepdims) * full / x, x.dtype),)
 
@@ -268,14 +276,18 @@ defvjp("min")(_extremum)
 
 
 @defvjp("var")
-def _var(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> tuple[Any]:
+def _var(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
+) -> tuple[Any]:
     n = math.prod(x.shape[a] for a in _axes(axis, x.ndim))
     centered = x - xp.mean(x, axis=axis, keepdims=True)
     return (_expand_to(xp, g, x, axis, keepdims) * 2.0 * centered / (n - correction),)
 
 
 @defvjp("std")
-def _std(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> tuple[Any]:
+def _std(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
+) -> tuple[Any]:
     (gv,) = _var(xp, g / (2.0 * ans), ans * ans, x, axis=axis, correction=correction, keepdims=keepdims)
     return (gv,)
 
@@ -461,7 +473,9 @@ def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
     if _is_array(keys[0]) and rest_is_full and xp.isdtype(keys[0].dtype, "integral") and keys[0].ndim == 1:
         idx = xp.where(keys[0] < 0, keys[0] + x.shape[0], keys[0])
         return _scatter_add(xp, g, idx, x.shape[0], 0), None
-    raise TypeError("autodiff: __getitem__ is differentiable for basic indices, one boolean mask or one 1-D integer array")
+    raise TypeError(
+        "autodiff: __getitem__ is differentiable for basic indices, one boolean mask or one 1-D integer array"
+    )
 
 
 NONDIFFERENTIABLE.update(

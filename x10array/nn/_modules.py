@@ -114,7 +114,9 @@ def to_device(tree: Any, device: Any) -> Any:
     return tree_map(lambda a: a.to_device(device) if _is_array(a) else a, tree)
 
 
-def glorot_uniform(shape: tuple[int, ...], fan_in: int, fan_out: int, *, seed: int, xp: Any, device: Any, dtype: Any) -> Any:
+def glorot_uniform(
+    shape: tuple[int, ...], fan_in: int, fan_out: int, *, seed: int, xp: Any, device: Any, dtype: Any
+) -> Any:
     """Glorot (Xavier) uniform initialization from a seeded NumPy generator."""
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     host = np.random.default_rng(seed).uniform(-limit, limit, size=shape)
@@ -146,7 +148,9 @@ class Dense(Module):
     ) -> None:  # fmt: skip
         xp = _namespace(xp)
         dtype = dtype or xp.float32
-        self.weight = glorot_uniform((in_features, out_features), in_features, out_features, seed=seed, xp=xp, device=device, dtype=dtype)
+        self.weight = glorot_uniform(
+            (in_features, out_features), in_features, out_features, seed=seed, xp=xp, device=device, dtype=dtype
+        )
         self.bias = xp.zeros((out_features,), dtype=dtype, device=device)
         self.activation = activation
 
@@ -167,7 +171,9 @@ class Conv2D(Module):
         xp = _namespace(xp)
         dtype = dtype or xp.float32
         kh, kw, cin, cout = filter_shape
-        self.filter = glorot_uniform(tuple(filter_shape), kh * kw * cin, kh * kw * cout, seed=seed, xp=xp, device=device, dtype=dtype)
+        self.filter = glorot_uniform(
+            tuple(filter_shape), kh * kw * cin, kh * kw * cout, seed=seed, xp=xp, device=device, dtype=dtype
+        )
         self.bias = xp.zeros((cout,), dtype=dtype, device=device)
         self.padding = padding
         self.strides = tuple(strides)
@@ -227,6 +233,3 @@ class LeNet(Sequential):
             Dense(120, 84, activation="relu", seed=seed + 3, **kw),
             Dense(84, 10, seed=seed + 4, **kw),
         )
-
-
-

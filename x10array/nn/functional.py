@@ -66,7 +66,11 @@ def _conv_kernel(k: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: tupl
     n, hp, wp, c = x.shape
     ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
     if k.is_jax:
-        cols = [x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :] for i in range(kh) for j in range(kw)]
+        cols = [
+            x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :]
+            for i in range(kh)
+            for j in range(kw)
+        ]
         patches = k.stack(cols, axis=3)  # (n, ho, wo, kh*kw, c)
         return k.reshape(patches, (n, ho, wo, kh * kw * c)) @ k.reshape(w, (kh * kw * c, -1))
     windows = k.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::sh, ::sw]  # n,ho,wo,c,kh,kw
@@ -106,7 +110,9 @@ def _conv_portable(xp: Any, x: Any, w: Any, strides: tuple[int, int], pads: tupl
     sh, sw = strides
     n, hp, wp, _ = x.shape
     ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
-    cols = [x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :] for i in range(kh) for j in range(kw)]
+    cols = [
+        x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :] for i in range(kh) for j in range(kw)
+    ]
     patches = xp.reshape(xp.stack(cols, axis=3), (n * ho * wo, kh * kw * c))
     return xp.reshape(xp.matmul(patches, xp.reshape(w, (kh * kw * c, o))), (n, ho, wo, o))
 
@@ -280,4 +286,3 @@ def softmax_cross_entropy(logits: Any, labels: Any) -> Any:
     classes = xp.arange(logits.shape[1], dtype=labels.dtype, device=labels.device)
     onehot = xp.astype(xp.expand_dims(labels, axis=1) == classes, logits.dtype)
     return -xp.sum(onehot * log_softmax(logits)) / logits.shape[0]
-
