@@ -65,9 +65,10 @@ for _name in ("logical_and", "logical_or", "logical_xor"):
     case(f"{_name}-int", TypeError, _name, lambda n=_name: getattr(xp, n)(i32(3), i32(3)))
 for _name in ("less", "greater", "maximum", "minimum", "floor_divide", "remainder"):
     case(f"{_name}-complex", TypeError, _name, lambda n=_name: getattr(xp, n)(c128(3), c128(3)))
-for _name in ("divide", "atan2", "hypot", "copysign", "nextafter", "logaddexp"):
+for _name in ("atan2", "hypot", "copysign", "nextafter", "logaddexp"):
     case(f"{_name}-int", TypeError, _name, lambda n=_name: getattr(xp, n)(i32(3), i32(3)))
 case("add-bool", TypeError, "add", lambda: xp.add(b(3), b(3)))
+case("divide-bool", TypeError, "divide", lambda: xp.divide(b(3), b(3)))
 case("clip-complex", TypeError, "clip", lambda: xp.clip(c128(3), 0.0, 1.0))
 for _name in ("sum", "prod", "cumulative_sum", "cumulative_prod"):
     case(f"{_name}-bool", TypeError, _name, lambda n=_name: getattr(xp, n)(b(3)))

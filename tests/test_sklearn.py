@@ -224,11 +224,6 @@ def _metric_name(metric: Any) -> str:
     return metric.__name__
 
 
-# x10array's divide refuses integer operands (the standard leaves int / int to the library;
-# array-api-strict refuses it too, and scikit-learn special-cases array-api-strict only).
-INTEGER_DIVISION = {"balanced_accuracy_score"}
-
-
 def _metric_params(lazy_sample_only: bool) -> Iterator[Any]:
     seen_on_lazy: set[str] = set()
     for device_name in DEVICES:
@@ -236,8 +231,6 @@ def _metric_params(lazy_sample_only: bool) -> Iterator[Any]:
             for dtype_name in DTYPES:
                 name = _metric_name(metric)
                 marks = []
-                if name in INTEGER_DIVISION:
-                    marks.append(pytest.mark.xfail(raises=TypeError, strict=True, reason="int / int in divide"))
                 if device_name == "lazy":
                     base = name.split("(")[0]
                     # by default the lazy device runs each metric once (float64, first checker)

@@ -200,7 +200,20 @@ def _any_inf(k: Any, a: Any, b: Any) -> Any:
 add = _binary("add", "numeric", lambda k, a, b: k.add(a, b))
 subtract = _binary("subtract", "numeric", lambda k, a, b: k.subtract(a, b))
 multiply = _binary("multiply", "numeric", lambda k, a, b: k.multiply(a, b))
-divide = _binary("divide", "floating-point", lambda k, a, b: k.divide(a, b))
+
+
+def _divide(k: Any, a: Any, b: Any) -> Any:
+    # Integer operands, which the standard leaves to the implementation, divide as float64
+    # (NumPy's and jax's choice; scikit-learn's metrics rely on it). The dtype of the array
+    # operand decides: a Python scalar beside it has been checked against it.
+    dtype = a.dtype if hasattr(a, "dtype") else b.dtype
+    if dtype.kind in "iu":
+        a = k.asarray(a, dtype=k.float64)
+        b = k.asarray(b, dtype=k.float64)
+    return k.divide(a, b)
+
+
+divide = _binary("divide", "numeric", _divide)
 
 
 def _floor_divide(k: Any, a: Any, b: Any) -> Any:
