@@ -204,13 +204,16 @@ multiply = _binary("multiply", "numeric", lambda k, a, b: k.multiply(a, b))
 
 def _divide(k: Any, a: Any, b: Any) -> Any:
     # Integer operands, which the standard leaves to the implementation, divide as float64
-    # (NumPy's and jax's choice; scikit-learn's metrics rely on it). The dtype of the array
-    # operand decides: a Python scalar beside it has been checked against it.
-    dtype = a.dtype if hasattr(a, "dtype") else b.dtype
-    if dtype.kind in "iu":
+    # (NumPy's and jax's choice; scikit-learn's metrics rely on it). Both must be integers:
+    # under jax a Python scalar arrives as a weakly typed integer beside a float array.
+    if _integral_operand(a) and _integral_operand(b):
         a = k.asarray(a, dtype=k.float64)
         b = k.asarray(b, dtype=k.float64)
     return k.divide(a, b)
+
+
+def _integral_operand(v: Any) -> bool:
+    return isinstance(v, int) or (hasattr(v, "dtype") and v.dtype.kind in "iu")
 
 
 divide = _binary("divide", "numeric", _divide)

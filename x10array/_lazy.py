@@ -16,7 +16,9 @@ the device); Python scalars are inputs, not constants, so changing one does not 
 The first time a structure is seen it is *interpreted* (each primitive through the eager
 kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
 (default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
-speed after their first steps. Compiled programs live in an LRU cache.
+speed after their first steps. A graph of a single primitive is always run op by op (unless
+the threshold is 1): compiled alone it would fuse nothing. Compiled programs live in an LRU
+cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).
@@ -78,7 +80,7 @@ class Call:
 class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
-    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "__weakref__")
+    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "owner", "__weakref__")
 
     def __init__(self, call: Call | None, index: int, shape: tuple[int, ...], dtype: Any, value: Any, size: int):
         self.call = call
@@ -88,6 +90,7 @@ class Node:
         self.value = value
         self.size = size  # an upper bound on the pending graph behind this node
         self.exported = False  # its buffer was handed to the host: never donate it
+        self.owner: Any = None  # weak reference to the array made with this node
 
 
 # (primitive, parameters, input avals) -> output avals
@@ -141,8 +144,10 @@ class LazyBackend:
             _prune(live)
         outs = []
         for index, (shape, dtype) in enumerate(avals):
-            arr = Array._new(Node(call, index, shape, dtype, None, size), FROM_NUMPY[dtype], device)
-            live.append(_ref(arr))
+            node = Node(call, index, shape, dtype, None, size)
+            arr = Array._new(node, FROM_NUMPY[dtype], device)
+            node.owner = ref = _ref(arr)
+            live.append(ref)
             outs.append(arr)
         if size > GRAPH_LIMIT:
             COUNTERS.guard_materializations += 1
@@ -265,7 +270,12 @@ _programs: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
 
 def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list, list]:
     """Walk the pending graph behind `targets`: its structural key, the calls in topological
-    order, the leaf buffers and scalars it reads, and where the targets are."""
+    order, the leaf buffers and scalars it reads, and where the targets are.
+
+    Pending values inside the graph that an array still holds join `targets` (in place): they
+    are computed anyway, and kept, so that reading them later does not compute them again
+    (`y = f(x)` then `float(y[0])`, `float(y[1])`, ... runs `f` once)."""
+    target_ids = {id(n) for n in targets}
     order: list[Call] = []
     call_ids: dict[int, int] = {}
     leaves: list[Any] = []
@@ -284,6 +294,11 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
                     leaf_uses.append(0)
                 leaf_uses[lid] += 1
                 return ("l", lid)
+            if id(i) not in target_ids:
+                owner = i.owner() if i.owner is not None else None
+                if owner is not None and owner._data is i:
+                    target_ids.add(id(i))
+                    targets.append(i)
             return ("c", call_ids[id(i.call)], i.index)
         if i is None:
             return ("none",)
@@ -392,7 +407,8 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         _programs.move_to_end(key)
     program.seen += 1
     leaf_values = [n.value for n in leaves]
-    if program.compiled is None and program.seen < COMPILE_THRESHOLD:
+    if program.compiled is None and (program.seen < COMPILE_THRESHOLD or (len(calls) == 1 and COMPILE_THRESHOLD > 1)):
+        # cold, or a single primitive: compiling it alone buys no fusion, so it runs op by op
         results = _interpret(calls, key, leaf_values, scalars, targets, device)
         COUNTERS.interpreted_graphs += 1
     else:
