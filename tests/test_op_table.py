@@ -231,3 +231,7 @@ def test_samples_reach_every_primitive(monkeypatch, compile_every_graph):
     missing = set(_ops.OP_TABLE) - reached
     assert not missing, f"primitives without a sample: {sorted(missing)}"
     assert math.isfinite(len(reached))
+
+
+def test_data_movement_names_are_primitives():
+    assert _lazy.DATA_MOVEMENT <= set(_ops.OP_TABLE)

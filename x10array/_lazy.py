@@ -431,7 +431,38 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         node.call = None  # drop the graph: its inputs can be freed
 
 
-def _replay(k: Any, described: tuple, leaf_values: list, scalars: list, outputs: list, params_of: list) -> tuple:
+# Primitives that only move or select values: XLA keeps subnormals through them.
+DATA_MOVEMENT = frozenset(
+    {
+        "getitem", "getitem_mask", "setitem", "setitem_mask", "reshape", "permute_dims",
+        "broadcast_to", "concat", "stack", "unstack", "squeeze", "expand_dims", "flip", "roll",
+        "tile", "repeat", "repeat_array", "moveaxis", "matrix_transpose", "copy", "take",
+        "take_along_axis", "full", "empty", "tril", "triu", "linalg.diagonal", "fft.shift",
+    }
+)  # fmt: skip
+
+
+def _flush(value: Any) -> Any:
+    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
+    denormals-are-zero): the interpreter then computes what a compiled program would, so a
+    lazy device gives the same numbers whichever tier runs a graph."""
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
+        return value
+    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
+    tiny = np.finfo(parts[0].dtype).tiny
+    if not any(np.any((np.abs(p) < tiny) & (p != 0)) for p in parts):
+        return value
+    value = value.copy()
+    for p in (value.real, value.imag) if value.dtype.kind == "c" else (value,):
+        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+    return value
+
+
+def _replay(
+    k: Any, described: tuple, leaf_values: list, scalars: list, outputs: list, params_of: list, flush: bool = False
+) -> tuple:
     values: list[tuple] = []
     for (prim, _, refs), params in zip(described, params_of):
         args = []
@@ -450,9 +481,18 @@ def _replay(k: Any, described: tuple, leaf_values: list, scalars: list, outputs:
         else:
             if prim.in_place:  # NumPy kernels write into their first operand: give them a copy
                 args[0] = args[0].copy()
-            out = prim.kernel(k, *args, **params)
+            if flush and prim.name not in DATA_MOVEMENT:  # arithmetic: XLA's numerics, see _flush
+                args = [_flush(a) for a in args]
+                out = prim.kernel(k, *args, **params)
+                out = tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
+            else:
+                out = prim.kernel(k, *args, **params)
         values.append(tuple(out) if prim.multiple_results else (out,))
     return tuple(values[c][i] for c, i in outputs)
+
+
+# Whether XLA flushes subnormals on this machine's CPU (jax sets flush-to-zero for its work).
+_FLUSHES: list[bool] = []
 
 
 def _interpret(
@@ -461,9 +501,14 @@ def _interpret(
     """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs)."""
     import jax
 
+    if not _FLUSHES:
+        with jax.enable_x64(True):
+            tiny = np.finfo(np.float32).tiny
+            _FLUSHES.append(float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0)
+
     host_leaves = [np.asarray(v) for v in leaf_values]
     with np.errstate(all="ignore"):
-        out = _replay(NUMPY, key[1], host_leaves, scalars, key[2], [c.params for c in calls])
+        out = _replay(NUMPY, key[1], host_leaves, scalars, key[2], [c.params for c in calls], flush=_FLUSHES[0])
     results = []
     with jax.enable_x64(True):
         for node, value in zip(targets, out):
