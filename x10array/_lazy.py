@@ -39,7 +39,7 @@ import numpy as np
 
 from . import _metrics
 from ._array_object import Array
-from ._device import Backend, Device
+from ._device import Backend, Device, DeviceKind
 from ._dtypes import FROM_NUMPY, DType
 from ._kernels import NUMPY, jax_namespace, jax_operand
 from ._metrics import COUNTERS
@@ -245,7 +245,8 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             _materialize_nodes(nodes, device)
         if wait:
             for n in nodes:
-                n.value.block_until_ready()
+                if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
+                    n.value.block_until_ready()
 
 
 # -- running a graph --------------------------------------------------------------------------
@@ -419,6 +420,10 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         import jax
 
         start = time.perf_counter()
+        for i, node in enumerate(leaves):
+            if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
+                with jax.enable_x64(True):
+                    node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
         donated = [v for v, d in zip(leaf_values, donate) if d]
         kept = [v for v, d in zip(leaf_values, donate) if not d]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
@@ -510,12 +515,15 @@ def _interpret(
     with np.errstate(all="ignore"):
         out = _replay(NUMPY, key[1], host_leaves, scalars, key[2], [c.params for c in calls], flush=_FLUSHES[0])
     results = []
+    on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):
         for node, value in zip(targets, out):
             value = np.asarray(value)
             if value.dtype != node.dtype:  # the recorded dtype (the lowering's) is the contract
                 value = value.astype(node.dtype)
-            results.append(jax.device_put(value, device.jax_device))
+            # On the CPU a host buffer is the device's memory: keep it until a compiled program
+            # reads it (then it is placed once, see _materialize_nodes).
+            results.append(value if on_cpu else jax.device_put(value, device.jax_device))
     return tuple(results)
 
 
