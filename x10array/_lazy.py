@@ -521,6 +521,8 @@ def _interpret(
             value = np.asarray(value)
             if value.dtype != node.dtype:  # the recorded dtype (the lowering's) is the contract
                 value = value.astype(node.dtype)
+            elif not value.flags.writeable or value.base is not None:  # a view: own the memory
+                value = value.copy()
             # On the CPU a host buffer is the device's memory: keep it until a compiled program
             # reads it (then it is placed once, see _materialize_nodes).
             results.append(value if on_cpu else jax.device_put(value, device.jax_device))
