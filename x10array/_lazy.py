@@ -395,6 +395,8 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
+    if len(targets) == 1 and _run_single(targets[0], device):
+        return
     key, calls, leaves, leaf_uses, scalars, outputs = _trace(targets, device)
     donate = _donatable(leaves, leaf_uses, targets, calls) if DONATE else (False,) * len(leaves)
     key = key + (donate,)
@@ -445,6 +447,50 @@ DATA_MOVEMENT = frozenset(
         "take_along_axis", "full", "empty", "tril", "triu", "linalg.diagonal", "fft.shift",
     }
 )  # fmt: skip
+
+
+def _run_single(node: Node, device: Device) -> bool:
+    """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
+    on the CPU. It would be run op by op anyway; skip keying and caching a graph for it."""
+    call = node.call
+    prim = call.prim
+    if COMPILE_THRESHOLD <= 1 or prim.multiple_results or device.kind is not DeviceKind.CPU:
+        return False
+    args = []
+    for i in call.inputs:
+        if type(i) is Node:
+            if i.value is None:
+                return False
+            args.append(np.asarray(i.value))
+        else:
+            args.append(i)
+    if prim.in_place:
+        args[0] = args[0].copy()
+    if not _FLUSHES:
+        _probe_flush()
+    flush = _FLUSHES[0] and prim.name not in DATA_MOVEMENT
+    with np.errstate(all="ignore"):
+        if flush:
+            args = [_flush(a) for a in args]
+        value = np.asarray(prim.kernel(NUMPY, *args, **call.params))
+    if flush:
+        value = np.asarray(_flush(value))
+    if value.dtype != node.dtype:
+        value = value.astype(node.dtype)
+    elif not value.flags.writeable or value.base is not None:
+        value = value.copy()
+    node.value = value
+    node.call = None
+    COUNTERS.interpreted_graphs += 1
+    return True
+
+
+def _probe_flush() -> None:
+    import jax
+
+    with jax.enable_x64(True):
+        tiny = np.finfo(np.float32).tiny
+        _FLUSHES.append(float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0)
 
 
 def _flush(value: Any) -> Any:
@@ -507,9 +553,7 @@ def _interpret(
     import jax
 
     if not _FLUSHES:
-        with jax.enable_x64(True):
-            tiny = np.finfo(np.float32).tiny
-            _FLUSHES.append(float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0)
+        _probe_flush()
 
     host_leaves = [np.asarray(v) for v in leaf_values]
     with np.errstate(all="ignore"):
