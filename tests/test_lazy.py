@@ -48,8 +48,8 @@ def step_program(w, g, lr):
 
 
 def test_barrier_per_step_compiles_once_over_50_steps():
-    w = xp.ones((4, 4), device=LAZY)
-    g = xp.full((4, 4), 0.5, device=LAZY)
+    w = xp.ones((64, 64), device=LAZY)  # big enough for a compile to pay (see WORTH_ELEMENTS)
+    g = xp.full((64, 64), 0.5, device=LAZY)
     xp.lazy_barrier()
     before = xp.metrics()
     for step in range(50):
@@ -59,7 +59,16 @@ def test_barrier_per_step_compiles_once_over_50_steps():
     assert d.compile_count == 1
     assert d.execute_count + d.interpreted_graphs == 50
     expected = 1.0 - 0.5 * 0.01 * sum(range(1, 51))
-    np.testing.assert_allclose(np.asarray(w), np.full((4, 4), expected))
+    np.testing.assert_allclose(np.asarray(w), np.full((64, 64), expected))
+
+
+def test_small_graphs_that_repeat_stay_op_by_op():
+    x = xp.asarray(np.arange(5.0), device=LAZY)
+    before = xp.metrics()
+    for step in range(5):
+        np.asarray(xp.tan(x) + step)  # two operations on five elements: a compile cannot pay
+    d = delta(before)
+    assert d.compile_count == 0 and d.interpreted_graphs == 5
 
 
 def test_compile_threshold_one_compiles_at_once(monkeypatch):

@@ -103,7 +103,9 @@ def test_add_and_multiply_commute(arrays: tuple[xp.Array, xp.Array]) -> None:
     a, b = arrays
     np.testing.assert_array_equal(host(a + b), host(b + a))
     if a.dtype in (xp.complex64, xp.complex128):  # NumPy's complex product may round differently (FMA)
-        assert_values(host(a * b), host(b * a))
+        ab, ba = np.broadcast_arrays(host(a * b), host(b * a))
+        finite = np.isfinite(ab) & np.isfinite(ba)  # overflowing parts may differ in the other part
+        assert_values(ab[finite], ba[finite])
     else:
         np.testing.assert_array_equal(host(a * b), host(b * a))
 

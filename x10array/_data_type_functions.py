@@ -24,7 +24,7 @@ __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 # -- astype ------------------------------------------------------------------------------------
 
 # NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
-_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), quiet=True)
+_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), quiet=True, elementwise=True)
 
 
 def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | None = None) -> Array:

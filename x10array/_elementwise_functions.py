@@ -35,7 +35,7 @@ Kernel = Callable[..., Any]
 
 
 def _unary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "") -> Callable[[Array], Array]:
-    prim = Primitive(name, kernel, quiet=quiet)
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True)
     allowed = CATEGORIES[category]
 
     def function(x: Array, /) -> Array:
@@ -54,7 +54,7 @@ def _unary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc:
 def _binary(
     name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = ""
 ) -> Callable[[Any, Any], Array]:
-    prim = Primitive(name, kernel, quiet=quiet)
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True)
 
     allowed = CATEGORIES[category]
 
@@ -494,7 +494,7 @@ def _clip_kernel(k: Any, x: Any, lo: Any, hi: Any) -> Any:
     return k.asarray(out, dtype=x.dtype)
 
 
-_CLIP = Primitive("clip", _clip_kernel, quiet=True)
+_CLIP = Primitive("clip", _clip_kernel, quiet=True, elementwise=True)
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - the standard's names

@@ -16,8 +16,8 @@ the device); Python scalars are inputs, not constants, so changing one does not 
 The first time a structure is seen it is *interpreted* (each primitive through the eager
 kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
 (default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
-speed after their first steps. A graph of a single primitive is always run op by op (unless
-the threshold is 1): compiled alone it would fuse nothing. Compiled programs live in an LRU
+speed after their first steps. A graph too small for a compile to pay back (fewer than four
+operations on fewer than 4096 elements) keeps running op by op, unless the threshold is 1. Compiled programs live in an LRU
 cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import inspect
+import math
 import os
 import sys
 import time
@@ -104,19 +105,47 @@ def _out_avals(prim: Primitive, params: dict[str, Any], key: tuple, inputs: tupl
     found = _avals.get(key)
     if found is not None:
         return found
+    if prim.elementwise:
+        # shape: the broadcast of the operands'; dtype: derived once per dtype combination
+        dtype_key = (prim, key[1], tuple(i.dtype if type(i) is Node else type(i) for i in inputs))
+        dtype = _elementwise_dtypes.get(dtype_key)
+        if dtype is None:
+            zero_d = tuple(_ZeroD(i.dtype) if type(i) is Node else i for i in inputs)
+            dtype = _elementwise_dtypes[dtype_key] = _abstract(prim, params, zero_d)[0][1]
+        shape = np.broadcast_shapes(*(i.shape for i in inputs if type(i) is Node))
+        found = ((tuple(shape), dtype),)
+    else:
+        found = _abstract(prim, params, inputs)
+    _avals[key] = found
+    return found
+
+
+class _ZeroD:
+    """A 0-d stand-in of a given dtype, for deriving an elementwise primitive's dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, dtype: Any):
+        self.shape = ()
+        self.dtype = dtype
+
+
+_elementwise_dtypes: dict[tuple, Any] = {}
+
+
+def _abstract(prim: Primitive, params: dict[str, Any], inputs: tuple) -> tuple:
+    """Output (shape, dtype)s by abstract evaluation of the lowering (jax.eval_shape)."""
     import jax
 
     k = jax_namespace()
-    specs = [jax.ShapeDtypeStruct(i.shape, i.dtype) if type(i) is Node else i for i in inputs]
+    specs = [jax.ShapeDtypeStruct(i.shape, i.dtype) if type(i) in (Node, _ZeroD) else i for i in inputs]
     with jax.enable_x64(True):
         if prim.rule is not None:
             out = prim.rule(*specs, **params)
         else:
             out = jax.eval_shape(lambda *a: prim.lowering(k, *a, **params), *specs)
     outs = out if prim.multiple_results else (out,)
-    found = tuple((tuple(o.shape), np.dtype(o.dtype)) for o in outs)
-    _avals[key] = found
-    return found
+    return tuple((tuple(o.shape), np.dtype(o.dtype)) for o in outs)
 
 
 class LazyBackend:
@@ -410,8 +439,10 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         _programs.move_to_end(key)
     program.seen += 1
     leaf_values = [n.value for n in leaves]
-    if program.compiled is None and (program.seen < COMPILE_THRESHOLD or (len(calls) == 1 and COMPILE_THRESHOLD > 1)):
-        # cold, or a single primitive: compiling it alone buys no fusion, so it runs op by op
+    if program.compiled is None and (
+        program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _worth_compiling(calls, targets))
+    ):
+        # cold, or too small for a compile to pay back: run it op by op
         results = _interpret(calls, key, leaf_values, scalars, targets, device)
         COUNTERS.interpreted_graphs += 1
     else:
@@ -447,6 +478,16 @@ DATA_MOVEMENT = frozenset(
         "take_along_axis", "full", "empty", "tril", "triu", "linalg.diagonal", "fft.shift",
     }
 )  # fmt: skip
+
+
+# A graph is compiled once it repeats, if compiling can pay: several operations to fuse, or
+# enough data that the interpreter's passes cost more than a compiled program's.
+WORTH_OPS = 4
+WORTH_ELEMENTS = 4096
+
+
+def _worth_compiling(calls: list[Call], targets: list[Node]) -> bool:
+    return len(calls) >= WORTH_OPS or any(math.prod(n.shape) >= WORTH_ELEMENTS for n in targets)
 
 
 def _run_single(node: Node, device: Device) -> bool:

@@ -49,9 +49,13 @@ class Primitive:
     in_place
         The NumPy kernel writes into its first operand (`__setitem__`); the eager executor
         hands it a buffer that nobody else can see (copy on write).
+    elementwise
+        The result has the broadcast shape of the operands, and a dtype that depends on their
+        dtypes only: the shape/dtype rule is then derived once per dtype combination rather
+        than once per shape.
     """
 
-    __slots__ = ("name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place")
+    __slots__ = ("name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise")
 
     def __init__(
         self,
@@ -64,6 +68,7 @@ class Primitive:
         quiet: bool = False,
         multiple_results: bool = False,
         in_place: bool = False,
+        elementwise: bool = False,
     ) -> None:
         if name in OP_TABLE:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -75,6 +80,7 @@ class Primitive:
         self.quiet = quiet
         self.multiple_results = multiple_results
         self.in_place = in_place
+        self.elementwise = elementwise
         OP_TABLE[name] = self
 
     def __repr__(self) -> str:
