@@ -91,7 +91,9 @@ def jax_step(images: np.ndarray, labels: np.ndarray, conv_form: str) -> Callable
 
     def conv(x: Any, w: Any, padding: str) -> Any:
         if conv_form == "conv":
-            return jax.lax.conv_general_dilated(x, w, (1, 1), padding.upper(), dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            return jax.lax.conv_general_dilated(
+                x, w, (1, 1), padding.upper(), dimension_numbers=("NHWC", "HWIO", "NHWC")
+            )
         kh, kw, c, o = w.shape
         if padding == "same":
             x = jnp.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))
@@ -189,7 +191,8 @@ def main() -> None:
     lazy = results["x10array lazy"]
     for form in ("XLA conv", "im2col"):
         ref = f"jax.jit ({form})"
-        print(f"lazy / {ref:<18} {lazy / results[ref]:.2f}x per step, {loops['x10array lazy'] / loops[ref]:.2f}x in a loop")
+        in_loop = loops["x10array lazy"] / loops[ref]
+        print(f"lazy / {ref:<18} {lazy / results[ref]:.2f}x per step, {in_loop:.2f}x in a loop")
     print(f"eager / lazy                {results['x10array eager'] / lazy:.2f}x")
     if torch_fn is not None:
         print(f"lazy / torch eager          {loops['x10array lazy'] / results['torch eager']:.2f}x (lazy in a loop)")

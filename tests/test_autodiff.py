@@ -162,9 +162,17 @@ def test_rule_matches_finite_differences(case, namespace):
 
 
 def test_every_rule_is_checked():
-    checked = {c.split("-")[0] for c in CASES} | {"positive", "asarray", "nn.conv2d", "linalg.matmul",
-                                                   "linalg.tensordot", "linalg.vecdot", "linalg.matrix_transpose",
-                                                   "__getitem__", "copysign"}
+    checked = {c.split("-")[0] for c in CASES} | {
+        "positive",
+        "asarray",
+        "nn.conv2d",
+        "linalg.matmul",
+        "linalg.tensordot",
+        "linalg.vecdot",
+        "linalg.matrix_transpose",
+        "__getitem__",
+        "copysign",
+    }
     assert set(RULES) <= checked, sorted(set(RULES) - checked)
 
 

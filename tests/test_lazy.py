@@ -185,8 +185,18 @@ def test_devices_do_not_mix_and_copies_are_exact():
 def test_metrics_report_prints_every_counter(capsys):
     text = xp.metrics_report()
     out = capsys.readouterr().out
-    for name in ("compile_count", "cache_hits", "interpreted_graphs", "execute_count", "compile_seconds",
-                 "execute_seconds", "ops_recorded", "graph_breaks", "transfers_to_host", "transfers_to_device"):
+    for name in (
+        "compile_count",
+        "cache_hits",
+        "interpreted_graphs",
+        "execute_count",
+        "compile_seconds",
+        "execute_seconds",
+        "ops_recorded",
+        "graph_breaks",
+        "transfers_to_host",
+        "transfers_to_device",
+    ):
         assert name in out and name in text
 
 

@@ -20,9 +20,7 @@ def reference_conv(x, w, strides, padding):
     import jax
 
     with jax.enable_x64(True):
-        out = jax.lax.conv_general_dilated(
-            x, w, strides, padding.upper(), dimension_numbers=("NHWC", "HWIO", "NHWC")
-        )
+        out = jax.lax.conv_general_dilated(x, w, strides, padding.upper(), dimension_numbers=("NHWC", "HWIO", "NHWC"))
         return np.asarray(out)
 
 
@@ -34,8 +32,12 @@ def test_conv2d_matches_xla_and_its_gradients_match_finite_differences(namespace
     rng = np.random.default_rng(1)
     X, W = rng.standard_normal((2, 6, 5, 2)), rng.standard_normal((3, 2, 2, 3))
     x, w = n.asarray(X, **kw), n.asarray(W, **kw)
-    np.testing.assert_allclose(np.asarray(F.conv2d(x, w, strides=strides, padding=padding)),
-                               reference_conv(X, W, strides, padding), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(F.conv2d(x, w, strides=strides, padding=padding)),
+        reference_conv(X, W, strides, padding),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
     def loss(w, x):
         return x.__array_namespace__().sum(F.conv2d(x, w, strides=strides, padding=padding) ** 2)
@@ -49,8 +51,10 @@ def test_conv2d_matches_xla_and_its_gradients_match_finite_differences(namespace
         minus[idx] -= eps
         args_p = (plus, X) if which == 0 else (W, plus)
         args_m = (minus, X) if which == 0 else (W, minus)
-        fd = (np.sum(reference_conv(args_p[1], args_p[0], strides, padding) ** 2)
-              - np.sum(reference_conv(args_m[1], args_m[0], strides, padding) ** 2)) / (2 * eps)
+        fd = (
+            np.sum(reference_conv(args_p[1], args_p[0], strides, padding) ** 2)
+            - np.sum(reference_conv(args_m[1], args_m[0], strides, padding) ** 2)
+        ) / (2 * eps)
         assert abs(np.asarray(g)[idx] - fd) < 1e-5 * max(1.0, abs(fd))
 
 
@@ -78,8 +82,9 @@ def test_pools(namespace):
     avg = np.asarray(F.avg_pool2d(x, (2, 2)))
     mx = np.asarray(F.max_pool2d(x, (2, 3), strides=(1, 2)))
     np.testing.assert_allclose(avg, X.reshape(2, 2, 2, 3, 2, 3).mean(axis=(2, 4)))
-    expected = np.stack([np.stack([X[:, i : i + 2, j : j + 3].max(axis=(1, 2)) for j in range(0, 4, 2)], 1)
-                         for i in range(3)], 1)
+    expected = np.stack(
+        [np.stack([X[:, i : i + 2, j : j + 3].max(axis=(1, 2)) for j in range(0, 4, 2)], 1) for i in range(3)], 1
+    )
     np.testing.assert_allclose(mx, expected)
     same = np.asarray(F.max_pool2d(x, 3, strides=2, padding="same"))
     assert same.shape == (2, 2, 3, 3)
@@ -133,8 +138,14 @@ def test_learning_phase():
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: optim.SGD(0.1), lambda: optim.SGD(0.05, momentum=0.9), lambda: optim.SGD(0.05, momentum=0.9, nesterov=True),
-     lambda: optim.SGD(0.1, weight_decay=1e-3), lambda: optim.Adam(0.1), lambda: optim.AdamW(0.1, weight_decay=0.01)],
+    [
+        lambda: optim.SGD(0.1),
+        lambda: optim.SGD(0.05, momentum=0.9),
+        lambda: optim.SGD(0.05, momentum=0.9, nesterov=True),
+        lambda: optim.SGD(0.1, weight_decay=1e-3),
+        lambda: optim.Adam(0.1),
+        lambda: optim.AdamW(0.1, weight_decay=0.01),
+    ],
 )
 def test_optimizers_minimize_a_quadratic(make):
     target = xp.asarray([1.0, -2.0, 3.0])

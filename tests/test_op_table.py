@@ -29,13 +29,55 @@ UNIT = [0.5, -0.25, 0.0, 0.75, -0.9]
 INTS = [3, -1, 0, 7, 2]
 M = [[2.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 4.0]]
 
-UNARY_FLOAT = ["exp", "expm1", "sin", "cos", "tan", "atan", "sinh", "cosh", "tanh", "asinh", "negative", "positive",
-               "abs", "square", "sign", "ceil", "floor", "trunc", "round", "isfinite", "isinf", "isnan", "signbit"]
+UNARY_FLOAT = [
+    "exp",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "negative",
+    "positive",
+    "abs",
+    "square",
+    "sign",
+    "ceil",
+    "floor",
+    "trunc",
+    "round",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "signbit",
+]
 UNARY_POS = ["log", "log1p", "log2", "log10", "sqrt", "reciprocal", "acosh"]
 UNARY_UNIT = ["asin", "acos", "atanh"]
-BINARY_FLOAT = ["add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "atan2", "hypot", "copysign",
-                "nextafter", "logaddexp", "floor_divide", "remainder", "equal", "not_equal", "less", "less_equal",
-                "greater", "greater_equal"]
+BINARY_FLOAT = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "hypot",
+    "copysign",
+    "nextafter",
+    "logaddexp",
+    "floor_divide",
+    "remainder",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+]
 BINARY_INT = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"]
 BINARY_BOOL = ["logical_and", "logical_or", "logical_xor"]
 
@@ -53,7 +95,9 @@ for _name in UNARY_POS:
 for _name in UNARY_UNIT:
     sample(_name, lambda n, d, f=_name: getattr(n, f)(arr(n, d, UNIT)))
 for _name in BINARY_FLOAT:
-    sample(_name, lambda n, d, f=_name: getattr(n, f)(arr(n, d, POS), arr(n, d, [[1.5], [0.25]]) if f != "pow" else 1.5))
+    sample(
+        _name, lambda n, d, f=_name: getattr(n, f)(arr(n, d, POS), arr(n, d, [[1.5], [0.25]]) if f != "pow" else 1.5)
+    )
 for _name in BINARY_INT:
     sample(_name, lambda n, d, f=_name: getattr(n, f)(arr(n, d, [3, 1, 0, 7, 2]), arr(n, d, [1, 2, 3, 0, 1])))
 for _name in BINARY_BOOL:
@@ -212,8 +256,13 @@ def test_eager_lazy_and_strict_agree(prim, index, compile_every_graph):
         assert got_np.dtype == expected.dtype, (device, got_np.dtype, expected.dtype)
         assert got_np.shape == expected.shape
         scale = max(1.0, float(np.max(np.abs(expected))) if expected.size and expected.dtype != bool else 1.0)
-        np.testing.assert_allclose(got_np, expected, rtol=_tolerance(expected) * 10, atol=_tolerance(expected) * scale,
-                                   err_msg=f"{prim} on {device}")
+        np.testing.assert_allclose(
+            got_np,
+            expected,
+            rtol=_tolerance(expected) * 10,
+            atol=_tolerance(expected) * scale,
+            err_msg=f"{prim} on {device}",
+        )
 
 
 def test_samples_reach_every_primitive(monkeypatch, compile_every_graph):

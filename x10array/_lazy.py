@@ -17,8 +17,8 @@ The first time a structure is seen it is *interpreted* (each primitive through t
 kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
 (default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
 speed after their first steps. A graph too small for a compile to pay back (fewer than four
-operations on fewer than 4096 elements) keeps running op by op, unless the threshold is 1. Compiled programs live in an LRU
-cache.
+operations on fewer than 4096 elements) keeps running op by op, unless the threshold is 1.
+Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).

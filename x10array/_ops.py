@@ -55,7 +55,9 @@ class Primitive:
         than once per shape.
     """
 
-    __slots__ = ("name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise")
+    __slots__ = (
+        "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
+    )  # fmt: skip
 
     def __init__(
         self,
