@@ -16,8 +16,8 @@ the device); Python scalars are inputs, not constants, so changing one does not 
 The first time a structure is seen it is *interpreted* (each primitive through the eager
 kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
 (default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
-speed after their first steps. A graph too small for a compile to pay back (fewer than four
-operations on fewer than 4096 elements) keeps running op by op, unless the threshold is 1.
+speed after their first steps. A graph too small for a compile to pay back (few operations,
+seen few times, on fewer than 4096 elements) keeps running op by op, unless the threshold is 1.
 Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
@@ -447,7 +447,8 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     program.seen += 1
     leaf_values = [n.value for n in leaves]
     if program.compiled is None and (
-        program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _worth_compiling(calls, targets))
+        program.seen < COMPILE_THRESHOLD
+        or (COMPILE_THRESHOLD > 1 and not _worth_compiling(calls, targets, program.seen))
     ):
         # cold, or too small for a compile to pay back: run it op by op
         results = _interpret(calls, key, leaf_values, scalars, targets, device)
@@ -500,14 +501,17 @@ DATA_MOVEMENT = frozenset(
 )  # fmt: skip
 
 
-# A graph is compiled once it repeats, if compiling can pay: several operations to fuse, or
-# enough data that the interpreter's passes cost more than a compiled program's.
-WORTH_OPS = 4
+# A graph is compiled once it repeats, if compiling (tens of milliseconds) can pay: enough
+# operations that interpreting them one by one costs (16+, or 256+ counting its repeats), or
+# enough data that the interpreter's unfused passes cost more than a compiled program's.
+WORTH_OPS = 16
+WORTH_OP_RUNS = 256
 WORTH_ELEMENTS = 4096
 
 
-def _worth_compiling(calls: list[Call], targets: list[Node]) -> bool:
-    return len(calls) >= WORTH_OPS or any(math.prod(n.shape) >= WORTH_ELEMENTS for n in targets)
+def _worth_compiling(calls: list[Call], targets: list[Node], seen: int) -> bool:
+    n = len(calls)
+    return n >= WORTH_OPS or n * seen >= WORTH_OP_RUNS or any(math.prod(t.shape) >= WORTH_ELEMENTS for t in targets)
 
 
 def _run_single(node: Node, device: Device) -> bool:
