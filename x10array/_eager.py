@@ -182,8 +182,10 @@ def to_host(x: Array) -> np.ndarray:
         from . import _lazy
 
         data = _lazy.materialize(x)
-        if type(data) is _ndarray:
-            return data
+        if type(data) is _ndarray:  # a lazy value kept in host memory: seen read-only, like
+            view = data.view()  # a device buffer's host view, so it cannot be written through
+            view.flags.writeable = False
+            return view
     return np.asarray(data)
 
 
