@@ -64,6 +64,8 @@ CASES = {
     "clip": (lambda n, a: n.clip(a, -0.5, 0.5), [(6,)], None),
     "matmul": (lambda n, a, b: n.matmul(a, b), [(2, 3, 4), (4, 2)], None),
     "matmul-vector": (lambda n, a, b: n.matmul(a, b), [(3,), (3, 2)], None),
+    "matmul-vector-vector": (lambda n, a, b: n.matmul(a, b), [(3,), (3,)], None),
+    "matmul-matrix-vector": (lambda n, a, b: n.matmul(a, b), [(2, 2, 3), (3,)], None),
     "tensordot": (lambda n, a, b: n.tensordot(a, b, axes=([0, 2], [1, 0])), [(3, 2, 4), (4, 3, 5)], None),
     "vecdot": (lambda n, a, b: n.vecdot(a, b), [(2, 3), (3,)], None),
     "sum": (lambda n, a: n.sum(a, axis=1), [(3, 4)], None),

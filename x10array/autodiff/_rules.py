@@ -136,11 +136,9 @@ def _asarray(xp: Any, g: Any, ans: Any, x: Any, **kwargs: Any) -> tuple[Any]:
 def _matmul_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any) -> tuple[Any, Any]:
     a2 = a if a.ndim > 1 else xp.reshape(a, (1, a.shape[0]))
     b2 = b if b.ndim > 1 else xp.reshape(b, (b.shape[0], 1))
-    g2 = g
-    if a.ndim == 1:
-        g2 = xp.expand_dims(g2, axis=-2)
-    if b.ndim == 1:
-        g2 = xp.expand_dims(g2, axis=-1)
+    # the cotangent of the 2-D (batched) product: 1-D operands gained an axis of size 1
+    batch = xp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    g2 = xp.reshape(g, tuple(batch) + (a2.shape[-2], b2.shape[-1]))
     ga = xp.matmul(g2, xp.matrix_transpose(b2))
     gb = xp.matmul(xp.matrix_transpose(a2), g2)
     ga = unbroadcast(xp, ga, a2)

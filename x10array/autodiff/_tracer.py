@@ -16,6 +16,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from .. import _array_object
+
 __all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp", "call_traced"]
 
 # name of a standard function -> rule(xp, g, ans, *args, **kwargs) -> grads per positional arg
@@ -157,19 +159,12 @@ def _operator(name: str, reflected: bool) -> Callable[[Tracer, Any], Any]:
     return method
 
 
-# operator -> standard function (the same table as the array object's)
-_OPERATORS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "pow": "pow",
-    "matmul": "matmul", "floordiv": "floor_divide", "mod": "remainder", "eq": "equal",
-    "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-}  # fmt: skip
-_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-for _op, _fn in _OPERATORS.items():
-    setattr(Tracer, f"__{_op}__", _operator(_fn, False))
-    if _op not in _COMPARISONS:
-        setattr(Tracer, f"__r{_op}__", _operator(_fn, True))
-del _op, _fn
+# The array object's operator table: each operator maps to the standard function it calls.
+for _op, _fn, _reflected, _ in _array_object._OPERATORS:
+    setattr(Tracer, f"__{_op}__", _operator(_fn.__name__, False))
+    if _reflected:
+        setattr(Tracer, f"__r{_op}__", _operator(_fn.__name__, True))
+del _op, _fn, _reflected
 
 
 def _unbox(obj: Any) -> Any:
