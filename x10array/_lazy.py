@@ -514,6 +514,28 @@ def _worth_compiling(calls: list[Call], targets: list[Node], seen: int) -> bool:
     return n >= WORTH_OPS or n * seen >= WORTH_OP_RUNS or any(math.prod(t.shape) >= WORTH_ELEMENTS for t in targets)
 
 
+def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush: bool) -> Any:
+    """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
+    operand it writes into, and with XLA's numerics in arithmetic when `flush` (see _flush)."""
+    if prim.in_place:
+        args[0] = args[0].copy()
+    if not flush or prim.name in DATA_MOVEMENT:
+        return prim.kernel(NUMPY, *args, **params)
+    out = prim.kernel(NUMPY, *[_flush(a) for a in args], **params)
+    return tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
+
+
+def _owned(value: Any, dtype: Any) -> np.ndarray:
+    """A result of the interpreter as the node's value: the recorded dtype (the lowering's is
+    the contract) in memory of its own (never a view of another value)."""
+    value = np.asarray(value)
+    if value.dtype != dtype:
+        return value.astype(dtype)
+    if not value.flags.writeable or value.base is not None:
+        return value.copy()
+    return value
+
+
 def _run_single(node: Node, device: Device) -> bool:
     """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it."""
@@ -529,22 +551,11 @@ def _run_single(node: Node, device: Device) -> bool:
             args.append(np.asarray(i.value))
         else:
             args.append(i)
-    if prim.in_place:
-        args[0] = args[0].copy()
     if not _FLUSHES:
         _probe_flush()
-    flush = _FLUSHES[0] and prim.name not in DATA_MOVEMENT
     with np.errstate(all="ignore"):
-        if flush:
-            args = [_flush(a) for a in args]
-        value = np.asarray(prim.kernel(NUMPY, *args, **call.params))
-    if flush:
-        value = np.asarray(_flush(value))
-    if value.dtype != node.dtype:
-        value = value.astype(node.dtype)
-    elif not value.flags.writeable or value.base is not None:
-        value = value.copy()
-    node.value = value
+        value = _numpy_step(prim, args, call.params, _FLUSHES[0])
+    node.value = _owned(value, node.dtype)
     node.call = None
     COUNTERS.interpreted_graphs += 1
     return True
@@ -592,17 +603,7 @@ def _replay(
                 args.append(scalars[r[1]])
             else:
                 args.append(None)
-        if k.is_jax:
-            out = prim.lowering(k, *args, **params)
-        else:
-            if prim.in_place:  # NumPy kernels write into their first operand: give them a copy
-                args[0] = args[0].copy()
-            if flush and prim.name not in DATA_MOVEMENT:  # arithmetic: XLA's numerics, see _flush
-                args = [_flush(a) for a in args]
-                out = prim.kernel(k, *args, **params)
-                out = tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
-            else:
-                out = prim.kernel(k, *args, **params)
+        out = prim.lowering(k, *args, **params) if k.is_jax else _numpy_step(prim, args, params, flush)
         values.append(tuple(out) if prim.multiple_results else (out,))
     return tuple(values[c][i] for c, i in outputs)
 
@@ -627,11 +628,7 @@ def _interpret(
     on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):
         for node, value in zip(targets, out):
-            value = np.asarray(value)
-            if value.dtype != node.dtype:  # the recorded dtype (the lowering's) is the contract
-                value = value.astype(node.dtype)
-            elif not value.flags.writeable or value.base is not None:  # a view: own the memory
-                value = value.copy()
+            value = _owned(value, node.dtype)
             # On the CPU a host buffer is the device's memory: keep it until a compiled program
             # reads it (then it is placed once, see _materialize_nodes).
             results.append(value if on_cpu else jax.device_put(value, device.jax_device))
