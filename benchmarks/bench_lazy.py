@@ -21,6 +21,7 @@ import timeit
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import in_a_loop
 
 import x10array as xp
 
@@ -29,17 +30,6 @@ LAZY = xp.Device("cpu", 0, "xla")
 
 def best(fn, number: int, repeat: int = 5) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
-def in_a_loop(step, steps: int) -> float:
-    """Time per step of `steps` steps waiting only at the end (a training loop)."""
-    best_time = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for i in range(steps):
-            step(i == steps - 1)
-        best_time = min(best_time, (time.perf_counter() - start) / steps)
-    return best_time
 
 
 def chain(ns, x):

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import in_a_loop
 
 import x10array as xp
 from x10array import nn
@@ -42,20 +43,6 @@ def timed(step: Callable[[], Any], steps: int, warmup: int = 5) -> float:
         step()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def pipelined(step: Callable[[bool], Any], steps: int, warmup: int = 5) -> float:
-    """Time per step of `steps` steps in a row, waiting only at the end: a training loop,
-    where the host records (or dispatches) step n+1 while the device runs step n."""
-    for _ in range(warmup):
-        step(True)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for i in range(steps):
-            step(i == steps - 1)
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best
 
 
 def batch(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -173,14 +160,14 @@ def main() -> None:
     before = xp.metrics()
     lazy_step = x10_step(xp.Device.default_xla, images, labels)
     results["x10array lazy"] = timed(lazy_step, args.steps)
-    loops["x10array lazy"] = pipelined(lazy_step, args.steps)
+    loops["x10array lazy"] = in_a_loop(lazy_step, args.steps)
     lazy_compiles = (xp.metrics() - before).compile_count
     results["x10array eager"] = timed(x10_step(xp.Device.default, images, labels), max(5, args.steps // 3), warmup=2)
     for form in ("conv", "im2col"):
         name = f"jax.jit ({'XLA conv' if form == 'conv' else 'im2col'})"
         fn = jax_step(images, labels, form)
         results[name] = timed(fn, args.steps)
-        loops[name] = pipelined(fn, args.steps)
+        loops[name] = in_a_loop(fn, args.steps)
     torch_fn = torch_step(images, labels)
     if torch_fn is not None:
         results["torch eager"] = timed(torch_fn, args.steps)
