@@ -282,5 +282,13 @@ def test_samples_reach_every_primitive(monkeypatch, compile_every_graph):
     assert math.isfinite(len(reached))
 
 
-def test_data_movement_names_are_primitives():
-    assert _lazy.DATA_MOVEMENT <= set(_ops.OP_TABLE)
+def test_lazy_interpreter_keeps_subnormals_through_data_movement_only():
+    """XLA's CPU arithmetic flushes subnormals; moving values keeps them. The interpreter
+    follows the primitives' `moves_data` flag, so both tiers of a lazy device agree."""
+    tiny = np.float32(np.finfo(np.float32).tiny) / np.float32(4)  # a subnormal
+    x = xp.asarray(np.array([tiny, 1.0], dtype=np.float32), device=LAZY)
+    assert np.asarray(xp.reshape(x, (2, 1)))[0, 0] == tiny  # moved: kept
+    assert np.asarray(xp.flip(x))[1] == tiny
+    if _lazy._FLUSHES and _lazy._FLUSHES[0]:
+        assert np.asarray(x * 1.0)[0] == 0.0  # arithmetic: flushed, as compiled XLA code does
+    assert _ops.OP_TABLE["reshape"].moves_data and not _ops.OP_TABLE["multiply"].moves_data

@@ -170,7 +170,7 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
-_COPY = Primitive("copy", lambda k, x: k.array(x, copy=True))
+_COPY = Primitive("copy", lambda k, x: k.array(x, copy=True), moves_data=True)
 
 
 def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = None) -> Array:
@@ -232,8 +232,10 @@ def _operand(value: Any, dtype: DType) -> Any:
 
 
 # The fill value is an operand, not a parameter: no compilation per value.
-_FULL = Primitive("full", lambda k, value, *, shape, dtype: k.full(shape, _as(k, value, dtype), dtype=dtype.np))
-_EMPTY = Primitive("empty", lambda k, *, shape, dtype: k.zeros(shape, dtype=dtype.np))
+_FULL = Primitive(
+    "full", lambda k, value, *, shape, dtype: k.full(shape, _as(k, value, dtype), dtype=dtype.np), moves_data=True
+)
+_EMPTY = Primitive("empty", lambda k, *, shape, dtype: k.zeros(shape, dtype=dtype.np), moves_data=True)
 
 
 def _default_dtype_for(value: Any, fname: str) -> DType:
@@ -511,8 +513,8 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     return tuple(out)
 
 
-_TRIL = Primitive("tril", lambda k, x, *, diag: k.tril(x, k=diag))
-_TRIU = Primitive("triu", lambda k, x, *, diag: k.triu(x, k=diag))
+_TRIL = Primitive("tril", lambda k, x, *, diag: k.tril(x, k=diag), moves_data=True)
+_TRIU = Primitive("triu", lambda k, x, *, diag: k.triu(x, k=diag), moves_data=True)
 
 
 def _triangle(prim: Primitive, x: Array, k: Any, fname: str) -> Array:

@@ -109,10 +109,10 @@ def _getitem_rule(x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
         return jax.eval_shape(lambda *a: _getitem_kernel(k, *a, index=index), x, *operands)
 
 
-GETITEM = Primitive("getitem", _getitem_kernel, rule=_getitem_rule)
-GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True)
-SETITEM = Primitive("setitem", _setitem_kernel, in_place=True, quiet=True)
-SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, in_place=True, quiet=True)
+GETITEM = Primitive("getitem", _getitem_kernel, rule=_getitem_rule, moves_data=True)
+GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True, moves_data=True)
+SETITEM = Primitive("setitem", _setitem_kernel, in_place=True, quiet=True, moves_data=True)
+SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, in_place=True, quiet=True, moves_data=True)
 
 
 # -- the public layer -------------------------------------------------------------------------

@@ -34,8 +34,8 @@ def _take_along_axis_kernel(k: Any, x: Any, indices: Any, *, axis: int) -> Any:
     return k.take_along_axis(x, idx, axis=axis)
 
 
-_TAKE = Primitive("take", _take_kernel)
-_TAKE_ALONG_AXIS = Primitive("take_along_axis", _take_along_axis_kernel)
+_TAKE = Primitive("take", _take_kernel, moves_data=True)
+_TAKE_ALONG_AXIS = Primitive("take_along_axis", _take_along_axis_kernel, moves_data=True)
 
 
 def _check_indices(indices: Array, fname: str) -> None:

@@ -490,17 +490,6 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         node.call = None  # drop the graph: its inputs can be freed
 
 
-# Primitives that only move or select values: XLA keeps subnormals through them.
-DATA_MOVEMENT = frozenset(
-    {
-        "getitem", "getitem_mask", "setitem", "setitem_mask", "reshape", "permute_dims",
-        "broadcast_to", "concat", "stack", "unstack", "squeeze", "expand_dims", "flip", "roll",
-        "tile", "repeat", "repeat_array", "moveaxis", "matrix_transpose", "copy", "take",
-        "take_along_axis", "full", "empty", "tril", "triu", "linalg.diagonal", "fft.shift",
-    }
-)  # fmt: skip
-
-
 # A graph is compiled once it repeats, if compiling (tens of milliseconds) can pay: enough
 # operations that interpreting them one by one costs (16+, or 256+ counting its repeats), or
 # enough data that the interpreter's unfused passes cost more than a compiled program's.
@@ -519,7 +508,7 @@ def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush:
     operand it writes into, and with XLA's numerics in arithmetic when `flush` (see _flush)."""
     if prim.in_place:
         args[0] = args[0].copy()
-    if not flush or prim.name in DATA_MOVEMENT:
+    if not flush or prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
     out = prim.kernel(NUMPY, *[_flush(a) for a in args], **params)
     return tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)

@@ -48,7 +48,7 @@ def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any) -> Any:
 
 
 _MATMUL = Primitive("matmul", _matmul_kernel)
-_MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2))
+_MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _VECDOT = Primitive("vecdot", _vecdot_kernel)
 

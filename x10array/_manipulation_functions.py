@@ -60,20 +60,24 @@ def _unstack_kernel(k: Any, x: Any, *, axis: int) -> tuple[Any, ...]:
     return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
 
 
-_BROADCAST_TO = Primitive("broadcast_to", lambda k, x, *, shape: k.broadcast_to(x, shape))
-_CONCAT = Primitive("concat", _concat_kernel)
-_EXPAND_DIMS = Primitive("expand_dims", lambda k, x, *, axis: k.expand_dims(x, axis))
-_FLIP = Primitive("flip", lambda k, x, *, axis: k.flip(x, axis=axis))
-_MOVEAXIS = Primitive("moveaxis", lambda k, x, *, source, destination: k.moveaxis(x, source, destination))
-_PERMUTE_DIMS = Primitive("permute_dims", lambda k, x, *, axes: k.transpose(x, axes))
-_REPEAT = Primitive("repeat", lambda k, x, *, repeats, axis: k.repeat(x, repeats, axis=axis))
-_REPEAT_ARRAY = Primitive("repeat_array", _repeat_array_kernel, dynamic_shape=True)
-_RESHAPE = Primitive("reshape", _reshape_kernel)
-_ROLL = Primitive("roll", _roll_kernel)
-_SQUEEZE = Primitive("squeeze", lambda k, x, *, axis: k.squeeze(x, axis=axis))
-_STACK = Primitive("stack", lambda k, *arrays, axis, dtype: k.stack([_cast(k, a, dtype) for a in arrays], axis=axis))
-_TILE = Primitive("tile", lambda k, x, *, repetitions: k.tile(x, repetitions))
-_UNSTACK = Primitive("unstack", _unstack_kernel, multiple_results=True)
+_BROADCAST_TO = Primitive("broadcast_to", lambda k, x, *, shape: k.broadcast_to(x, shape), moves_data=True)
+_CONCAT = Primitive("concat", _concat_kernel, moves_data=True)
+_EXPAND_DIMS = Primitive("expand_dims", lambda k, x, *, axis: k.expand_dims(x, axis), moves_data=True)
+_FLIP = Primitive("flip", lambda k, x, *, axis: k.flip(x, axis=axis), moves_data=True)
+_MOVEAXIS = Primitive(
+    "moveaxis", lambda k, x, *, source, destination: k.moveaxis(x, source, destination), moves_data=True
+)
+_PERMUTE_DIMS = Primitive("permute_dims", lambda k, x, *, axes: k.transpose(x, axes), moves_data=True)
+_REPEAT = Primitive("repeat", lambda k, x, *, repeats, axis: k.repeat(x, repeats, axis=axis), moves_data=True)
+_REPEAT_ARRAY = Primitive("repeat_array", _repeat_array_kernel, dynamic_shape=True, moves_data=True)
+_RESHAPE = Primitive("reshape", _reshape_kernel, moves_data=True)
+_ROLL = Primitive("roll", _roll_kernel, moves_data=True)
+_SQUEEZE = Primitive("squeeze", lambda k, x, *, axis: k.squeeze(x, axis=axis), moves_data=True)
+_STACK = Primitive(
+    "stack", lambda k, *arrays, axis, dtype: k.stack([_cast(k, a, dtype) for a in arrays], axis=axis), moves_data=True
+)
+_TILE = Primitive("tile", lambda k, x, *, repetitions: k.tile(x, repetitions), moves_data=True)
+_UNSTACK = Primitive("unstack", _unstack_kernel, multiple_results=True, moves_data=True)
 
 
 # -- validation helpers -----------------------------------------------------------------------

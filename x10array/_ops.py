@@ -49,6 +49,9 @@ class Primitive:
     in_place
         The NumPy kernel writes into its first operand (`__setitem__`); the eager executor
         hands it a buffer that nobody else can see (copy on write).
+    moves_data
+        The primitive only moves or selects values (indexing, reshapes, copies, fills): XLA
+        keeps subnormal floats through it, so the lazy interpreter does too.
     elementwise
         The result has the broadcast shape of the operands, and a dtype that depends on their
         dtypes only: the shape/dtype rule is then derived once per dtype combination rather
@@ -57,6 +60,7 @@ class Primitive:
 
     __slots__ = (
         "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
+        "moves_data",
     )  # fmt: skip
 
     def __init__(
@@ -71,6 +75,7 @@ class Primitive:
         multiple_results: bool = False,
         in_place: bool = False,
         elementwise: bool = False,
+        moves_data: bool = False,
     ) -> None:
         if name in OP_TABLE:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -83,6 +88,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.in_place = in_place
         self.elementwise = elementwise
+        self.moves_data = moves_data
         OP_TABLE[name] = self
 
     def __repr__(self) -> str:

@@ -200,7 +200,7 @@ def _roll_kernel(k: Any, x: Any, *, shifts: tuple[int, ...], axes: tuple[int, ..
     return k.roll(x, shifts, axis=axes) if axes else x
 
 
-_ROLL = Primitive("fft.shift", _roll_kernel)
+_ROLL = Primitive("fft.shift", _roll_kernel, moves_data=True)
 
 
 def _shift(fname: str, x: Any, axes: Any, inverse: bool) -> Array:

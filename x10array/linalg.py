@@ -453,7 +453,9 @@ def _trace_kernel(k: Any, x: Any, *, offset: int, dtype: DType) -> Any:
 
 
 _CROSS = Primitive("linalg.cross", _cross_kernel)
-_DIAGONAL = Primitive("linalg.diagonal", lambda k, x, *, offset: k.diagonal(x, offset=offset, axis1=-2, axis2=-1))
+_DIAGONAL = Primitive(
+    "linalg.diagonal", lambda k, x, *, offset: k.diagonal(x, offset=offset, axis1=-2, axis2=-1), moves_data=True
+)
 _OUTER = Primitive(
     "linalg.outer", lambda k, a, b, *, dtype: k.outer(k.asarray(a, dtype=dtype.np), k.asarray(b, dtype=dtype.np))
 )
