@@ -114,6 +114,63 @@ def test_mutation_rebinds_and_keeps_old_values():
     np.testing.assert_array_equal(np.asarray(y), [1.0, 2.0, 3.0])
 
 
+def test_barrier_computes_an_array_rebound_by_mutation():
+    """`w -= g` rebinds a materialized array to a pending value: the barrier must run it."""
+    w = xp.asarray([1.0, 2.0, 3.0], device=LAZY)
+    w -= 2.0
+    w[0] = 5.0
+    xp.lazy_barrier(wait=True)
+    assert w._data.value is not None
+    np.testing.assert_array_equal(np.asarray(w), [5.0, 0.0, 1.0])
+
+
+def test_a_value_rebound_by_mutation_is_computed_once():
+    """A pending value that an in-place operator rebound is still held by the array: a graph
+    that uses it keeps it, so a second read does not compute it again."""
+    x = xp.asarray(np.arange(6.0), device=LAZY)
+    g = xp.exp(x)
+    g /= 2.0
+    float(xp.sum(g))
+    assert g._data.value is not None  # computed with the sum, kept
+    np.testing.assert_allclose(np.asarray(g), np.exp(np.arange(6.0)) / 2.0)
+
+
+def test_held_outputs_of_a_multiple_results_call_are_kept():
+    """`u, s, vh = svd(x)`, then reading s runs the SVD once for all three (not again for u)."""
+    a = np.random.default_rng(0).standard_normal((6, 4))
+    x = xp.asarray(a, device=LAZY)
+    u, s, vh = xp.linalg.svd(x - 1.0, full_matrices=False)
+    float(s[0])
+    assert u._data.value is not None and vh._data.value is not None
+    before = xp.metrics()
+    rebuilt = np.asarray(u) * np.asarray(s) @ np.asarray(vh)
+    assert delta(before).ops_recorded == 0
+    np.testing.assert_allclose(rebuilt, a - 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int64"])
+def test_matmul_absorbs_a_transpose(dtype):
+    """x.T @ y and x @ y.T record one matmul of the stored matrix (XLA's CPU code would copy
+    the transpose), with the values of the eager device."""
+    rng = np.random.default_rng(1)
+    arrays = [(rng.standard_normal(s) * 8).astype(dtype) for s in [(9, 4), (9,), (9, 3), (5, 4)]]
+    X, v, M, N = (xp.asarray(a, device=LAZY) for a in arrays)
+    Xe, ve, Me, Ne = (xp.asarray(a, device=EAGER) for a in arrays)
+    products = [X.T @ v, xp.matrix_transpose(X) @ M, X @ N.T, N @ X.T, X.T @ X, v @ X]
+    expected = [Xe.T @ ve, xp.matrix_transpose(Xe) @ Me, Xe @ Ne.T, Ne @ Xe.T, Xe.T @ Xe, ve @ Xe]
+    for p in products[:5]:
+        assert p._data.call.prim.name == "matmul" and any(p._data.call.params["transposed"])
+        assert all(i.call is None for i in p._data.call.inputs)  # the leaves themselves
+    for threshold in (1, 2):  # compiled, then interpreted
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_lazy, "COMPILE_THRESHOLD", threshold)
+            fresh = [X.T @ v, xp.matrix_transpose(X) @ M, X @ N.T, N @ X.T, X.T @ X, v @ X]
+            xp.lazy_barrier()
+            for got, want in zip(fresh, expected):
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)
+
+
 def test_mutation_is_exact_in_both_modes():
     rng = np.random.default_rng(0)
     data = rng.standard_normal((5, 4))

@@ -243,6 +243,7 @@ from . import _indexing as _indexing  # noqa: E402
 from . import _interchange as _interchange  # noqa: E402
 from . import _linear_algebra_functions as _la  # noqa: E402
 from . import _manipulation_functions as _mf  # noqa: E402
+from . import _ops as _ops  # noqa: E402
 
 
 def _forward(fn: Any) -> Any:
@@ -278,7 +279,7 @@ def _inplace(fn: Any) -> Any:
             raise ValueError(
                 f"in-place {fn.__name__}: the result shape {result.shape} differs from the array's shape {self.shape}"
             )
-        _exec.rebind(self, result)
+        _ops.rebind(self, result)
         return self
 
     return method

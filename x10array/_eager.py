@@ -169,6 +169,9 @@ class EagerBackend:
             return _numpy_run(prim, device, operands, params)
         return XLA_EAGER_EXECUTOR.run(prim, device, operands, params)
 
+    def adopt(self, target: Array) -> None:
+        """Nothing to track: an eager value is computed already."""
+
 
 _CPU = DeviceKind.CPU
 
@@ -187,12 +190,6 @@ def to_host(x: Array) -> np.ndarray:
             view.flags.writeable = False
             return view
     return np.asarray(data)
-
-
-def rebind(target: Array, source: Array) -> None:
-    """Make `target` hold the value of `source` (mutation: setitem, in-place operators)."""
-    target._data = source._data
-    target._shared = source._shared
 
 
 register_backend(Backend.EAGER, EagerBackend())

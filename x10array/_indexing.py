@@ -33,10 +33,9 @@ import numpy as np
 
 from ._array_object import Array
 from ._dtypes import INTEGER, promote
-from ._eager import rebind
 from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import Primitive, bind
+from ._ops import Primitive, bind, rebind
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 

@@ -68,7 +68,7 @@ DONATE = os.environ.get("X10ARRAY_DONATE", "1") != "0"
 class Call:
     """One recorded primitive application (may have several outputs)."""
 
-    __slots__ = ("prim", "params", "key_params", "inputs", "device", "__weakref__")
+    __slots__ = ("prim", "params", "key_params", "inputs", "device", "outputs", "__weakref__")
 
     def __init__(self, prim: Primitive, params: dict[str, Any], key_params: tuple, inputs: tuple, device: Device):
         self.prim = prim
@@ -76,6 +76,7 @@ class Call:
         self.key_params = key_params
         self.inputs = inputs  # Nodes and Python scalars (or None)
         self.device = device
+        self.outputs: tuple[weakref.ref[Node], ...] = ()  # of a multiple-results call only
 
 
 class Node:
@@ -155,6 +156,13 @@ class LazyBackend:
         if prim.dynamic_shape:
             return _graph_break(prim, device, operands, params)
         inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
+        if prim.fold is not None:
+            producers = [
+                (i.call.prim, i.call.params, i.call.inputs) if type(i) is Node and i.call else None for i in inputs
+            ]
+            folded = prim.fold(inputs, producers, params)
+            if folded is not None:
+                inputs, params = folded
         key_params = params_key(params)
         key = (prim, key_params, tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs]))
         avals = _out_avals(prim, params, key, inputs)
@@ -178,6 +186,8 @@ class LazyBackend:
             node.owner = ref = _ref(arr)
             live.append(ref)
             outs.append(arr)
+        if prim.multiple_results:
+            call.outputs = tuple(_ref(a._data) for a in outs)
         if size > GRAPH_LIMIT:
             COUNTERS.guard_materializations += 1
             warnings.warn(
@@ -188,6 +198,15 @@ class LazyBackend:
             )
             _materialize_nodes([a._data for a in outs], device)
         return tuple(outs) if prim.multiple_results else outs[0]
+
+    def adopt(self, target: Array) -> None:
+        """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
+        owner now, so the barrier computes it and graphs that use it keep it."""
+        node = target._data
+        if node.value is None:
+            node.owner = ref = _ref(target)
+            live = _last_live[1] if _last_live[0] is target._device else _live_list(target._device)
+            live.append(ref)
 
 
 _ref = weakref.ref
@@ -311,7 +330,9 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
 
     Pending values inside the graph that an array still holds join `targets` (in place): they
     are computed anyway, and kept, so that reading them later does not compute them again
-    (`y = f(x)` then `float(y[0])`, `float(y[1])`, ... runs `f` once)."""
+    (`y = f(x)` then `float(y[0])`, `float(y[1])`, ... runs `f` once). So do the held
+    outputs of a multiple-results call in the graph (`u, s, vh = svd(x)` then `float(s[0])`
+    computes `u` and `vh` too, instead of the SVD again later)."""
     target_ids = {id(n) for n in targets}
     order: list[Call] = []
     call_ids: dict[int, int] = {}
@@ -331,11 +352,7 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
                     leaf_uses.append(0)
                 leaf_uses[lid] += 1
                 return ("l", lid)
-            if id(i) not in target_ids:
-                owner = i.owner() if i.owner is not None else None
-                if owner is not None and owner._data is i:
-                    target_ids.add(id(i))
-                    targets.append(i)
+            _join_if_held(i, target_ids, targets)
             return ("c", call_ids[id(i.call)], i.index)
         if i is None:
             return ("none",)
@@ -353,6 +370,8 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
             call_ids[id(call)] = len(order)
             order.append(call)
             described.append((call.prim, call.key_params, refs))
+            for sibling_ref in call.outputs:
+                _join_if_held(sibling_ref(), target_ids, targets)
             continue
         stack.append((call, True))
         for i in call.inputs:
@@ -362,6 +381,16 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
     leaf_avals = tuple((n.shape, n.dtype) for n in leaves)
     key = (device, tuple(described), tuple(outputs), leaf_avals)
     return key, order, leaves, leaf_uses, scalars, outputs
+
+
+def _join_if_held(node: Node | None, target_ids: set[int], targets: list[Node]) -> None:
+    """Make a pending node that an array still holds one of the graph's outputs."""
+    if node is None or node.value is not None or id(node) in target_ids:
+        return
+    owner = node.owner() if node.owner is not None else None
+    if owner is not None and owner._data is node:
+        target_ids.add(id(node))
+        targets.append(node)
 
 
 def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:

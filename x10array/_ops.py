@@ -56,11 +56,16 @@ class Primitive:
         The result has the broadcast shape of the operands, and a dtype that depends on their
         dtypes only: the shape/dtype rule is then derived once per dtype combination rather
         than once per shape.
+    fold(operands, producers, params) -> (operands, params) | None
+        A rewrite for a backend that records graphs: `operands` are the recorded operands
+        (with `.shape`), `producers[i]` the (primitive, params, inputs) of the pending
+        operation that makes operand i, or None. A result is what to record instead (matmul
+        absorbs a transpose, which XLA's CPU code would otherwise copy).
     """
 
     __slots__ = (
         "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
-        "moves_data",
+        "moves_data", "fold",
     )  # fmt: skip
 
     def __init__(
@@ -76,6 +81,7 @@ class Primitive:
         in_place: bool = False,
         elementwise: bool = False,
         moves_data: bool = False,
+        fold: Callable[..., Any] | None = None,
     ) -> None:
         if name in OP_TABLE:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -89,6 +95,7 @@ class Primitive:
         self.in_place = in_place
         self.elementwise = elementwise
         self.moves_data = moves_data
+        self.fold = fold
         OP_TABLE[name] = self
 
     def __repr__(self) -> str:
@@ -126,6 +133,14 @@ _EXECUTORS: dict[Backend, Any] = {}
 
 def register_backend(backend: Backend, executor: Any) -> None:
     _EXECUTORS[backend] = executor
+
+
+def rebind(target: Any, source: Any) -> None:
+    """Make the array `target` hold the value of `source` (mutation: setitem, in-place
+    operators); its device's backend may need to know who holds the new value."""
+    target._data = source._data
+    target._shared = source._shared
+    _EXECUTORS[target._device.backend].adopt(target)
 
 
 def bind(prim: Primitive, device: Device, *operands: Any, **params: Any) -> Any:
