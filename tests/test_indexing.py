@@ -121,7 +121,8 @@ SET_CASES = {
 def test_setitem_matches_numpy(name: str, kernels: str) -> None:
     key, value = SET_CASES[name]
     x = xp.asarray(BASE.copy())
-    before = x[...]  # value semantics: an earlier result keeps the old values
+    before = xp.asarray(x, copy=True)  # an earlier result keeps the old values
+    view = x[...]  # a view sees the write, as in NumPy
     nkey = to_key(key, as_numpy=True)
     expected = BASE.copy()
     if not (isinstance(nkey, np.ndarray) and nkey.size == 0):
@@ -130,6 +131,7 @@ def test_setitem_matches_numpy(name: str, kernels: str) -> None:
     assert x.dtype == xp.float64 and x.shape == BASE.shape
     np.testing.assert_array_equal(np.asarray(x), expected)
     np.testing.assert_array_equal(np.asarray(before), BASE)
+    np.testing.assert_array_equal(np.asarray(view), expected)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float32", "complex64"])

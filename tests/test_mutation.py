@@ -1,5 +1,6 @@
-"""Mutation: `__setitem__` and in-place operators are exact, keep dtype and shape, and follow
-value semantics (arrays computed earlier, views included, keep the values they had).
+"""Mutation: `__setitem__` and in-place operators are exact and keep dtype and shape. Arrays
+computed earlier keep the values they had; views (basic indexing) and the array they index
+see each other's writes, as in NumPy.
 
 Expected values come from NumPy applied to a copy of the same data.
 """
@@ -111,28 +112,68 @@ def test_setitem_python_scalar_keeps_the_dtype() -> None:
 # -- value semantics ---------------------------------------------------------------------------
 
 
-def test_a_slice_keeps_its_value_when_the_source_changes(kernels: str) -> None:
+def test_a_view_sees_writes_to_its_source(kernels: str) -> None:
     x = xp.asarray([0.0, 1.0, 2.0, 3.0, 4.0])
-    view = x[1:4]  # a view in NumPy terms
-    row = xp.reshape(x, (5, 1))
+    view = x[1:4]  # basic indexing: a view, as in NumPy
+    element = x[2]  # an integer for every axis: a copy, as in NumPy
+    row = xp.reshape(x, (5, 1))  # functions return new values
     computed = x + 0.0
     x[2] = 100.0
+    np.testing.assert_array_equal(np.asarray(view), [1.0, 100.0, 3.0])
     x[...] = -1.0
-    np.testing.assert_array_equal(np.asarray(view), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(view), [-1.0] * 3)
+    assert float(element) == 2.0
     np.testing.assert_array_equal(np.asarray(row)[:, 0], [0.0, 1.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(np.asarray(computed), [0.0, 1.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(np.asarray(x), [-1.0] * 5)
 
 
-def test_the_source_keeps_its_value_when_a_slice_changes(kernels: str) -> None:
+def test_the_source_sees_writes_to_its_views(kernels: str) -> None:
     x = xp.asarray([[0.0, 1.0], [2.0, 3.0]])
-    row = x[0]
-    t = x.mT
+    row = x[0]  # the rest of the axes filled with slices: a view, as in NumPy
+    t = x.mT  # a function's result: a new value
     row[0] = 50.0
     t[1, 1] = -7.0
-    np.testing.assert_array_equal(np.asarray(x), [[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(np.asarray(x), [[50.0, 1.0], [2.0, 3.0]])
     np.testing.assert_array_equal(np.asarray(row), [50.0, 1.0])
     np.testing.assert_array_equal(np.asarray(t), [[0.0, 2.0], [1.0, -7.0]])
+
+
+def _view_scenario(xp_: Any, x: Any) -> list[Any]:
+    """Views of views, writes through each side, in-place operators: the arrays to compare."""
+    a = x[1:, ::2]  # (3, 3)
+    b = a[:, 1]  # (3,)
+    c = x[None, 0, ...]  # (1, 6)
+    copy = x[xp_.asarray([0, 2], device=x.device) if xp_ is xp else np.asarray([0, 2])]  # a copy
+    b[1] = -5.0
+    a += 1.0
+    x[3, :] = 0.5
+    c *= 2.0
+    b[...] = b * 10.0
+    x[1:3, 1:3] = -0.0
+    a[0, 0] = 7.0
+    return [x, a, b, c, copy]
+
+
+@pytest.mark.parametrize("device", ["eager", "xla"])
+def test_views_behave_as_in_numpy(kernels: str, device: str) -> None:
+    data = np.arange(24.0).reshape(4, 6)
+    expected = _view_scenario(np, data.copy())
+    got = _view_scenario(xp, xp.asarray(data, device=xp.Device("cpu", 0, device)))
+    for g, e in zip(got, expected):
+        assert np.asarray(g).tobytes() == e.tobytes()
+
+
+def test_views_keep_the_graph_on_the_lazy_device() -> None:
+    """Writing through a view records operations; nothing is computed before a read."""
+    lazy = xp.Device("cpu", 0, "xla")
+    x = xp.asarray(np.zeros((3, 3)), device=lazy)
+    before = xp.metrics()
+    for i in range(3):
+        d = x[i, :]
+        d[i] = float(i + 1)
+    assert (xp.metrics() - before).interpreted_graphs + (xp.metrics() - before).execute_count == 0
+    np.testing.assert_array_equal(np.asarray(x), np.diag([1.0, 2.0, 3.0]))
 
 
 def test_the_same_object_sees_the_change() -> None:
@@ -215,8 +256,8 @@ def test_inplace_operator(id: str, op: Any, dtype: str, left: list[Any], right: 
     assert x.dtype == getattr(xp, dtype) and x.shape == (3,)
     np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-6 if dtype == "float32" else 1e-15)
     np.testing.assert_array_equal(np.asarray(x), np.asarray(binary))  # same as the binary operator
-    np.testing.assert_array_equal(np.asarray(earlier), np.asarray(left, dtype=dtype))  # value semantics
-    np.testing.assert_array_equal(np.asarray(view), np.asarray(left, dtype=dtype)[:2])
+    np.testing.assert_array_equal(np.asarray(earlier), np.asarray(left, dtype=dtype))  # a copy keeps its value
+    np.testing.assert_array_equal(np.asarray(view), expected[:2])  # a view sees the write
 
 
 def test_inplace_matmul(kernels: str) -> None:

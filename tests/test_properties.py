@@ -338,11 +338,13 @@ def test_basic_setitem_matches_numpy(x: xp.Array, data: Any) -> None:
     index = data.draw(xps.indices(x.shape))
     expected = host(x)
     before = host(x)
-    kept = x[...]
+    kept = xp.asarray(x, copy=True)
+    view = x[...]
     expected[index] = 7.0
     x[index] = 7.0
     np.testing.assert_array_equal(host(x), expected)
-    np.testing.assert_array_equal(host(kept), before)  # value semantics
+    np.testing.assert_array_equal(host(kept), before)  # a copy keeps its values
+    np.testing.assert_array_equal(host(view), expected)  # a view sees the write, as in NumPy
 
 
 @given(xps.arrays(xps.real_dtypes(), xps.array_shapes(min_dims=1, max_dims=2)))

@@ -10,9 +10,12 @@ An `Array` is a dtype, a device and a value. The value (`_data`) depends on the 
   into materialized, after which the array drops its graph.
 
 Mutation (`__setitem__`, in-place operators) rebinds the array to a new value; arrays that
-were computed from the old value keep it (value semantics in every mode). On the NumPy path a
-buffer that might be seen elsewhere (a view, an imported NumPy array, an export) is copied
-before it is written (`_shared`), so writes are done in place only when nobody can see them.
+were computed from the old value keep it, except views: the result of basic indexing (`x[1:3]`,
+`x[0, :]`, `x[..., None]`) and the array it indexes see each other's writes, as in NumPy,
+array-api-strict and PyTorch, in every mode (`_indexing.Alias`: the write is replayed, not
+shared memory). On the NumPy path a buffer that might be seen elsewhere (a NumPy view, an
+imported NumPy array, an export) is copied before it is written (`_shared`), so writes are
+done in place only when nobody can see them.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class Array:
     Create arrays with the creation functions (`asarray`, `zeros`, ...), not this class.
     """
 
-    __slots__ = ("_data", "_dtype", "_device", "_shared", "__weakref__")
+    __slots__ = ("_data", "_dtype", "_device", "_shared", "_alias", "__weakref__")
 
     # NumPy must not treat an Array as a foreign array in its operators: mixing the two is a
     # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`), and so
@@ -46,6 +49,7 @@ class Array:
     _dtype: DType
     _device: Device
     _shared: bool
+    _alias: Any  # None, or how the array takes part in views (see _indexing.Alias)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("x10array.Array cannot be constructed directly: use x10array.asarray()")
@@ -57,6 +61,7 @@ class Array:
         self._dtype = dtype
         self._device = device
         self._shared = shared
+        self._alias = None
         return self
 
     # -- attributes ----------------------------------------------------------------------

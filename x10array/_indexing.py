@@ -16,6 +16,12 @@ can key compiled programs:
 Ellipsis is expanded into whole-axis slices and missing trailing indices are filled with
 whole-axis slices (as NumPy does), so a description indexes every axis explicitly.
 
+Basic indexing (ints, slices, None, Ellipsis; not an int for every axis) makes a view:
+`Alias` records which array and index it came from, and a write to either side is replayed
+on the other (a setitem on the base, a getitem for each view), so mutation behaves as in
+NumPy in both modes. Integer-array and mask indexing, and an integer for every axis, make
+copies (as in NumPy).
+
 Integer indices travel as operands rather than parameters: `x[i]` in a loop is then one
 compiled program on XLA, not one per `i`. Out-of-range integers are an IndexError here, in
 the public layer; integer index arrays are checked against the axis size when their value
@@ -27,6 +33,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -35,7 +42,7 @@ from ._array_object import Array
 from ._dtypes import INTEGER, promote
 from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import Primitive, bind, rebind
+from ._ops import Primitive, assign, bind, rebind
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -155,9 +162,10 @@ def _canonical_slice(s: slice, n: int, fname: str) -> tuple[Any, ...]:
 class _Index:
     """A validated index: its description, operands, and what kind of selection it is."""
 
-    __slots__ = ("desc", "operands", "mask", "empty_mask_ndim", "int_arrays")
+    __slots__ = ("desc", "operands", "mask", "empty_mask_ndim", "int_arrays", "ellipsis")
 
     def __init__(self) -> None:
+        self.ellipsis = False
         self.desc: tuple[Any, ...] = ()
         self.operands: tuple[Any, ...] = ()
         self.mask: Array | None = None  # a boolean mask array that selects something
@@ -309,6 +317,7 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
             raise IndexError(f"{fname}: index arrays of shapes {shapes} cannot be broadcast together") from None
     idx.desc = tuple(desc)
     idx.operands = tuple(operands)
+    idx.ellipsis = n_ellipsis > 0
     return idx
 
 
@@ -330,8 +339,78 @@ def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tu
 
 def getitem(x: Array, key: Any) -> Array:
     idx = _parse(x, key, "__getitem__")
-    prim = GETITEM_MASK if idx.mask is not None else GETITEM
-    return bind(prim, x._device, x, *idx.operands, index=idx.desc)
+    if idx.mask is not None:
+        return bind(GETITEM_MASK, x._device, x, *idx.operands, index=idx.desc)
+    out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
+    if _is_view(idx):
+        Alias.register(x, out, idx.desc, idx.operands)
+    return out
+
+
+def _is_view(idx: _Index) -> bool:
+    """NumPy's rule: basic indexing gives a view unless an integer picks every axis (and no
+    Ellipsis is written), which gives a scalar; index arrays give copies."""
+    if idx.int_arrays:
+        return False
+    if idx.ellipsis:
+        return True
+    for component in idx.desc:
+        tag = component[0]
+        if tag == "s" or tag == "n":
+            return True
+    return False
+
+
+class Alias:
+    """An array's part in views: the array it views (`base`, at `index` with `operands`,
+    or None) and weak references to the arrays that view it.
+
+    After a write to an array (`_ops.rebind`), `written` refreshes its live views (and
+    theirs) by indexing it again, and stores its new value into its base, whose other views
+    are refreshed in turn. On the lazy device these are recorded operations like any other."""
+
+    __slots__ = ("base", "index", "operands", "views", "prune_at")
+
+    def __init__(self, base: Array | None, index: tuple[Any, ...] | None, operands: tuple[Any, ...] | None):
+        self.base = base  # a strong reference, as a NumPy view has to its base
+        self.index = index
+        self.operands = operands
+        self.views: list[weakref.ref[Array]] = []
+        self.prune_at = 16
+
+    @staticmethod
+    def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
+        alias = base._alias
+        if alias is None:
+            alias = base._alias = Alias(None, None, None)
+        if len(alias.views) >= alias.prune_at:
+            alias.views = [r for r in alias.views if r() is not None]
+            alias.prune_at = max(16, 2 * len(alias.views))
+        alias.views.append(weakref.ref(view))
+        view._alias = Alias(base, index, operands)
+
+    def _live_views(self) -> list[Array]:
+        live = [v for r in self.views if (v := r()) is not None]
+        if len(live) < len(self.views):
+            self.views = [weakref.ref(v) for v in live]
+        return live
+
+    def written(self, target: Array, skip: Array | None = None) -> None:
+        """`target` (whose alias this is) holds a new value; `skip` has it already."""
+        for view in self._live_views():
+            if view is not skip:
+                view._alias.refresh(view)
+        base = self.base
+        if base is not None:
+            assign(base, bind(SETITEM, base._device, base, target, *self.operands, index=self.index))
+            base._alias.written(base, skip=target)
+
+    def refresh(self, view: Array) -> None:
+        """Index the base again: `view` sees the base's new value (and so do its views)."""
+        base = self.base
+        assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
+        for inner in self._live_views():
+            inner._alias.refresh(inner)
 
 
 def _selection_shape(x: Array, idx: _Index) -> tuple[int, ...] | None:

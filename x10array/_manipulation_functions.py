@@ -6,10 +6,10 @@ reduced modulo the axis length, and the result dtype of `concat`/`stack` is comp
 Kernels therefore only see static, canonical parameters and run unchanged with NumPy and
 `jax.numpy`.
 
-Copies: arrays have value semantics (a write through `__setitem__` never shows through in
-another array, see `_array_object`), so a result that shares memory with its input is never
-observable as such. `reshape(copy=False)` therefore always succeeds; `copy=True` asks for a
-buffer of its own.
+Copies: the results of these functions are new values (a write through `__setitem__` never
+shows through in another array; only basic indexing makes views, see `_array_object`), so a
+result that shares memory with its input is never observable as such. `reshape(copy=False)`
+therefore always succeeds; `copy=True` asks for a buffer of its own.
 """
 
 from __future__ import annotations

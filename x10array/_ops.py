@@ -135,12 +135,20 @@ def register_backend(backend: Backend, executor: Any) -> None:
     _EXECUTORS[backend] = executor
 
 
-def rebind(target: Any, source: Any) -> None:
-    """Make the array `target` hold the value of `source` (mutation: setitem, in-place
-    operators); its device's backend may need to know who holds the new value."""
+def assign(target: Any, source: Any) -> None:
+    """Make the array `target` hold the value of `source`; its device's backend may need to
+    know who holds the new value."""
     target._data = source._data
     target._shared = source._shared
     _EXECUTORS[target._device.backend].adopt(target)
+
+
+def rebind(target: Any, source: Any) -> None:
+    """Mutation (setitem, in-place operators): `target` holds the value of `source` now, and
+    so do its views and the array it is a view of (see `_indexing.Alias`)."""
+    assign(target, source)
+    if target._alias is not None:
+        target._alias.written(target)
 
 
 def bind(prim: Primitive, device: Device, *operands: Any, **params: Any) -> Any:
