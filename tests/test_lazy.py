@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import collections
 import math
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -47,8 +49,14 @@ def step_program(w, g, lr):
     return w - lr * g
 
 
-def test_barrier_per_step_compiles_once_over_50_steps():
-    w = xp.ones((64, 64), device=LAZY)  # big enough for a compile to pay (see WORTH_ELEMENTS)
+@pytest.fixture
+def compile_when_repeated(monkeypatch):
+    """Compile a graph at its second sighting, without waiting for the compile to pay."""
+    monkeypatch.setattr(_lazy, "COMPILE_PAYBACK", 0.0)
+
+
+def test_barrier_per_step_compiles_once_over_50_steps(compile_when_repeated):
+    w = xp.ones((64, 64), device=LAZY)
     g = xp.full((64, 64), 0.5, device=LAZY)
     xp.lazy_barrier()
     before = xp.metrics()
@@ -69,6 +77,57 @@ def test_small_graphs_that_repeat_stay_op_by_op():
         np.asarray(xp.tan(x) + step)  # two operations on five elements: a compile cannot pay
     d = delta(before)
     assert d.compile_count == 0 and d.interpreted_graphs == 5
+
+
+def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
+    """Ski rental: interpreted until the time spent interpreting reaches COMPILE_PAYBACK
+    times the expected compile cost, then compiled; a cheap graph stays interpreted."""
+    monkeypatch.setattr(_lazy._COMPILE_COST, "expected", lambda n_ops: 0.04)
+    monkeypatch.setattr(_lazy, "COMPILE_PAYBACK", 0.5)
+    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())  # none from other tests
+    a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
+    cheap = xp.asarray(np.arange(3.0), device=LAZY)
+
+    def program_of(ops: int) -> Any:
+        return next((p for p in _lazy._programs.values() if len(p.calls) == ops), None)
+
+    spent_before = []  # (interpreting time spent before the run, how the run went)
+    for step in range(200):
+        program = program_of(5)
+        spent = program.interpret_seconds if program is not None else 0.0
+        before = xp.metrics()
+        float(xp.sum(xp.tanh(a @ a + step) * 2.0))  # about a millisecond interpreted
+        d = delta(before)
+        spent_before.append((spent, "compiled" if d.compile_count else "interpreted"))
+        float(xp.sum(cheap * step + 1.0))  # microseconds: does not pay 20 ms in 200 runs
+        if d.compile_count:
+            break
+    assert spent_before[0][1] == "interpreted" and spent_before[-1][1] == "compiled"
+    assert spent_before[-1][0] >= 0.02  # paid
+    assert all(spent < 0.02 for spent, _ in spent_before[1:-1])  # not yet paid
+    assert program_of(3).compiled is None
+
+
+def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
+    """An SVD runs the same LAPACK routine compiled or not: its time is not rent."""
+    monkeypatch.setattr(_lazy._COMPILE_COST, "expected", lambda n_ops: 0.002)
+    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
+    a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
+    for _ in range(4):
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)  # about 10 ms each
+        xp.lazy_barrier()
+    (program,) = _lazy._programs.values()
+    assert program.compiled is None and program.seen == 4
+    assert program.interpret_seconds < 0.001
+
+
+def test_compile_cost_is_learned_from_compiles():
+    cost = _lazy._CompileCost()
+    prior = cost.expected(100)
+    for _ in range(20):
+        cost.observe(100, 1.0)  # slow compiles: about 10 ms per operation
+    assert cost.expected(100) > 5 * prior
+    assert cost.expected(10) < cost.expected(100)
 
 
 def test_compile_threshold_one_compiles_at_once(monkeypatch):
@@ -203,7 +262,7 @@ def test_graph_size_guard_warns_and_materializes(monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), [61.0, 61.0, 61.0])
 
 
-def test_overwritten_weights_are_donated():
+def test_overwritten_weights_are_donated(compile_when_repeated):
     w = xp.ones((64, 64), device=LAZY) * 1.0
     g = xp.ones((64, 64), device=LAZY)
     xp.lazy_barrier()

@@ -37,7 +37,7 @@ def from_host(host: np.ndarray, device: Device, *, shared: bool) -> Array:
     if device.is_lazy:
         from . import _lazy
 
-        return _lazy.from_host(host, dtype, device)
+        return _lazy.from_host(host, dtype, device, owned=not shared)
     from ._eager import to_device_buffer
 
     buf = to_device_buffer(host, device)

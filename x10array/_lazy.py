@@ -14,11 +14,14 @@ printing, `__array__`, `__dlpack__` and device copies go through) or at `lazy_ba
 A graph is keyed by its structure (primitives, parameters, wiring, input shapes and dtypes,
 the device); Python scalars are inputs, not constants, so changing one does not recompile.
 The first time a structure is seen it is *interpreted* (each primitive through the eager
-kernels), and compiled with XLA once it has been seen `X10ARRAY_COMPILE_THRESHOLD` times
-(default 2; 1 compiles at once), so cold code pays no compile storms and loops reach compiled
-speed after their first steps. A graph too small for a compile to pay back (few operations,
-seen few times, on fewer than 4096 elements) keeps running op by op, unless the threshold is 1.
-Compiled programs live in an LRU cache.
+kernels). From its `X10ARRAY_COMPILE_THRESHOLD`-th sighting on (default 2; 1 compiles every
+graph at once) it is compiled with XLA as soon as compiling has paid for itself: when the time
+spent interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times what its
+compile is expected to cost (ski rental: rent until renting has cost a share of buying). So a
+training step, whose interpretation costs milliseconds, compiles within its first steps, while a
+cheap graph that a scikit-learn fit runs a dozen times does not spend more on compiling than
+the fit takes. Both tiers compute the same numbers (see _flush), so the choice is invisible in
+the values. Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import collections
 import inspect
-import math
 import os
 import sys
 import time
@@ -60,6 +62,7 @@ def _env_int(name: str, default: int) -> int:
 
 
 COMPILE_THRESHOLD = _env_int("X10ARRAY_COMPILE_THRESHOLD", 2)
+COMPILE_PAYBACK = float(os.environ.get("X10ARRAY_COMPILE_PAYBACK", "0.5"))
 CACHE_SIZE = _env_int("X10ARRAY_CACHE_SIZE", 256)
 GRAPH_LIMIT = _env_int("X10ARRAY_GRAPH_LIMIT", 20_000)
 DONATE = os.environ.get("X10ARRAY_DONATE", "1") != "0"
@@ -82,7 +85,7 @@ class Call:
 class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
-    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "owner", "__weakref__")
+    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "__weakref__")
 
     def __init__(self, call: Call | None, index: int, shape: tuple[int, ...], dtype: Any, value: Any, size: int):
         self.call = call
@@ -93,6 +96,7 @@ class Node:
         self.size = size  # an upper bound on the pending graph behind this node
         self.exported = False  # its buffer was handed to the host: never donate it
         self.owner: Any = None  # weak reference to the array made with this node
+        self.clean = False  # its value is known to hold no subnormal (see _flush)
 
 
 # (primitive, parameters, input avals) -> output avals
@@ -111,14 +115,27 @@ def _out_avals(prim: Primitive, params: dict[str, Any], key: tuple, inputs: tupl
         dtype_key = (prim, key[1], tuple(i.dtype if type(i) is Node else type(i) for i in inputs))
         dtype = _elementwise_dtypes.get(dtype_key)
         if dtype is None:
-            zero_d = tuple(_ZeroD(i.dtype) if type(i) is Node else i for i in inputs)
-            dtype = _elementwise_dtypes[dtype_key] = _abstract(prim, params, zero_d)[0][1]
+            dtype = _elementwise_dtypes[dtype_key] = _elementwise_dtype(prim, params, inputs)
         shape = np.broadcast_shapes(*(i.shape for i in inputs if type(i) is Node))
         found = ((tuple(shape), dtype),)
     else:
         found = _abstract(prim, params, inputs)
     _avals[key] = found
     return found
+
+
+def _elementwise_dtype(prim: Primitive, params: dict[str, Any], inputs: tuple) -> Any:
+    """The result dtype of an elementwise primitive: its NumPy kernel on 0-d operands (tens
+    of microseconds, where jax's abstract evaluation takes about a millisecond, the bulk of a
+    cold graph's recording). The eager device's dtypes come from the same kernel, and the op
+    table's tests check that the XLA lowering agrees; jax decides if NumPy cannot."""
+    zero_d = tuple(np.zeros((), i.dtype) if type(i) is Node else i for i in inputs)
+    try:
+        with np.errstate(all="ignore"):
+            out = prim.kernel(NUMPY, *zero_d, **params)
+        return np.asarray(out).dtype
+    except Exception:
+        return _abstract(prim, params, tuple(_ZeroD(i.dtype) if type(i) is Node else i for i in inputs))[0][1]
 
 
 class _ZeroD:
@@ -246,7 +263,7 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     host_ops = tuple(Array._new(np.asarray(materialize(o)), o._dtype, cpu) if type(o) is Array else o for o in operands)
     out = NUMPY_EXECUTOR.run(prim, cpu, host_ops, params)
     outs = out if prim.multiple_results else (out,)
-    placed = tuple(from_host(o._data, o._dtype, device) for o in outs)
+    placed = tuple(from_host(o._data, o._dtype, device, owned=True) for o in outs)
     return placed if prim.multiple_results else placed[0]
 
 
@@ -254,11 +271,17 @@ def _leaf(buffer: Any, dtype: Any) -> Node:
     return Node(None, 0, tuple(buffer.shape), np.dtype(dtype), buffer, 0)
 
 
-def from_host(host: np.ndarray, dtype: DType, device: Device) -> Array:
-    """Place a host array on a lazy device (materialized at once: a transfer, not a graph)."""
+def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False) -> Array:
+    """Place a host array on a lazy device (materialized at once: a transfer, not a graph).
+
+    On the CPU the host buffer is the device's memory, as for the interpreter's results: it
+    is kept as it is (copied unless `owned`: nobody else may write it), and placed with jax
+    only when a compiled program reads it (see _materialize_nodes)."""
+    COUNTERS.transfers_to_device += 1
+    if device.kind is DeviceKind.CPU:
+        return Array._new(_leaf(_owned(host, host.dtype) if owned else host.copy(), host.dtype), dtype, device)
     import jax
 
-    COUNTERS.transfers_to_device += 1
     with jax.enable_x64(True):
         buf = jax.device_put(host, device.jax_device)
     return Array._new(_leaf(buf, host.dtype), dtype, device)
@@ -310,13 +333,14 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
 class _Program:
     """A graph's structure: what to run, independent of the values."""
 
-    __slots__ = ("calls", "outputs", "n_leaves", "seen", "compiled", "key")
+    __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_seconds", "compiled", "key")
 
     def __init__(self, calls: list, outputs: list, n_leaves: int, key: tuple):
         self.calls = calls  # [(prim, params, input refs)]
         self.outputs = outputs  # [(call index, output index)]
         self.n_leaves = n_leaves
         self.seen = 0
+        self.interpret_seconds = 0.0  # time spent interpreting it so far, library calls aside
         self.compiled: Any = None
         self.key = key
 
@@ -476,11 +500,14 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     program.seen += 1
     leaf_values = [n.value for n in leaves]
     if program.compiled is None and (
-        program.seen < COMPILE_THRESHOLD
-        or (COMPILE_THRESHOLD > 1 and not _worth_compiling(calls, targets, program.seen))
+        program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _compile_pays(program))
     ):
-        # cold, or too small for a compile to pay back: run it op by op
-        results = _interpret(calls, key, leaf_values, scalars, targets, device)
+        # cold, or not yet worth a compile: run it op by op
+        start = time.perf_counter()
+        library_seconds = [0.0]
+        results = _interpret(calls, key, leaves, leaf_values, scalars, targets, device, library_seconds)
+        # what a compile could save: the interpreter's time outside library calls
+        program.interpret_seconds += time.perf_counter() - start - library_seconds[0]
         COUNTERS.interpreted_graphs += 1
     else:
         first = program.compiled is None
@@ -507,6 +534,7 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         if first:  # the first call compiles (and runs once)
             COUNTERS.compile_seconds += elapsed
             COUNTERS.compile_count += 1
+            _COMPILE_COST.observe(len(calls), elapsed)
             if _metrics.log_compiles():
                 _log_compile(program, key)
         else:
@@ -519,27 +547,45 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         node.call = None  # drop the graph: its inputs can be freed
 
 
-# A graph is compiled once it repeats, if compiling (tens of milliseconds) can pay: enough
-# operations that interpreting them one by one costs (16+, or 256+ counting its repeats), or
-# enough data that the interpreter's unfused passes cost more than a compiled program's.
-WORTH_OPS = 16
-WORTH_OP_RUNS = 256
-WORTH_ELEMENTS = 4096
+def _compile_pays(program: _Program) -> bool:
+    """Ski rental: compile once interpreting the graph has cost COMPILE_PAYBACK times what
+    its compile is expected to (a compile costs tens of milliseconds to seconds). The time of
+    `library` primitives (an SVD, a large matmul) is not counted: a compiled program calls
+    the same library, so compiling would not save it."""
+    return program.interpret_seconds >= COMPILE_PAYBACK * _COMPILE_COST.expected(len(program.calls))
 
 
-def _worth_compiling(calls: list[Call], targets: list[Node], seen: int) -> bool:
-    n = len(calls)
-    return n >= WORTH_OPS or n * seen >= WORTH_OP_RUNS or any(math.prod(t.shape) >= WORTH_ELEMENTS for t in targets)
+class _CompileCost:
+    """Expected seconds to compile an n-operation graph: a fixed part plus a part per
+    operation, the latter learned from this process's compiles (a prior of 1 ms/operation
+    counts as one compile of 20 operations)."""
+
+    FIXED = 0.02
+
+    def __init__(self) -> None:
+        self.variable_seconds = 0.02
+        self.ops = 20
+
+    def observe(self, n_ops: int, seconds: float) -> None:
+        self.variable_seconds += max(seconds - self.FIXED, 0.0)
+        self.ops += n_ops
+
+    def expected(self, n_ops: int) -> float:
+        return self.FIXED + n_ops * self.variable_seconds / self.ops
 
 
-def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush: bool) -> Any:
+_COMPILE_COST = _CompileCost()
+
+
+def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush: bool, args_clean: bool = False) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
-    operand it writes into, and with XLA's numerics in arithmetic when `flush` (see _flush)."""
+    operand it writes into, and with XLA's numerics in arithmetic when `flush` (see _flush;
+    `args_clean`: the caller has flushed the operands already)."""
     if prim.in_place:
         args[0] = args[0].copy()
     if not flush or prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
-    out = prim.kernel(NUMPY, *[_flush(a) for a in args], **params)
+    out = prim.kernel(NUMPY, *(args if args_clean else [_flush(a) for a in args]), **params)
     return tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
 
 
@@ -593,11 +639,11 @@ def _flush(value: Any) -> Any:
     lazy device gives the same numbers whichever tier runs a graph."""
     if isinstance(value, np.generic):
         value = np.asarray(value)
-    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
         return value
     parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
     tiny = np.finfo(parts[0].dtype).tiny
-    if not any(np.any((np.abs(p) < tiny) & (p != 0)) for p in parts):
+    if not any(_has_subnormal(p, tiny) for p in parts):
         return value
     value = value.copy()
     for p in (value.real, value.imag) if value.dtype.kind == "c" else (value,):
@@ -605,23 +651,79 @@ def _flush(value: Any) -> Any:
     return value
 
 
+def _flush_leaf(node: Node, value: Any) -> Any:
+    if node.clean:
+        return value
+    out = _flush(value)
+    node.clean = out is value
+    return out
+
+
+def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
+    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
+    no magnitude is below `tiny`; zeros and subnormals (and NaN minima) take a closer look."""
+    magnitude = np.abs(part)
+    if magnitude.min() >= tiny:
+        return False
+    return bool(magnitude[magnitude < tiny].any())
+
+
 def _replay(
-    k: Any, described: tuple, leaf_values: list, scalars: list, outputs: list, params_of: list, flush: bool = False
+    k: Any,
+    described: tuple,
+    leaf_values: list,
+    scalars: list,
+    outputs: list,
+    params_of: list,
+    flush: bool = False,
+    leaves: list[Node] | None = None,
+    library_seconds: list[float] | None = None,
 ) -> tuple:
     values: list[tuple] = []
-    for (prim, _, refs), params in zip(described, params_of):
+    # Interpreting with XLA's numerics: an arithmetic step's outputs are flushed, so they are
+    # clean operands; scalars and the outputs of data movement (which keeps subnormals, as XLA
+    # does) are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes)
+    # once in their life: a weight matrix read by every step is not scanned at every step.
+    clean: set[int] = set()
+    flushed: dict[tuple, Any] = {}
+    for index, ((prim, _, refs), params) in enumerate(zip(described, params_of)):
+        arithmetic = flush and not prim.moves_data
         args = []
         for r in refs:
             tag = r[0]
             if tag == "l":
-                args.append(leaf_values[r[1]])
+                value = leaf_values[r[1]]
             elif tag == "c":
-                args.append(values[r[1]][r[2]])
+                value = values[r[1]][r[2]]
+                if r[1] in clean:
+                    args.append(value)
+                    continue
             elif tag == "s":
-                args.append(scalars[r[1]])
+                value = scalars[r[1]]
             else:
                 args.append(None)
-        out = prim.lowering(k, *args, **params) if k.is_jax else _numpy_step(prim, args, params, flush)
+                continue
+            if arithmetic:
+                found = flushed.get(r)
+                if found is None:
+                    if tag == "l" and leaves is not None:
+                        found = _flush_leaf(leaves[r[1]], value)
+                    else:
+                        found = _flush(value)
+                    flushed[r] = found
+                value = found
+            args.append(value)
+        if k.is_jax:
+            out = prim.lowering(k, *args, **params)
+        elif prim.library and library_seconds is not None:
+            start = time.perf_counter()
+            out = _numpy_step(prim, args, params, flush, args_clean=True)
+            library_seconds[0] += time.perf_counter() - start
+            clean.add(index)  # library calls are arithmetic
+        else:
+            out = _numpy_step(prim, args, params, flush, args_clean=True)
+            if arithmetic:
+                clean.add(index)
         values.append(tuple(out) if prim.multiple_results else (out,))
     return tuple(values[c][i] for c, i in outputs)
 
@@ -631,9 +733,17 @@ _FLUSHES: list[bool] = []
 
 
 def _interpret(
-    calls: list[Call], key: tuple, leaf_values: list, scalars: list, targets: list[Node], device: Device
+    calls: list[Call],
+    key: tuple,
+    leaves: list[Node],
+    leaf_values: list,
+    scalars: list,
+    targets: list[Node],
+    device: Device,
+    library_seconds: list[float] | None = None,
 ) -> tuple:
-    """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs)."""
+    """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs);
+    the time spent in `library` primitives is added to `library_seconds[0]`."""
     import jax
 
     if not _FLUSHES:
@@ -641,7 +751,17 @@ def _interpret(
 
     host_leaves = [np.asarray(v) for v in leaf_values]
     with np.errstate(all="ignore"):
-        out = _replay(NUMPY, key[1], host_leaves, scalars, key[2], [c.params for c in calls], flush=_FLUSHES[0])
+        out = _replay(
+            NUMPY,
+            key[1],
+            host_leaves,
+            scalars,
+            key[2],
+            [c.params for c in calls],
+            flush=_FLUSHES[0],
+            leaves=leaves,
+            library_seconds=library_seconds,
+        )
     results = []
     on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):

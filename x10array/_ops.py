@@ -56,6 +56,10 @@ class Primitive:
         The result has the broadcast shape of the operands, and a dtype that depends on their
         dtypes only: the shape/dtype rule is then derived once per dtype combination rather
         than once per shape.
+    library
+        The kernel is one call into a numerical library (BLAS, LAPACK, FFT) that a compiled
+        program makes as well, no faster: the lazy backend does not count its time towards
+        paying for a compile.
     fold(operands, producers, params) -> (operands, params) | None
         A rewrite for a backend that records graphs: `operands` are the recorded operands
         (with `.shape`), `producers[i]` the (primitive, params, inputs) of the pending
@@ -65,7 +69,7 @@ class Primitive:
 
     __slots__ = (
         "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
-        "moves_data", "fold",
+        "moves_data", "library", "fold",
     )  # fmt: skip
 
     def __init__(
@@ -81,6 +85,7 @@ class Primitive:
         in_place: bool = False,
         elementwise: bool = False,
         moves_data: bool = False,
+        library: bool = False,
         fold: Callable[..., Any] | None = None,
     ) -> None:
         if name in OP_TABLE:
@@ -95,6 +100,7 @@ class Primitive:
         self.in_place = in_place
         self.elementwise = elementwise
         self.moves_data = moves_data
+        self.library = library
         self.fold = fold
         OP_TABLE[name] = self
 

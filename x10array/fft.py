@@ -68,7 +68,7 @@ def _fft_kernel(name: str) -> Callable[..., Any]:
 
 def _transform_1d(name: str, kind: _Kind, doc: str) -> Any:
     category, out_dtype, default_n, _ = kind
-    prim = Primitive(f"fft.{name}", _fft_kernel(name), quiet=True)
+    prim = Primitive(f"fft.{name}", _fft_kernel(name), quiet=True, library=True)
 
     def function(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
         check_array(x, name, "x", category)
@@ -109,7 +109,7 @@ def _fftn_kernel(name: str) -> Callable[..., Any]:
 def _transform_nd(name: str, kind: _Kind, doc: str) -> Any:
     """`kind`'s default-size rule applies to the last transformed axis; the others keep M."""
     category, out_dtype, default_last, complex_to_complex = kind
-    prim = Primitive(f"fft.{name}", _fftn_kernel(name), quiet=True)
+    prim = Primitive(f"fft.{name}", _fftn_kernel(name), quiet=True, library=True)
 
     def function(
         x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str = "backward"

@@ -240,25 +240,33 @@ def _matrix_rank_kernel(k: Any, x: Any, rtol: Any) -> Any:
     return k.asarray(k.sum(s > tol, axis=-1), dtype=DEFAULT_INT.np)
 
 
-_CHOLESKY = Primitive("linalg.cholesky", _cholesky_kernel, quiet=True)
-_DET = Primitive("linalg.det", lambda k, x: k.asarray(_lapack(k, "det", x), dtype=x.dtype), quiet=True)
-_EIG = Primitive("linalg.eig", _eig_kernel, quiet=True, multiple_results=True)
+_CHOLESKY = Primitive("linalg.cholesky", _cholesky_kernel, quiet=True, library=True)
+_DET = Primitive("linalg.det", lambda k, x: k.asarray(_lapack(k, "det", x), dtype=x.dtype), quiet=True, library=True)
+_EIG = Primitive("linalg.eig", _eig_kernel, quiet=True, library=True, multiple_results=True)
 _EIGVALS = Primitive(
-    "linalg.eigvals", lambda k, x: k.asarray(_lapack(k, "eigvals", x), dtype=_complex_dtype(x.dtype)), quiet=True
+    "linalg.eigvals",
+    lambda k, x: k.asarray(_lapack(k, "eigvals", x), dtype=_complex_dtype(x.dtype)),
+    quiet=True,
+    library=True,
 )
-_EIGH = Primitive("linalg.eigh", _eigh_kernel, quiet=True, multiple_results=True)
+_EIGH = Primitive("linalg.eigh", _eigh_kernel, quiet=True, library=True, multiple_results=True)
 _EIGVALSH = Primitive(
-    "linalg.eigvalsh", lambda k, x: k.asarray(_lapack(k, "eigvalsh", x), dtype=_real_dtype(x.dtype)), quiet=True
+    "linalg.eigvalsh",
+    lambda k, x: k.asarray(_lapack(k, "eigvalsh", x), dtype=_real_dtype(x.dtype)),
+    quiet=True,
+    library=True,
 )
-_INV = Primitive("linalg.inv", lambda k, x: k.asarray(_lapack(k, "inv", x), dtype=x.dtype), quiet=True)
-_MATRIX_POWER = Primitive("linalg.matrix_power", _matrix_power_kernel, quiet=True)
-_MATRIX_RANK = Primitive("linalg.matrix_rank", _matrix_rank_kernel, quiet=True)
-_PINV = Primitive("linalg.pinv", _pinv_kernel, quiet=True)
-_QR = Primitive("linalg.qr", _qr_kernel, quiet=True, multiple_results=True)
-_SLOGDET = Primitive("linalg.slogdet", _slogdet_kernel, quiet=True, multiple_results=True)
-_SOLVE = Primitive("linalg.solve", _solve_kernel, quiet=True)
-_SVD = Primitive("linalg.svd", _svd_kernel, quiet=True, multiple_results=True)
-_SVDVALS = Primitive("linalg.svdvals", lambda k, x: k.asarray(_svdvals(k, x), dtype=_real_dtype(x.dtype)), quiet=True)
+_INV = Primitive("linalg.inv", lambda k, x: k.asarray(_lapack(k, "inv", x), dtype=x.dtype), quiet=True, library=True)
+_MATRIX_POWER = Primitive("linalg.matrix_power", _matrix_power_kernel, quiet=True, library=True)
+_MATRIX_RANK = Primitive("linalg.matrix_rank", _matrix_rank_kernel, quiet=True, library=True)
+_PINV = Primitive("linalg.pinv", _pinv_kernel, quiet=True, library=True)
+_QR = Primitive("linalg.qr", _qr_kernel, quiet=True, library=True, multiple_results=True)
+_SLOGDET = Primitive("linalg.slogdet", _slogdet_kernel, quiet=True, library=True, multiple_results=True)
+_SOLVE = Primitive("linalg.solve", _solve_kernel, quiet=True, library=True)
+_SVD = Primitive("linalg.svd", _svd_kernel, quiet=True, library=True, multiple_results=True)
+_SVDVALS = Primitive(
+    "linalg.svdvals", lambda k, x: k.asarray(_svdvals(k, x), dtype=_real_dtype(x.dtype)), quiet=True, library=True
+)
 
 
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
