@@ -11,8 +11,13 @@ It prints wall times, the lazy/eager ratios, and the lazy backend's counters for
 (compiles, compiled-program cache hits, interpreted graphs, graph breaks, reads back to the
 host). Targets: lazy first fit within 3x of eager; lazy repeated fit faster than eager.
 
-Run: SCIPY_ARRAY_API=1 python benchmarks/bench_sklearn.py [--repeat 3] [--check]
+Run: SCIPY_ARRAY_API=1 python benchmarks/bench_sklearn.py [--repeat 5] [--check]
 (`SCIPY_ARRAY_API=1` is set by the script itself when SciPy is not imported yet.)
+
+The BLAS thread pools are printed first: NumPy and SciPy each bring an OpenBLAS, and on a
+machine with few cores their spinning threads and XLA's contend (NumPy's LogisticRegression
+fit is ~10x slower with 2 threads each than with OPENBLAS_NUM_THREADS=1 on 2 cores), which
+moves the eager baseline more than anything x10array does. Compare runs in one setting.
 """
 
 from __future__ import annotations
@@ -65,6 +70,15 @@ def fit(name: str, device: xp.Device | None, seed: int) -> tuple[float, xp.Metri
     return time.perf_counter() - start, xp.metrics() - before
 
 
+def blas_pools() -> str:
+    try:
+        import threadpoolctl
+    except ImportError:  # pragma: no cover - scikit-learn depends on it
+        return "unknown (no threadpoolctl)"
+    pools = threadpoolctl.threadpool_info()
+    return ", ".join(f"{p['internal_api']} x{p['num_threads']} ({os.path.basename(p['filepath'])})" for p in pools)
+
+
 def warm_up() -> None:
     """Start jax (its first use costs ~1 s) outside the timed regions."""
     x = xp.asarray(np.ones((4, 4)), device=DEVICES["lazy"])
@@ -73,7 +87,7 @@ def warm_up() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--check", action="store_true", help="exit 1 unless the targets are met")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -81,6 +95,7 @@ def main() -> int:
     warm_up()
 
     print(f"scikit-learn {sklearn.__version__}; {N_SAMPLES} x {N_FEATURES} float64; best of {args.repeat} repeats")
+    print("BLAS pools:", blas_pools())
     header = f"{'estimator':<20}{'run':<8}{'numpy s':>9}{'eager s':>9}{'lazy s':>9}{'lazy/eager':>11}  lazy counters"
     print(header)
     print("-" * len(header))

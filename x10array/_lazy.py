@@ -550,7 +550,7 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
 def _compile_pays(program: _Program) -> bool:
     """Ski rental: compile once interpreting the graph has cost COMPILE_PAYBACK times what
     its compile is expected to (a compile costs tens of milliseconds to seconds). The time of
-    `library` primitives (an SVD, a large matmul) is not counted: a compiled program calls
+    `library` primitives (an SVD, a solve) is not counted: a compiled program calls
     the same library, so compiling would not save it."""
     return program.interpret_seconds >= COMPILE_PAYBACK * _COMPILE_COST.expected(len(program.calls))
 

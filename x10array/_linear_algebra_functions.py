@@ -76,9 +76,9 @@ def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any) -> Any:
         return k.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
 
 
-_MATMUL = Primitive("matmul", _matmul_kernel, library=True, fold=_fold_transposes)
+_MATMUL = Primitive("matmul", _matmul_kernel, fold=_fold_transposes)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
-_TENSORDOT = Primitive("tensordot", _tensordot_kernel, library=True)
+_TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _VECDOT = Primitive("vecdot", _vecdot_kernel)
 
 

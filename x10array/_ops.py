@@ -57,9 +57,10 @@ class Primitive:
         dtypes only: the shape/dtype rule is then derived once per dtype combination rather
         than once per shape.
     library
-        The kernel is one call into a numerical library (BLAS, LAPACK, FFT) that a compiled
-        program makes as well, no faster: the lazy backend does not count its time towards
-        paying for a compile.
+        The kernel is one call into a numerical library routine (LAPACK, FFT) that a compiled
+        program calls as well, no faster: the lazy backend does not count its time towards
+        paying for a compile. (Not matmul: XLA's own GEMM differs from NumPy's BLAS, for
+        better or worse, and fuses with its neighbours.)
     fold(operands, producers, params) -> (operands, params) | None
         A rewrite for a backend that records graphs: `operands` are the recorded operands
         (with `.shape`), `producers[i]` the (primitive, params, inputs) of the pending
