@@ -190,8 +190,15 @@ class LazyBackend:
         call = Call(prim, params, key_params, inputs, device)
         if size > GRAPH_LIMIT:
             # The sum counts a value used twice twice (it doubles with each reuse, as in
-            # an EM or optimizer loop): count the distinct operations before judging.
-            size = _graph_size(call, GRAPH_LIMIT + 1)
+            # an EM or optimizer loop, or writes through a view): count the distinct
+            # operations before judging, but not at every operation (a count walks the
+            # graph): until GRAPH_LIMIT / 10 more operations are recorded, assume the limit
+            # (so a graph that outgrows it is caught at most that many operations late).
+            if COUNTERS.ops_recorded - _last_count[0] >= max(1, GRAPH_LIMIT // 10):
+                _last_count[0] = COUNTERS.ops_recorded
+                size = _graph_size(call, GRAPH_LIMIT + 1)
+            else:
+                size = GRAPH_LIMIT
         COUNTERS.ops_recorded += 1
         live = _last_live[1] if _last_live[0] is device else _live_list(device)
         if len(live) > _PRUNE_AT[0]:
@@ -227,6 +234,7 @@ class LazyBackend:
 
 
 _ref = weakref.ref
+_last_count: list[int] = [-(2**62)]  # COUNTERS.ops_recorded at the last exact graph count
 _last_live: list[Any] = [None, None]  # (device, its live list): most ops go to the last device
 
 
@@ -401,10 +409,33 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
         for i in call.inputs:
             if type(i) is Node and i.value is None and id(i.call) not in call_ids:
                 stack.append((i.call, False))
+    _join_shared_with_pending(order, target_ids, targets)
     outputs = [(call_ids[id(n.call)], n.index) for n in targets if n.value is None]
     leaf_avals = tuple((n.shape, n.dtype) for n in leaves)
     key = (device, tuple(described), tuple(outputs), leaf_avals)
     return key, order, leaves, leaf_uses, scalars, outputs
+
+
+def _join_shared_with_pending(order: list[Call], target_ids: set[int], targets: list[Node]) -> None:
+    """Make the pending values of the graph that pending work outside it also reads (a value
+    `b = f(a)` holds, when the graph computes `a` for another target) outputs too: the later
+    graph then reads them instead of computing them again. Found by reference count: more
+    references than the graph's own uses."""
+    uses: dict[int, list] = {}  # id(pending node) -> [node, uses in this graph]
+    for c in order:
+        for n in c.inputs:
+            if type(n) is Node and n.value is None:
+                entry = uses.get(id(n))
+                if entry is None:
+                    uses[id(n)] = [n, 1]
+                else:
+                    entry[1] += 1
+    n = c = None  # the loop variables must not hold a reference below
+    for key, entry in uses.items():
+        # references: the graph's uses, `entry`, and getrefcount's argument
+        if key not in target_ids and sys.getrefcount(entry[0]) > entry[1] + 2:
+            target_ids.add(key)
+            targets.append(entry[0])
 
 
 def _join_if_held(node: Node | None, target_ids: set[int], targets: list[Node]) -> None:
