@@ -125,7 +125,7 @@ def test_compile_cost_is_learned_from_compiles():
     cost = _lazy._CompileCost()
     prior = cost.expected(100)
     for _ in range(20):
-        cost.observe(100, 1.0)  # slow compiles: about 10 ms per operation
+        cost.observe(100, 3.0)  # slow compiles: about 30 ms per operation
     assert cost.expected(100) > 5 * prior
     assert cost.expected(10) < cost.expected(100)
 

@@ -125,7 +125,11 @@ def _tag(value: Any) -> Any:
     if kind is float or kind is complex or kind is bool:
         return (kind, repr(value))
     if kind is tuple:
-        return tuple(_tag(v) for v in value)
+        for v in value:
+            k = type(v)
+            if k is not int and k is not str:  # something inside may need a tag
+                return tuple([_tag(v) for v in value])
+        return value  # ints and strings only (shapes, axes): already exact
     return value
 
 
