@@ -92,7 +92,16 @@ def test_unary_matches_array_api_strict(name: str, data: Any) -> None:
     with np.errstate(all="ignore"):
         want = getattr(strict, name)(strict.asarray(host(x)))
     assert str(got.dtype).rsplit(".", 1)[-1] == str(want.dtype).rsplit(".", 1)[-1]
-    assert_values(host(got), np.asarray(want._array), what=name)
+    got_h, want_h = np.broadcast_arrays(host(got), np.asarray(want._array))
+    if finite is not None:
+        # Where |x| or the result overflows, NumPy's complex formulas give NaN parts where the
+        # standard (and x10array) give the limit: sign(3e38+3e38j) is nan+infj there, not a
+        # unit value; expm1(89+0j) in complex64 inf+nanj, not inf+0j. The conformance suite
+        # checks those special cases; compare the rest.
+        with np.errstate(over="ignore", invalid="ignore"):
+            representable = np.isfinite(np.broadcast_to(np.abs(host(x)), want_h.shape)) & np.isfinite(want_h)
+        got_h, want_h = got_h[representable], want_h[representable]
+    assert_values(got_h, want_h, what=name)
 
 
 # -- algebraic identities ----------------------------------------------------------------------
@@ -363,5 +372,6 @@ def test_numpy_round_trip_is_exact(x: xp.Array) -> None:
     assert y.dtype == x.dtype and y.shape == x.shape
     assert host(y).tobytes() == h.tobytes()
     if x.ndim == 0:
-        value = complex(x) if x.dtype in (xp.complex64, xp.complex128) else float(x)
+        kind = h.dtype.kind  # the Python scalar that holds the value exactly
+        value = complex(x) if kind == "c" else float(x) if kind == "f" else bool(x) if kind == "b" else int(x)
         np.testing.assert_array_equal(np.asarray(value, dtype=h.dtype), h)

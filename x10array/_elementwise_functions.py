@@ -294,6 +294,13 @@ reciprocal = _unary("reciprocal", "floating-point", lambda k, x: k.reciprocal(x)
 
 def _sign(k: Any, x: Any) -> Any:
     # The sign of a zero is +0 (+0 + 0j), whatever the zero's own sign (XLA keeps it).
+    if x.dtype.kind == "c":
+        # x/|x| of the scaled x/max(|re|, |im|): |x| of 3e38+3e38j overflows in complex64
+        # (NumPy then gives 0+1j or nan+infj). Infinite and NaN parts are not scaled.
+        re, im = k.real(x), k.imag(x)
+        m = k.maximum(k.abs(re), k.abs(im))
+        m = k.where(k.isfinite(m) & (m > 0), m, k.ones_like(m))
+        x = _complex(k, re / m, im / m)
     out = k.sign(x)
     if x.dtype.kind in "fc":
         out = k.where(x == 0, k.zeros_like(out), out)
