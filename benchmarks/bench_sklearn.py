@@ -2,7 +2,8 @@
 
 PCA (full SVD, 10 components), Ridge (array-API dispatch picks the SVD solver) and
 LogisticRegression (lbfgs, scipy's optimizer loop driving x10array through DLPack and
-float()) fit a 10,000 x 100 float64 problem. For each, on each device:
+float()) fit a 10,000 x 100 float64 problem; GaussianMixture (full covariances, 10 EM
+steps) is reported beside them. For each, on each device:
 
 - first fit: a cold fit (nothing of it compiled or cached yet);
 - repeated fit: the best of `--repeat` further fits on fresh data of the same shapes.
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 import sklearn  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
+from sklearn.mixture import GaussianMixture  # noqa: E402
 
 import x10array as xp  # noqa: E402
 
@@ -43,7 +45,13 @@ ESTIMATORS = {
     "PCA": lambda: PCA(n_components=10, svd_solver="full"),
     "Ridge": lambda: Ridge(alpha=1.0, solver="svd"),
     "LogisticRegression": lambda: LogisticRegression(max_iter=100),
+    # reported, no target: writes through views in a Python loop (`_add_to_diagonal`), so
+    # its lazy EM step is ~1,700 recorded operations
+    "GaussianMixture": lambda: GaussianMixture(
+        5, covariance_type="full", max_iter=10, init_params="random", random_state=0
+    ),
 }
+TARGETS = ("PCA", "Ridge", "LogisticRegression")
 COUNTERS = ("compile_count", "cache_hits", "interpreted_graphs", "graph_breaks", "transfers_to_host")
 
 
@@ -114,7 +122,8 @@ def main() -> int:
                                  for c in COUNTERS)  # fmt: skip
             counters += f", compile_s={m.compile_seconds:.2f}"
             print(f"{name:<20}{run:<8}{n:>9.3f}{e:>9.3f}{lz:>9.3f}{lz / e:>10.2f}x  {counters}")
-        ok &= lazy_first <= 3 * eager_first and lazy_rep < eager_rep
+        if name in TARGETS:
+            ok &= lazy_first <= 3 * eager_first and lazy_rep < eager_rep
     print("targets (lazy first fit <= 3x eager; lazy repeated fit < eager):", "met" if ok else "NOT met")
     return 0 if ok or not args.check else 1
 
