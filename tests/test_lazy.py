@@ -242,6 +242,70 @@ def test_graph_size_is_not_recounted_at_every_operation(monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), expected)
 
 
+def test_graph_size_guard_still_fires_after_reset_metrics(monkeypatch):
+    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 200)
+    x = xp.ones(3, device=LAZY)
+    t = x
+    for _ in range(1000):
+        t = t * 1.0
+        if _ % 150 == 0:
+            xp.lazy_barrier()
+    xp.lazy_barrier()
+    xp.reset_metrics()  # the counters restart from 0
+    t = x
+    with pytest.warns(RuntimeWarning, match="lazy_barrier"):
+        for _ in range(400):
+            t = t + t * 0.5  # the summed size bound doubles at every step
+
+
+def test_a_long_graph_of_writes_holds_one_buffer():
+    """Interpreting, an intermediate is dropped after its last use and a write into it at its
+    last use is done in place: 300 row updates of a 300 x 1000 array stay near its size."""
+    X = xp.asarray(np.zeros((300, 1000)), device=LAZY)
+    peak = []
+    real = _lazy._numpy_step
+
+    def step(prim, args, *rest, **kw):
+        out = real(prim, args, *rest, **kw)
+        if prim.name == "setitem":
+            peak.append(kw.get("first_is_private", False))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_lazy, "_numpy_step", step)
+        for i in range(300):
+            X[i, :] += 1.0
+        np.testing.assert_array_equal(np.asarray(X), np.ones((300, 1000)))
+    assert len(peak) == 300 and sum(peak) >= 299  # all but the first (the leaf) in place
+
+
+@pytest.mark.parametrize("order", ["write-first", "read-first"])
+def test_a_write_in_place_never_shows_through_a_numpy_view(order):
+    """The interpreter writes into an intermediate buffer only when no later step reads it,
+    directly or through a NumPy view (reshape's result views its input's memory)."""
+    base = xp.asarray(np.arange(6.0), device=LAZY)
+    X = base + 0.0
+    g = xp.reshape(X, (2, 3))  # a new value (not an x10array view), a NumPy view inside
+    X[0] = 100.0
+    z = g * 2.0
+    targets = [X, z] if order == "write-first" else [z, X]
+    for t in targets:
+        np.asarray(t)
+    np.testing.assert_array_equal(np.asarray(z), np.arange(6.0).reshape(2, 3) * 2.0)
+    np.testing.assert_array_equal(np.asarray(X), [100.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+
+
+def test_lazy_buffers_are_exported_read_only():
+    """A lazy value is immutable: NumPy views of it, through DLPack or __array__, cannot
+    write into it (pending graphs may still read it)."""
+    x = xp.asarray([1.0, 2.0, 3.0], device=LAZY)
+    y = x + 1.0
+    for exported in (np.from_dlpack(x), np.asarray(x, copy=False), np.from_dlpack(y)):
+        with pytest.raises(ValueError, match="read-only"):
+            exported[0] = 99.0
+    np.testing.assert_array_equal(np.asarray(x + 0.0), [1.0, 2.0, 3.0])
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int64"])
 def test_matmul_absorbs_a_transpose(dtype):
     """x.T @ y and x @ y.T record one matmul of the stored matrix (XLA's CPU code would copy

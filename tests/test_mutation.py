@@ -164,6 +164,43 @@ def test_views_behave_as_in_numpy(kernels: str, device: str) -> None:
         assert np.asarray(g).tobytes() == e.tobytes()
 
 
+@pytest.mark.parametrize("device", ["eager", "xla"])
+def test_writes_through_zero_d_views(device: str) -> None:
+    """Iterating a 1-D array gives 0-d views (`x[i, ...]`): writing them writes `x`."""
+    x = xp.asarray([1.0, 2.0, 3.0], device=xp.Device("cpu", 0, device))
+    for r in x:
+        r[...] = r * 10.0
+    s = x[0, ...]
+    s[...] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), [-1.0, 20.0, 30.0])
+
+
+def test_a_view_of_a_view_points_at_the_owner() -> None:
+    """As in NumPy, `x[1:][1:]` views `x` itself (the indices composed): a long chain keeps
+    no intermediate array alive, and a write costs one step, not one per level."""
+    root = xp.asarray(np.arange(200.0))
+    v = root
+    for _ in range(100):
+        v = v[1:]
+    assert v._alias.base is root
+    v[0] = -5.0
+    assert float(root[100]) == -5.0
+    root[199] = 7.0
+    assert float(v[-1]) == 7.0
+
+
+def test_augmented_assignment_through_an_index_writes_once() -> None:
+    """`X[i, :] += 1` runs `v = X[i, :]; v += 1` (a write through the view) and `X[i, :] = v`,
+    which has nothing left to do: three recorded operations per row on the lazy device."""
+    lazy = xp.Device("cpu", 0, "xla")
+    X = xp.asarray(np.zeros((5, 3)), device=lazy)
+    before = xp.metrics()
+    for i in range(5):
+        X[i, :] += float(i)
+    assert (xp.metrics() - before).ops_recorded == 15
+    np.testing.assert_array_equal(np.asarray(X), np.repeat(np.arange(5.0)[:, None], 3, axis=1))
+
+
 def test_views_keep_the_graph_on_the_lazy_device() -> None:
     """Writing through a view records operations; nothing is computed before a read."""
     lazy = xp.Device("cpu", 0, "xla")

@@ -356,6 +356,29 @@ def test_basic_setitem_matches_numpy(x: xp.Array, data: Any) -> None:
     np.testing.assert_array_equal(host(view), expected)  # a view sees the write, as in NumPy
 
 
+@given(shape=xps.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), data=st.data())
+def test_a_view_of_a_view_writes_as_in_numpy(shape: tuple[int, ...], data: Any) -> None:
+    """`x[k1][k2]` is a view of `x` itself (the two indices composed), in both modes: writes
+    through it reach `x`, and writes to `x` reach it, as in NumPy."""
+    expected = np.arange(float(np.prod(shape))).reshape(shape)
+    k1 = data.draw(xps.indices(shape, allow_newaxis=True), label="k1")
+    k2 = data.draw(xps.indices(expected[k1].shape, allow_newaxis=True), label="k2")
+    inner = expected[k1][k2]
+    if not isinstance(inner, np.ndarray) or not np.shares_memory(inner, expected) and inner.size:
+        return  # an integer for every axis: a copy in NumPy, as here
+    for device in (xp.Device("cpu", 0, "eager"), xp.Device("cpu", 0, "xla")):
+        x = xp.asarray(expected.copy(), device=device)
+        view = x[k1][k2]
+        want = expected.copy()
+        want_view = want[k1][k2]
+        want_view[...] = -1.0
+        view[...] = -1.0
+        np.testing.assert_array_equal(host(x), want)
+        want[...] = 5.0
+        x[...] = 5.0
+        np.testing.assert_array_equal(host(view), want[k1][k2])
+
+
 @given(xps.arrays(xps.real_dtypes(), xps.array_shapes(min_dims=1, max_dims=2)))
 def test_boolean_mask_matches_numpy(x: xp.Array) -> None:
     mask = (x > 0) if x.dtype != xp.bool else x

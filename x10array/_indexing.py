@@ -361,6 +361,83 @@ def _is_view(idx: _Index) -> bool:
     return False
 
 
+def _is_its_own_view(x: Array, value: Array, idx: _Index) -> bool:
+    alias = value._alias
+    if alias is None or alias.base is None or idx.mask is not None or idx.int_arrays:
+        return False
+    root, desc, operands = _root_index(x, idx.desc, idx.operands)
+    return alias.base is root and alias.index == desc and alias.operands == operands  # (ints here)
+
+
+def _root_index(x: Array, desc: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """(array, description, operands) that select `x[desc]` from the array that owns the
+    data: `x` itself, or, for a view, its base with the two indices composed."""
+    alias = x._alias
+    if alias is not None and alias.base is not None:
+        composed = _compose(alias.index, alias.operands, desc, operands)
+        if composed is not None:
+            return (alias.base, *composed)
+    return (x, desc, operands)
+
+
+def _slice_desc(r: range) -> tuple[Any, ...]:
+    """The canonical ("s", start, stop, step) of the positions in `r` (see _canonical_slice)."""
+    m = len(r)
+    if m == 0:
+        return ("s", 0, 0, 1)
+    if m == 1:
+        return ("s", r[0], r[0] + 1, 1)
+    last = r[-1]
+    if r.step > 0:
+        return ("s", r[0], last + 1, r.step)
+    return ("s", r[0], last - 1 if last > 0 else None, r.step)
+
+
+def _positions(component: tuple[Any, ...]) -> range:
+    _, start, stop, step = component
+    return range(start, -1 if stop is None else stop, step)
+
+
+def _compose(
+    desc1: tuple[Any, ...], ops1: tuple[Any, ...], desc2: tuple[Any, ...], ops2: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """The basic index equal to indexing with desc1 and then desc2 (NumPy's view of a view
+    points at the owner of the data), or None where there is none (an empty slice of a new
+    axis)."""
+    out: list[Any] = []
+    ops: list[Any] = []
+    j = 0
+
+    def new_axes() -> None:
+        nonlocal j
+        while j < len(desc2) and desc2[j][0] == "n":
+            out.append(("n",))
+            j += 1
+
+    for c1 in desc1:
+        if c1[0] == "a":  # an x axis picked by an integer: no axis of the first view
+            out.append(("a", len(ops)))
+            ops.append(ops1[c1[1]])
+            continue
+        new_axes()
+        c2 = desc2[j]
+        j += 1
+        if c1[0] == "s":
+            r1 = _positions(c1)
+            if c2[0] == "s":
+                out.append(_slice_desc(r1[slice(c2[1], c2[2], c2[3])]))
+            else:
+                out.append(("a", len(ops)))
+                ops.append(r1[ops2[c2[1]]])
+        elif c2[0] == "s":  # a new axis of size 1, sliced: kept (size 1) or emptied
+            if len(range(1)[slice(c2[1], c2[2], c2[3])]) == 0:
+                return None
+            out.append(("n",))
+        # else: a new axis picked by an integer (0): gone
+    new_axes()
+    return tuple(out), tuple(ops)
+
+
 class Alias:
     """An array's part in views: the array it views (`base`, at `index` with `operands`,
     or None) and weak references to the arrays that view it.
@@ -380,6 +457,7 @@ class Alias:
 
     @staticmethod
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
+        base, index, operands = _root_index(base, index, operands)
         alias = base._alias
         if alias is None:
             alias = base._alias = Alias(None, None, None)
@@ -481,6 +559,10 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
 def setitem(x: Array, key: Any, value: Any) -> None:
     fname = "__setitem__"
     idx = _parse(x, key, fname)
+    if type(value) is Array and _is_its_own_view(x, value, idx):
+        # `x[k] op= y` runs `v = x[k]; v op= y` (which writes through the view) and then
+        # `x[k] = v`: a view already equals what it views, so the store has nothing to do.
+        return
     mask_ndim = idx.mask.ndim if idx.mask is not None else 0
     value = _check_value(x, value, _selection_shape(x, idx), fname, mask_ndim)
     if idx.empty_mask_ndim is not None:

@@ -128,12 +128,22 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
     try:
         capsule = data.__dlpack__(**kwargs)
     except BufferError:
-        # NumPy cannot signal a read-only buffer to a pre-1.0 consumer: export a copy.
-        if copy is not None or type(data) is not np.ndarray:
+        # NumPy cannot signal a read-only buffer (a lazy value: immutable) to a pre-1.0
+        # consumer. By default export a copy; with copy=False, the buffer itself, as jax
+        # does for its buffers: that protocol has no read-only flag, and the consumer asked
+        # for no copy.
+        if type(data) is not np.ndarray or copy is True or data.base is not None:
             raise
-        kwargs["copy"] = True
-        capsule = data.__dlpack__(**kwargs)
-        copy = True
+        if copy is None:
+            kwargs["copy"] = True
+            capsule = data.__dlpack__(**kwargs)
+            copy = True
+        else:
+            data.flags.writeable = True
+            try:
+                capsule = data.__dlpack__(**kwargs)
+            finally:
+                data.flags.writeable = False
     if not copy:
         x._shared = True
     return capsule

@@ -194,7 +194,8 @@ class LazyBackend:
             # operations before judging, but not at every operation (a count walks the
             # graph): until GRAPH_LIMIT / 10 more operations are recorded, assume the limit
             # (so a graph that outgrows it is caught at most that many operations late).
-            if COUNTERS.ops_recorded - _last_count[0] >= max(1, GRAPH_LIMIT // 10):
+            since = COUNTERS.ops_recorded - _last_count[0]  # negative after reset_metrics()
+            if not 0 <= since < max(1, GRAPH_LIMIT // 10):
                 _last_count[0] = COUNTERS.ops_recorded
                 size = _graph_size(call, GRAPH_LIMIT + 1)
             else:
@@ -287,7 +288,7 @@ def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = Fals
     only when a compiled program reads it (see _materialize_nodes)."""
     COUNTERS.transfers_to_device += 1
     if device.kind is DeviceKind.CPU:
-        return Array._new(_leaf(_owned(host, host.dtype) if owned else host.copy(), host.dtype), dtype, device)
+        return Array._new(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
     import jax
 
     with jax.enable_x64(True):
@@ -409,6 +410,7 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
         for i in call.inputs:
             if type(i) is Node and i.value is None and id(i.call) not in call_ids:
                 stack.append((i.call, False))
+    i = call = None  # the loop variables must not hold a reference during the count below
     _join_shared_with_pending(order, target_ids, targets)
     outputs = [(call_ids[id(n.call)], n.index) for n in targets if n.value is None]
     leaf_avals = tuple((n.shape, n.dtype) for n in leaves)
@@ -609,12 +611,20 @@ class _CompileCost:
 _COMPILE_COST = _CompileCost()
 
 
-def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush: bool, args_clean: bool = False) -> Any:
+def _numpy_step(
+    prim: Primitive,
+    args: list[Any],
+    params: dict[str, Any],
+    flush: bool,
+    args_clean: bool = False,
+    first_is_private: bool = False,
+) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
-    operand it writes into, and with XLA's numerics in arithmetic when `flush` (see _flush;
-    `args_clean`: the caller has flushed the operands already)."""
-    if prim.in_place:
-        args[0] = args[0].copy()
+    operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
+    with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
+    flushed the operands already)."""
+    if prim.in_place and not first_is_private:
+        args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if not flush or prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
     out = prim.kernel(NUMPY, *(args if args_clean else [_flush(a) for a in args]), **params)
@@ -622,13 +632,15 @@ def _numpy_step(prim: Primitive, args: list[Any], params: dict[str, Any], flush:
 
 
 def _owned(value: Any, dtype: Any) -> np.ndarray:
-    """A result of the interpreter as the node's value: the recorded dtype (the lowering's is
-    the contract) in memory of its own (never a view of another value)."""
+    """A host buffer as a node's value: the recorded dtype (the lowering's is the contract),
+    in memory of its own (never a view of another value), and read-only: node values are
+    immutable, and an export (DLPack, `__array__`) must not write into them."""
     value = np.asarray(value)
     if value.dtype != dtype:
-        return value.astype(dtype)
-    if not value.flags.writeable or value.base is not None:
-        return value.copy()
+        value = value.astype(dtype)
+    elif value.base is not None:
+        value = value.copy()
+    value.flags.writeable = False
     return value
 
 
@@ -683,6 +695,13 @@ def _flush(value: Any) -> Any:
     return value
 
 
+def _owner(a: np.ndarray) -> int:
+    """id of the array that owns the memory a NumPy view shows."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return id(a)
+
+
 def _flush_leaf(node: Node, value: Any) -> Any:
     if node.clean:
         return value
@@ -711,13 +730,27 @@ def _replay(
     leaves: list[Node] | None = None,
     library_seconds: list[float] | None = None,
 ) -> tuple:
-    values: list[tuple] = []
+    values: list[list] = []
     # Interpreting with XLA's numerics: an arithmetic step's outputs are flushed, so they are
     # clean operands; scalars and the outputs of data movement (which keeps subnormals, as XLA
     # does) are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes)
     # once in their life: a weight matrix read by every step is not scanned at every step.
     clean: set[int] = set()
     flushed: dict[tuple, Any] = {}
+    # Interpreting, an intermediate value is dropped after its last use (a long graph of
+    # writes holds one buffer at a time, not one per step), and a write (`in_place`) into an
+    # intermediate at its last use writes into that buffer instead of a copy, as XLA would.
+    interpreting = not k.is_jax
+    last_use: dict[tuple, int] = {}
+    if interpreting:
+        for index, (_, _, refs) in enumerate(described):
+            for r in refs:
+                if r[0] == "c":
+                    last_use[(r[1], r[2])] = index
+    keep = set(outputs)
+    passed_through: set[int] = set()  # ids of buffers a kernel returned as they came in
+    viewers: dict[int, int] = {}  # id(buffer) -> live slots holding a NumPy view of it
+    viewed: dict[tuple, int] = {}  # slot -> id(buffer) it views
     for index, ((prim, _, refs), params) in enumerate(zip(described, params_of)):
         arithmetic = flush and not prim.moves_data
         args = []
@@ -747,16 +780,52 @@ def _replay(
             args.append(value)
         if k.is_jax:
             out = prim.lowering(k, *args, **params)
-        elif prim.library and library_seconds is not None:
+            values.append(list(out) if prim.multiple_results else [out])
+            continue
+        private = False
+        if prim.in_place and refs[0][0] == "c":
+            slot = (refs[0][1], refs[0][2])
+            first = args[0]
+            private = (
+                last_use[slot] == index
+                and slot not in keep
+                and refs.count(refs[0]) == 1
+                and type(first) is np.ndarray
+                and first.base is None
+                and first.flags.writeable
+                and id(first) not in passed_through
+                and not viewers.get(id(first))  # no live view would see the write
+            )
+            first = None
+        if prim.library and library_seconds is not None:
             start = time.perf_counter()
             out = _numpy_step(prim, args, params, flush, args_clean=True)
             library_seconds[0] += time.perf_counter() - start
             clean.add(index)  # library calls are arithmetic
         else:
-            out = _numpy_step(prim, args, params, flush, args_clean=True)
+            out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
             if arithmetic:
                 clean.add(index)
-        values.append(tuple(out) if prim.multiple_results else (out,))
+        outs = list(out) if prim.multiple_results else [out]
+        if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
+            for o in outs:
+                if any(o is a for a in args):
+                    passed_through.add(id(o))
+        for i, o in enumerate(outs):
+            if type(o) is np.ndarray and o.base is not None:
+                owner = _owner(o)
+                viewed[(index, i)] = owner
+                viewers[owner] = viewers.get(owner, 0) + 1
+        values.append(outs)
+        for r in refs:  # drop what no later step reads
+            slot = (r[1], r[2]) if r[0] == "c" else None
+            if slot is not None and last_use[slot] == index and slot not in keep:
+                values[r[1]][r[2]] = None
+                flushed.pop(r, None)
+                owner = viewed.pop(slot, None)
+                if owner is not None:
+                    viewers[owner] -= 1
+        args = outs = out = None
     return tuple(values[c][i] for c, i in outputs)
 
 
