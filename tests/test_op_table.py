@@ -254,7 +254,7 @@ def test_eager_lazy_and_strict_agree(prim, index, compile_every_graph):
         assert got.device == device
         got_np = np.asarray(got)
         assert got_np.dtype == expected.dtype, (device, got_np.dtype, expected.dtype)
-        assert got_np.dtype == got.dtype.np  # the recorded dtype is the computed one
+        assert got_np.dtype == got.dtype.np and got_np.shape == got.shape  # recorded = computed
         assert got_np.shape == expected.shape
         scale = max(1.0, float(np.max(np.abs(expected))) if expected.size and expected.dtype != bool else 1.0)
         np.testing.assert_allclose(

@@ -13,7 +13,7 @@ from ._device import Device, DeviceKind, current_device
 from ._dtypes import FROM_NUMPY, DType, check_dtype
 from ._helpers import check_array, check_int, check_scalar, check_shape, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import Primitive, bind
+from ._ops import Aval, Primitive, bind, same_as_first
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
@@ -170,7 +170,7 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
-_COPY = Primitive("copy", lambda k, x: k.array(x, copy=True), moves_data=True)
+_COPY = Primitive("copy", lambda k, x: k.array(x, copy=True), rule=same_as_first, moves_data=True)
 
 
 def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = None) -> Array:
@@ -233,7 +233,10 @@ def _operand(value: Any, dtype: DType) -> Any:
 
 # The fill value is an operand, not a parameter: no compilation per value.
 _FULL = Primitive(
-    "full", lambda k, value, *, shape, dtype: k.full(shape, _as(k, value, dtype), dtype=dtype.np), moves_data=True
+    "full",
+    lambda k, value, *, shape, dtype: k.full(shape, _as(k, value, dtype), dtype=dtype.np),
+    rule=lambda value, *, shape, dtype: Aval(shape, dtype.np),
+    moves_data=True,
 )
 _EMPTY = Primitive("empty", lambda k, *, shape, dtype: k.zeros(shape, dtype=dtype.np), moves_data=True)
 

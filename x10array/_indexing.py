@@ -42,7 +42,7 @@ from ._array_object import Array
 from ._dtypes import INTEGER, promote
 from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import Primitive, assign, bind, rebind
+from ._ops import Primitive, assign, bind, rebind, same_as_first
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -117,8 +117,10 @@ def _getitem_rule(x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
 
 GETITEM = Primitive("getitem", _getitem_kernel, rule=_getitem_rule, moves_data=True)
 GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True, moves_data=True)
-SETITEM = Primitive("setitem", _setitem_kernel, in_place=True, quiet=True, moves_data=True)
-SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, in_place=True, quiet=True, moves_data=True)
+SETITEM = Primitive("setitem", _setitem_kernel, rule=same_as_first, in_place=True, quiet=True, moves_data=True)
+SETITEM_MASK = Primitive(
+    "setitem_mask", _setitem_mask_kernel, rule=same_as_first, in_place=True, quiet=True, moves_data=True
+)
 
 
 # -- the public layer -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._array_object import Array
 from ._helpers import OperandTypeError, binary_operands, broadcast_shapes, check_array, check_int, normalize_axis
-from ._ops import Primitive, bind
+from ._ops import Aval, Primitive, bind
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -76,7 +76,21 @@ def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any) -> Any:
         return k.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
 
 
-_MATMUL = Primitive("matmul", _matmul_kernel, fold=_fold_transposes)
+def _matmul_rule(a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = (False, False)) -> Aval:
+    sa = tuple(a.shape[::-1]) if transposed[0] else tuple(a.shape)
+    sb = tuple(b.shape[::-1]) if transposed[1] else tuple(b.shape)
+    if len(sa) == 1 and len(sb) == 1:
+        shape: tuple[int, ...] = ()
+    elif len(sa) == 1:
+        shape = sb[:-2] + sb[-1:]
+    elif len(sb) == 1:
+        shape = sa[:-1]
+    else:
+        shape = broadcast_shapes(sa[:-2], sb[:-2], fname="matmul") + (sa[-2], sb[-1])
+    return Aval(shape, dtype.np)
+
+
+_MATMUL = Primitive("matmul", _matmul_kernel, rule=_matmul_rule, fold=_fold_transposes)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _VECDOT = Primitive("vecdot", _vecdot_kernel)

@@ -22,7 +22,7 @@ from ._array_object import Array
 from ._dtypes import CATEGORIES, DType, promote
 from ._helpers import broadcast_shapes as _broadcast_shapes
 from ._helpers import check_array, check_int, check_shape, normalize_axes, normalize_axis, same_device
-from ._ops import Primitive, bind
+from ._ops import Aval, Primitive, bind
 
 __all__ = [
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -67,10 +67,15 @@ _FLIP = Primitive("flip", lambda k, x, *, axis: k.flip(x, axis=axis), moves_data
 _MOVEAXIS = Primitive(
     "moveaxis", lambda k, x, *, source, destination: k.moveaxis(x, source, destination), moves_data=True
 )
-_PERMUTE_DIMS = Primitive("permute_dims", lambda k, x, *, axes: k.transpose(x, axes), moves_data=True)
+_PERMUTE_DIMS = Primitive(
+    "permute_dims",
+    lambda k, x, *, axes: k.transpose(x, axes),
+    rule=lambda x, *, axes: Aval(tuple(x.shape[a] for a in axes), x.dtype),
+    moves_data=True,
+)
 _REPEAT = Primitive("repeat", lambda k, x, *, repeats, axis: k.repeat(x, repeats, axis=axis), moves_data=True)
 _REPEAT_ARRAY = Primitive("repeat_array", _repeat_array_kernel, dynamic_shape=True, moves_data=True)
-_RESHAPE = Primitive("reshape", _reshape_kernel, moves_data=True)
+_RESHAPE = Primitive("reshape", _reshape_kernel, rule=lambda x, *, shape, copy: Aval(shape, x.dtype), moves_data=True)
 _ROLL = Primitive("roll", _roll_kernel, moves_data=True)
 _SQUEEZE = Primitive("squeeze", lambda k, x, *, axis: k.squeeze(x, axis=axis), moves_data=True)
 _STACK = Primitive(

@@ -18,7 +18,7 @@ tuples, strings, DTypes), so a (primitive, parameters) pair can key a cache.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._device import Backend, Device
 
@@ -107,6 +107,18 @@ class Primitive:
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
+
+
+class Aval(NamedTuple):
+    """What a shape/dtype `rule` returns: a result's shape and NumPy dtype."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+def same_as_first(x: Any, *operands: Any, **params: Any) -> Any:
+    """The rule of a primitive whose result has its first operand's shape and dtype."""
+    return x
 
 
 def primitive(name: str, **options: Any) -> Callable[[Callable[..., Any]], Primitive]:

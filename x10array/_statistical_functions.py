@@ -19,10 +19,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ._array_object import Array
 from ._dtypes import CATEGORIES, DType, check_dtype, int64, uint64
 from ._helpers import check_array, normalize_axes, normalize_axis
-from ._ops import Primitive, bind
+from ._kernels import NUMPY
+from ._ops import Aval, Primitive, bind
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
@@ -77,10 +80,22 @@ def cast(x: Any, dtype: Any) -> Any:
 # -- plain reductions: f(x, /, *, axis=None, keepdims=False) ----------------------------------
 
 
+def _reduction_rule(kernel: Callable[..., Any]) -> Callable[..., Aval]:
+    """Shape from the axes; dtype from the NumPy kernel on a one-element stand-in (a lazy
+    device records a reduction in microseconds instead of a jax abstract evaluation)."""
+
+    def rule(x: Any, *, axes: tuple[int, ...], keepdims: bool, **params: Any) -> Aval:
+        with np.errstate(all="ignore"):
+            out = kernel(NUMPY, np.zeros((1,) * len(x.shape), dtype=x.dtype), axes=axes, keepdims=keepdims, **params)
+        return Aval(reduced_shape(tuple(x.shape), axes, keepdims), np.asarray(out).dtype)
+
+    return rule
+
+
 def reduction(
     name: str, category: str, kernel: Callable[..., Any], *, nonempty: bool = False, doc: str = ""
 ) -> Callable[..., Array]:
-    prim = Primitive(name, kernel, quiet=True)
+    prim = Primitive(name, kernel, rule=_reduction_rule(kernel), quiet=True)
 
     def function(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
         check_array(x, name, "x", category)
@@ -170,7 +185,12 @@ def _accumulation(name: str, kernel: Callable[..., Any], empty: str) -> Callable
     def reduce_kernel(k: Any, x: Any, *, axes: tuple[int, ...], dtype: DType, keepdims: bool) -> Any:
         return cast(kernel(k)(cast(x, dtype.np), axis=axes, keepdims=keepdims), dtype.np)
 
-    prim = Primitive(name, reduce_kernel, quiet=True)
+    prim = Primitive(
+        name,
+        reduce_kernel,
+        rule=lambda x, *, axes, dtype, keepdims: Aval(reduced_shape(tuple(x.shape), axes, keepdims), dtype.np),
+        quiet=True,
+    )
 
     def function(
         x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: DType | None = None, keepdims: bool = False
