@@ -26,7 +26,7 @@ def eager_part() -> xp.Array:
     print("x =", x)
     print("exp(-x) @ w + 1 =", y, f"(dtype {y.dtype}, device {y.device})")
 
-    x[0] = 10.0  # value semantics: y was computed from the old x and keeps its value
+    x[0] = 10.0  # y was computed from the old x (a new value, not a view of x): it keeps its value
     print("after x[0] = 10:", x, "| y unchanged:", y)
 
     print("mean, std of x:", float(xp.mean(x)), float(xp.std(x)))
