@@ -418,13 +418,11 @@ def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list
     return key, order, leaves, leaf_uses, scalars, outputs
 
 
-def _join_shared_with_pending(order: list[Call], target_ids: set[int], targets: list[Node]) -> None:
-    """Make the pending values of the graph that pending work outside it also reads (a value
-    `b = f(a)` holds, when the graph computes `a` for another target) outputs too: the later
-    graph then reads them instead of computing them again. Found by reference count: more
-    references than the graph's own uses."""
-    uses: dict[int, list] = {}  # id(pending node) -> [node, uses in this graph]
-    for c in order:
+def _pending_uses(calls: list[Call]) -> dict[int, list]:
+    """id(pending node) -> [node, how many times the calls read it]. (The loop variables die
+    with this frame: callers compare reference counts with these uses.)"""
+    uses: dict[int, list] = {}
+    for c in calls:
         for n in c.inputs:
             if type(n) is Node and n.value is None:
                 entry = uses.get(id(n))
@@ -432,7 +430,15 @@ def _join_shared_with_pending(order: list[Call], target_ids: set[int], targets: 
                     uses[id(n)] = [n, 1]
                 else:
                     entry[1] += 1
-    n = c = None  # the loop variables must not hold a reference below
+    return uses
+
+
+def _join_shared_with_pending(order: list[Call], target_ids: set[int], targets: list[Node]) -> None:
+    """Make the pending values of the graph that pending work outside it also reads (a value
+    `b = f(a)` holds, when the graph computes `a` for another target) outputs too: the later
+    graph then reads them instead of computing them again. Found by reference count: more
+    references than the graph's own uses."""
+    uses = _pending_uses(order)
     for key, entry in uses.items():
         # references: the graph's uses, `entry`, and getrefcount's argument
         if key not in target_ids and sys.getrefcount(entry[0]) > entry[1] + 2:
@@ -454,16 +460,7 @@ def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
     """ids of the leaves that a later graph may read again: those behind an intermediate value
     of this graph that is still held outside it (by an array, or by a pending call that is not
     part of this run), since that value stays pending and will be recomputed from them."""
-    uses: dict[int, list] = {}  # id(pending node) -> [node, uses in this graph]
-    for c in calls:
-        for n in c.inputs:
-            if type(n) is Node and n.value is None:
-                entry = uses.get(id(n))
-                if entry is None:
-                    uses[id(n)] = [n, 1]
-                else:
-                    entry[1] += 1
-    n = c = None  # the loop variables must not hold a reference below
+    uses = _pending_uses(calls)
     target_ids = {id(n) for n in targets}
     known = collections.Counter(id(t.call) for t in targets)  # output nodes of each call we know
     held: set[int] = set()  # calls with an output still held outside this graph
