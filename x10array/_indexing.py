@@ -149,16 +149,7 @@ def _canonical_slice(s: slice, n: int, fname: str) -> tuple[Any, ...]:
         parts.append(v)
     if parts[2] == 0:
         raise ValueError(f"{fname}: slice step cannot be zero")
-    start, stop, step = slice(*parts).indices(n)
-    m = len(range(start, stop, step))
-    if m == 0:
-        return ("s", 0, 0, 1)
-    if m == 1:
-        return ("s", start, start + 1, 1)
-    last = start + (m - 1) * step
-    if step > 0:
-        return ("s", start, last + 1, step)
-    return ("s", start, last - 1 if last > 0 else None, step)
+    return _slice_desc(range(*slice(*parts).indices(n)))
 
 
 class _Index:
