@@ -19,7 +19,7 @@ from typing import Any
 import x10array
 from x10array import nn
 from x10array.autodiff import value_and_grad
-from x10array.datasets import MNIST
+from x10array.datasets import MNIST, DownloadError
 from x10array.optim import SGD
 
 
@@ -67,11 +67,12 @@ def _progress(epoch: int, done: int, total: int, enabled: bool) -> None:
 
 def train(
     device: x10array.Device, *, epochs: int, batch_size: int, data_dir: str | None, learning_rate: float,
-    momentum: float, seed: int = 0, progress: bool = False, log: Any = print,
+    momentum: float, seed: int = 0, progress: bool = False, log: Any = print, data: MNIST | None = None,
 ) -> list[dict[str, float]]:  # fmt: skip
-    """Train and evaluate; returns one record per epoch."""
+    """Train and evaluate; returns one record per epoch (`data`: already loaded MNIST batches)."""
     host = x10array.Device("cpu", 0, "eager")
-    data = MNIST(batch_size, data_dir, device=host, seed=seed)
+    if data is None:
+        data = MNIST(batch_size, data_dir, device=host, seed=seed)
     model = nn.LeNet(seed=seed, device=host).move(to=device)
     optimizer = SGD(learning_rate=learning_rate, momentum=momentum)
     state = nn.to_device(optimizer.init(model), device)
@@ -164,6 +165,11 @@ def main(argv: list[str] | None = None) -> int:
     devices = {"eager": [x10array.Device.default], "xla": [x10array.Device.default_xla]}.get(
         args.device, [x10array.Device.default, x10array.Device.default_xla]
     )
+    try:
+        data = MNIST(args.batch_size, args.data_dir, device=x10array.Device("cpu", 0, "eager"), seed=args.seed)
+    except (DownloadError, FileNotFoundError, ValueError) as e:
+        # one message: what was tried, why it failed, and the ways out; no traceback
+        parser.exit(1, f"mnist: error: {e}\n")
     results = {}
     for device in devices:
         name = device.backend.name.lower()
@@ -172,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = train(
             device, epochs=args.epochs, batch_size=args.batch_size, data_dir=args.data_dir,
             learning_rate=args.learning_rate, momentum=args.momentum, seed=args.seed, progress=sys.stderr.isatty(),
+            data=data,
         )  # fmt: skip
         if device.is_lazy:
             d = x10array.metrics() - before
