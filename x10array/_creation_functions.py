@@ -447,6 +447,8 @@ def linspace(
     num = check_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if not isinstance(endpoint, bool):
+        raise TypeError(f"linspace: endpoint must be a bool, got {type(endpoint).__name__}")
     start, stop = normalize(start), normalize(stop)
     for arg, v in (("start", start), ("stop", stop)):
         if not isinstance(v, (int, float, complex)) or isinstance(v, bool):

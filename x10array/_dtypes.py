@@ -148,7 +148,9 @@ def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:
     """Validate a user-given dtype argument."""
     if isinstance(dtype, DType):
         return dtype
-    raise TypeError(f"{fname}: {arg} must be an x10array dtype such as x10array.float64, got {dtype!r}")
+    # an array is named, not shown: its repr would read a lazy array's values
+    got = f"an array ({type(dtype).__name__})" if hasattr(dtype, "__array_namespace__") else repr(dtype)
+    raise TypeError(f"{fname}: {arg} must be an x10array dtype such as x10array.float64, got {got}")
 
 
 # Categories named as the standard names them in its "Data Types" chapter; used for the

@@ -146,6 +146,8 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     """Broadcast `arrays` against each other; each keeps its dtype."""
     for i, a in enumerate(arrays):
         check_array(a, "broadcast_arrays", f"arrays[{i}]")
+    if arrays:
+        same_device(arrays, "broadcast_arrays")
     shape = _broadcast_shapes(*(a.shape for a in arrays), fname="broadcast_arrays")
     return tuple(a if a.shape == shape else bind(_BROADCAST_TO, a._device, a, shape=shape) for a in arrays)
 

@@ -145,6 +145,8 @@ def _moment(fname: str, x: Array, axis: Any, correction: Any, keepdims: Any, roo
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"{fname}: correction must be an int or a float, got {type(correction).__name__}")
     correction = float(correction)
+    if not math.isfinite(correction):
+        raise ValueError(f"{fname}: correction must be finite, got {correction}")
     axes = reduction_axes(fname, x, axis, keepdims)
     return bind(_MOMENT, x._device, x, axes=axes, correction=correction, keepdims=keepdims, root=root)
 

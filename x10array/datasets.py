@@ -91,6 +91,8 @@ def _parse_header(head: bytes, name: str, max_bytes: int) -> tuple[int, np.dtype
 
 def read_idx(data: bytes, name: str = "IDX data", *, max_bytes: int = MAX_IDX_BYTES) -> np.ndarray:
     """Parse one IDX file (already decompressed); ValueError on any malformed header."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"read_idx: data must be bytes, got {type(data).__name__}")
     header, dtype, shape, expected = _parse_header(bytes(data[:20]), name, max_bytes)
     if len(data) - header != expected:
         raise ValueError(
@@ -127,6 +129,8 @@ def read_idx_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_IDX_BYTE
     Truncated, corrupted (bad gzip data or CRC), wrong-magic, oversized files and files whose
     size does not match their header raise ValueError naming the file, without allocating memory
     proportional to what a bogus header claims."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"read_idx_file: path must be a str or a path, got {type(path).__name__}")
     path = Path(path)
     name = str(path)
     if path.suffix == ".gz":
@@ -283,8 +287,18 @@ class MNIST:
     ) -> None:  # fmt: skip
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
             raise ValueError(f"MNIST: batch_size must be a positive int, got {batch_size!r}")
+        if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+            raise TypeError(f"MNIST: data_dir must be a str or a path, got {type(data_dir).__name__}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"MNIST: seed must be an int, got {type(seed).__name__}")
+        if not isinstance(download, bool):
+            raise TypeError(f"MNIST: download must be a bool, got {type(download).__name__}")
         if xp is None:
             import x10array as xp
+        if device is not None and getattr(xp, "__name__", None) == "x10array":
+            from ._creation_functions import resolve_device
+
+            resolve_device(device, "MNIST")  # checked now, not at the first batch
         self.batch_size = batch_size
         self.xp = xp
         self.device = device
@@ -298,7 +312,9 @@ class MNIST:
                     f"MNIST: {split} images must be uint8 of shape (n, 28, 28), got {images.dtype} {images.shape}"
                 )
             if labels.ndim != 1 or labels.dtype != np.uint8:
-                raise ValueError(f"MNIST: {split} labels must be uint8 of shape (n,), got {labels.dtype} {labels.shape}")
+                raise ValueError(
+                    f"MNIST: {split} labels must be uint8 of shape (n,), got {labels.dtype} {labels.shape}"
+                )
             if images.shape[0] != labels.shape[0]:
                 raise ValueError(f"MNIST: {split} images {images.shape} and labels {labels.shape} do not match")
             if labels.size and int(labels.max()) > 9:

@@ -9,6 +9,7 @@ complex64 out), which NumPy and jax do not always keep on their own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -175,6 +176,8 @@ def _frequencies(fname: str, n: Any, d: Any, dtype: Any, device: Any, real: bool
     value = normalize_scalar(d)
     if value is None or isinstance(value, (bool, complex)):
         raise TypeError(f"{fname}: d must be a real number, got {type(d).__name__}")
+    if not math.isfinite(value) or value == 0:
+        raise ValueError(f"{fname}: d (the sample spacing) must be a finite non-zero number, got {value}")
     if dtype is None:
         dtype = DEFAULT_FLOAT
     else:

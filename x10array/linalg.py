@@ -164,6 +164,8 @@ def _rtol(x: Array, rtol: Any, fname: str) -> Any:
         raise TypeError(
             f"{fname}: rtol must be a float, a real floating-point array or None, got {type(rtol).__name__}"
         )
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{fname}: rtol must be a finite number >= 0, got {value}")
     return float(value)
 
 

@@ -25,8 +25,39 @@ def _check(value: float, name: str, owner: str, low: float = 0.0) -> float:
     return float(value)
 
 
+def _positive(value: float, name: str, owner: str) -> float:
+    value = _check(value, name, owner)
+    if value == 0:
+        raise ValueError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
+    return value
+
+
 def _zeros_like(p: Any) -> Any:
     return p.__array_namespace__().zeros_like(p)
+
+
+def _leaves(params: Any, owner: str) -> list[Any]:
+    """The arrays of a parameter pytree; TypeError for a leaf that is not an array."""
+    leaves, _ = tree_flatten(params)
+    for leaf in leaves:
+        if not hasattr(leaf, "__array_namespace__"):
+            raise TypeError(f"{owner}: the parameters must be a pytree of arrays, found a {type(leaf).__name__}")
+    return leaves
+
+
+def _check_update(owner: str, params: Any, grads: Any, state: Any, keys: tuple[str, ...]) -> tuple[list, Any, list]:
+    """(parameter leaves, treedef, gradient leaves) after checking all three arguments agree."""
+    leaves = _leaves(params, owner)
+    _, treedef = tree_flatten(params)
+    gleaves = _leaves(grads, owner)
+    if len(gleaves) != len(leaves):
+        raise ValueError(f"{owner}: {len(gleaves)} gradients for {len(leaves)} parameters")
+    for p, g in zip(leaves, gleaves):
+        if getattr(g, "shape", None) != p.shape:
+            raise ValueError(f"{owner}: a gradient of shape {g.shape} for a parameter of shape {p.shape}")
+    if not isinstance(state, dict) or not all(k in state for k in keys):
+        raise TypeError(f"{owner}: state must be the dict that init() returned, got {type(state).__name__}")
+    return leaves, treedef, gleaves
 
 
 class SGD:
@@ -38,19 +69,22 @@ class SGD:
         self.learning_rate = _check(learning_rate, "learning_rate", "SGD")
         self.momentum = _check(momentum, "momentum", "SGD")
         self.weight_decay = _check(weight_decay, "weight_decay", "SGD")
+        if not isinstance(nesterov, bool):
+            raise TypeError(f"SGD: nesterov must be a bool, got {type(nesterov).__name__}")
         if nesterov and self.momentum == 0:
             raise ValueError("SGD: nesterov=True needs a momentum > 0")
         self.nesterov = bool(nesterov)
 
     def init(self, params: Any) -> dict[str, Any]:
-        leaves, _ = tree_flatten(params)
+        leaves = _leaves(params, "SGD.init")
         return {"velocity": [_zeros_like(p) for p in leaves] if self.momentum else []}
 
     def update(self, params: Any, grads: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        leaves, treedef = tree_flatten(params)
-        gleaves, _ = tree_flatten(grads)
-        if len(gleaves) != len(leaves):
-            raise ValueError(f"SGD.update: {len(gleaves)} gradients for {len(leaves)} parameters")
+        leaves, treedef, gleaves = _check_update("SGD.update", params, grads, state, ("velocity",))
+        if self.momentum and len(state["velocity"]) != len(leaves):
+            raise ValueError(
+                f"SGD.update: the state holds {len(state['velocity'])} velocities for {len(leaves)} parameters"
+            )
         lr, mu, wd = self.learning_rate, self.momentum, self.weight_decay
         new, velocity = [], []
         for i, (p, g) in enumerate(zip(leaves, gleaves)):
@@ -83,18 +117,18 @@ class Adam:
         self.beta2 = _check(beta2, "beta2", name)
         if not (self.beta1 < 1 and self.beta2 < 1):
             raise ValueError(f"{name}: beta1 and beta2 must be below 1")
-        self.eps = _check(eps, "eps", name)
+        self.eps = _positive(eps, "eps", name)
         self.weight_decay = _check(weight_decay, "weight_decay", name)
 
     def init(self, params: Any) -> dict[str, Any]:
-        leaves, _ = tree_flatten(params)
+        leaves = _leaves(params, f"{type(self).__name__}.init")
         return {"step": 0, "m": [_zeros_like(p) for p in leaves], "v": [_zeros_like(p) for p in leaves]}
 
     def update(self, params: Any, grads: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        leaves, treedef = tree_flatten(params)
-        gleaves, _ = tree_flatten(grads)
-        if len(gleaves) != len(leaves):
-            raise ValueError(f"{type(self).__name__}.update: {len(gleaves)} gradients for {len(leaves)} parameters")
+        owner = f"{type(self).__name__}.update"
+        leaves, treedef, gleaves = _check_update(owner, params, grads, state, ("step", "m", "v"))
+        if len(state["m"]) != len(leaves) or len(state["v"]) != len(leaves):
+            raise ValueError(f"{owner}: the state holds moments for {len(state['m'])} parameters, not {len(leaves)}")
         step = state["step"] + 1
         b1, b2, lr, wd = self.beta1, self.beta2, self.learning_rate, self.weight_decay
         # bias corrections are Python numbers: inputs of a lazy graph, not constants
@@ -117,3 +151,13 @@ class Adam:
 
 class AdamW(Adam):
     decoupled = True
+
+    def __init__(
+        self,
+        learning_rate: float = 1e-3,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ):  # its own signature, so that Python's argument errors name AdamW
+        super().__init__(learning_rate, beta1, beta2, eps, weight_decay)

@@ -60,6 +60,21 @@ def _box(args: tuple[Any, ...], argnums: tuple[int, ...], fname: str) -> tuple[l
     return new_args, tracers_per_arg, xp
 
 
+def _check_grad_args(fname: str, f: Any, argnums: Any, has_aux: Any) -> tuple[bool, tuple[int, ...]]:
+    """(one argnum?, the argnums) after checking the arguments of grad / value_and_grad."""
+    if not callable(f):
+        raise TypeError(f"{fname}: f must be a function, got {type(f).__name__}")
+    if not isinstance(has_aux, bool):
+        raise TypeError(f"{fname}: has_aux must be a bool, got {type(has_aux).__name__}")
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else tuple(argnums) if isinstance(argnums, (tuple, list)) else argnums
+    if not isinstance(nums, tuple) or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}")
+    if not nums or any(i < 0 for i in nums) or len(set(nums)) != len(nums):
+        raise ValueError(f"{fname}: argnums must be distinct non-negative positions, got {argnums!r}")
+    return single, nums
+
+
 def _same_namespace(a: Any, xp: Any) -> bool:
     return hasattr(a, "__array_namespace__") and type(a) is not Tracer and a.__array_namespace__() is xp
 
@@ -75,8 +90,7 @@ def value_and_grad(
 
     `f` must return a 0-d real floating-point array (or `(value, aux)` with `has_aux`).
     """
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    single, nums = _check_grad_args("value_and_grad", f, argnums, has_aux)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         new_args, boxed, xp = _box(args, nums, "grad")
@@ -108,6 +122,7 @@ def value_and_grad(
 
 def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of the scalar function `f` with respect to argument(s) `argnums`."""
+    _check_grad_args("grad", f, argnums, has_aux)
     vg = value_and_grad(f, argnums, has_aux)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -119,13 +134,17 @@ def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: boo
 
 def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """`(f(*primals), vjp_fn)`; `vjp_fn(cotangent)` returns one cotangent per primal."""
+    if not callable(f):
+        raise TypeError(f"vjp: f must be a function, got {type(f).__name__}")
     new_args, boxed, xp = _box(primals, tuple(range(len(primals))), "vjp")
     out = f(*new_args)
     value = _unbox_output(out)
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
-        if getattr(cotangent, "shape", None) != value.shape:
-            raise ValueError(f"vjp: the cotangent must have the output's shape {value.shape}")
+        if not hasattr(cotangent, "__array_namespace__"):
+            raise TypeError(f"vjp: the cotangent must be an array, got {type(cotangent).__name__}")
+        if cotangent.shape != value.shape:
+            raise ValueError(f"vjp: the cotangent must have the output's shape {value.shape}, got {cotangent.shape}")
         grads = backward(out, cotangent) if type(out) is Tracer and out.live else {}
         results = []
         for tracers, treedef in boxed:

@@ -34,8 +34,26 @@ def _flatten(tree: Any, leaves: list[Any]) -> Any:
 
 
 def tree_unflatten(treedef: Any, leaves: list[Any]) -> Any:
-    it = iter(leaves)
-    return _unflatten(treedef, it)
+    count = _count(treedef)
+    leaves = list(leaves)
+    if len(leaves) != count:
+        raise ValueError(f"tree_unflatten: the tree has {count} leaves, got {len(leaves)}")
+    return _unflatten(treedef, iter(leaves))
+
+
+_TAGS = ("leaf", "none", "dict", "list", "tuple", "object")
+
+
+def _count(treedef: Any) -> int:
+    """The number of leaves of a treedef (TypeError for anything tree_flatten does not return)."""
+    if not isinstance(treedef, tuple) or not treedef or treedef[0] not in _TAGS:
+        raise TypeError(f"tree_unflatten: treedef must be what tree_flatten returned, got {type(treedef).__name__}")
+    tag = treedef[0]
+    if tag == "leaf":
+        return 1
+    if tag == "none":
+        return 0
+    return sum(_count(d) for d in treedef[-1])
 
 
 def _unflatten(treedef: Any, it: Any) -> Any:
@@ -54,6 +72,11 @@ def _unflatten(treedef: Any, it: Any) -> Any:
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    if not callable(fn):
+        raise TypeError(f"tree_map: fn must be a function, got {type(fn).__name__}")
     leaves, treedef = tree_flatten(tree)
     others = [tree_flatten(r)[0] for r in rest]
+    for i, other in enumerate(others, 1):
+        if len(other) != len(leaves):
+            raise ValueError(f"tree_map: tree {i} has {len(other)} leaves, the first tree {len(leaves)}")
     return tree_unflatten(treedef, [fn(leaf, *(o[i] for o in others)) for i, leaf in enumerate(leaves)])

@@ -34,6 +34,10 @@ def defvjp(name: str, *, needs: bool = False) -> Callable[[Callable[..., Any]], 
     With `needs=True` the rule also receives `needs=`, a tuple telling for each positional
     argument whether its cotangent is wanted, to skip expensive ones (conv2d's input grad
     for the images, say)."""
+    if not isinstance(name, str):
+        raise TypeError(f"defvjp: name must be the str name of a function, got {type(name).__name__}")
+    if not isinstance(needs, bool):
+        raise TypeError(f"defvjp: needs must be a bool, got {type(needs).__name__}")
 
     def register(rule: Callable[..., Any]) -> Callable[..., Any]:
         if name in RULES:

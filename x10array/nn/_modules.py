@@ -45,9 +45,15 @@ def set_learning_phase(value: str) -> None:
     _phase.value = value
 
 
-@contextlib.contextmanager
-def phase(value: str) -> Iterator[None]:
+def phase(value: str) -> contextlib.AbstractContextManager[None]:
     """`with nn.phase("training"): ...` sets the learning phase for a block."""
+    if value not in ("training", "inference"):
+        raise ValueError(f"phase: expected 'training' or 'inference', got {value!r}")
+    return _phase_block(value)
+
+
+@contextlib.contextmanager
+def _phase_block(value: str) -> Iterator[None]:
     old = learning_phase()
     set_learning_phase(value)
     try:
@@ -114,10 +120,42 @@ def to_device(tree: Any, device: Any) -> Any:
     return tree_map(lambda a: a.to_device(device) if _is_array(a) else a, tree)
 
 
+def _positive_int(value: Any, owner: str, arg: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise (ValueError if isinstance(value, (int, np.integer)) else TypeError)(
+            f"{owner}: {arg} must be a positive int, got {value!r}"
+        )
+    return int(value)
+
+
+def _check_creation(owner: str, seed: Any, xp: Any, device: Any, dtype: Any) -> None:
+    """The arguments a layer creates its parameters with, checked before anything is created."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{owner}: seed must be an int, got {type(seed).__name__}")
+    if dtype is not None:
+        try:
+            floating = xp.isdtype(dtype, "real floating")
+        except (TypeError, ValueError):
+            floating = False
+        if not floating:
+            raise TypeError(f"{owner}: dtype must be a real floating-point dtype of the namespace, got {dtype!r}")
+    if device is not None and getattr(xp, "__name__", None) == "x10array":
+        from .._creation_functions import resolve_device
+
+        resolve_device(device, owner)
+
+
 def glorot_uniform(
     shape: tuple[int, ...], fan_in: int, fan_out: int, *, seed: int, xp: Any, device: Any, dtype: Any
 ) -> Any:
     """Glorot (Xavier) uniform initialization from a seeded NumPy generator."""
+    if not isinstance(shape, tuple):
+        raise TypeError(f"glorot_uniform: shape must be a tuple of ints, got {type(shape).__name__}")
+    for d in shape:
+        _positive_int(d, "glorot_uniform", "shape")
+    fan_in = _positive_int(fan_in, "glorot_uniform", "fan_in")
+    fan_out = _positive_int(fan_out, "glorot_uniform", "fan_out")
+    _check_creation("glorot_uniform", seed, xp, device, dtype)
     limit = math.sqrt(6.0 / (fan_in + fan_out))
     host = np.random.default_rng(seed).uniform(-limit, limit, size=shape)
     return xp.asarray(host, dtype=dtype, device=device)
@@ -131,12 +169,12 @@ def _namespace(xp: Any) -> Any:
     return xp
 
 
-def _activation(name: Any) -> Callable[[Any], Any] | None:
+def _activation(name: Any, owner: str = "activation") -> Callable[[Any], Any] | None:
     if name is None or callable(name):
         return name
     if name == "relu":
         return F.relu
-    raise ValueError(f"unknown activation {name!r}; pass None, 'relu' or a function")
+    raise ValueError(f"{owner}: unknown activation {name!r}; pass None, 'relu' or a function")
 
 
 class Dense(Module):
@@ -147,6 +185,10 @@ class Dense(Module):
         xp: Any = None, device: Any = None, dtype: Any = None,
     ) -> None:  # fmt: skip
         xp = _namespace(xp)
+        in_features = _positive_int(in_features, "Dense", "in_features")
+        out_features = _positive_int(out_features, "Dense", "out_features")
+        _activation(activation, "Dense")
+        _check_creation("Dense", seed, xp, device, dtype)
         dtype = dtype or xp.float32
         self.weight = glorot_uniform(
             (in_features, out_features), in_features, out_features, seed=seed, xp=xp, device=device, dtype=dtype
@@ -155,7 +197,14 @@ class Dense(Module):
         self.activation = activation
 
     def __call__(self, x: Any) -> Any:
-        xp = x.__array_namespace__()
+        xp = F._check_input(x, "Dense", category="real floating")
+        if x.ndim < 1 or x.shape[-1] != self.weight.shape[0]:
+            raise ValueError(f"Dense: expected inputs (..., {self.weight.shape[0]}), got shape {x.shape}")
+        if x.device != self.weight.device:
+            raise ValueError(
+                f"Dense: the input is on {x.device!r} but the layer's parameters on {self.weight.device!r};"
+                " move one of them with to_device() (a model with model.move(to=...))"
+            )
         y = xp.matmul(x, self.weight) + self.bias
         act = _activation(self.activation)
         return act(y) if act else y
@@ -169,8 +218,16 @@ class Conv2D(Module):
         strides: Any = (1, 1), seed: int = 0, xp: Any = None, device: Any = None, dtype: Any = None,
     ) -> None:  # fmt: skip
         xp = _namespace(xp)
+        if not isinstance(filter_shape, (tuple, list)) or len(filter_shape) != 4:
+            raise ValueError(
+                f"Conv2D: filter_shape must be (height, width, in channels, out channels), got {filter_shape!r}"
+            )
+        kh, kw, cin, cout = (_positive_int(d, "Conv2D", "filter_shape") for d in filter_shape)
+        F._check_padding(padding, "Conv2D")
+        strides = F._pair(strides, "Conv2D", "strides")
+        _activation(activation, "Conv2D")
+        _check_creation("Conv2D", seed, xp, device, dtype)
         dtype = dtype or xp.float32
-        kh, kw, cin, cout = filter_shape
         self.filter = glorot_uniform(
             tuple(filter_shape), kh * kw * cin, kh * kw * cout, seed=seed, xp=xp, device=device, dtype=dtype
         )
@@ -187,6 +244,10 @@ class Conv2D(Module):
 
 class AvgPool2D(Module):
     def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
+        F._pair(pool_size, "AvgPool2D", "pool_size")
+        if strides is not None:
+            F._pair(strides, "AvgPool2D", "strides")
+        F._check_padding(padding, "AvgPool2D")
         self.pool_size, self.strides, self.padding = pool_size, strides, padding
 
     def __call__(self, x: Any) -> Any:
@@ -195,6 +256,10 @@ class AvgPool2D(Module):
 
 class MaxPool2D(Module):
     def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
+        F._pair(pool_size, "MaxPool2D", "pool_size")
+        if strides is not None:
+            F._pair(strides, "MaxPool2D", "strides")
+        F._check_padding(padding, "MaxPool2D")
         self.pool_size, self.strides, self.padding = pool_size, strides, padding
 
     def __call__(self, x: Any) -> Any:
@@ -209,6 +274,9 @@ class Flatten(Module):
 
 class Sequential(Module):
     def __init__(self, *layers: Module) -> None:
+        for i, layer in enumerate(layers):
+            if not callable(layer):
+                raise TypeError(f"{type(self).__name__}: layer {i} must be a Module or a function, got {layer!r}")
         self.layers = list(layers)
 
     def __call__(self, x: Any) -> Any:
@@ -222,6 +290,7 @@ class LeNet(Sequential):
     avg-pool 2, flatten, dense 400-120-84-10 (relu, relu, logits)."""
 
     def __init__(self, *, seed: int = 0, xp: Any = None, device: Any = None, dtype: Any = None) -> None:
+        _check_creation("LeNet", seed, _namespace(xp), device, dtype)
         kw = {"xp": xp, "device": device, "dtype": dtype}
         super().__init__(
             Conv2D((5, 5, 1, 6), padding="same", activation="relu", seed=seed, **kw),

@@ -51,6 +51,26 @@ def _check_padding(padding: str, fname: str) -> str:
     return padding
 
 
+def _check_input(x: Any, fname: str, arg: str = "x", category: str | None = "real floating") -> Any:
+    """`x`'s namespace, after checking that `x` is an array (of `category`), before anything is recorded."""
+    if not hasattr(x, "__array_namespace__"):
+        raise TypeError(f"{fname}: {arg} must be an array, got {type(x).__name__}")
+    xp = x.__array_namespace__()
+    kinds = ("integral", "real floating") if category == "real numeric" else category
+    if kinds is not None and not xp.isdtype(x.dtype, kinds):
+        raise TypeError(f"{fname}: {arg} must have a {category} dtype, got {getattr(x.dtype, 'name', x.dtype)}")
+    return xp
+
+
+def _check_axis(axis: Any, ndim: int, fname: str) -> int:
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise TypeError(f"{fname}: axis must be an int, got {type(axis).__name__}")
+    axis = axis.__index__()
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{fname}: axis {axis} is out of range for an array with {ndim} dimensions")
+    return axis
+
+
 # -- the conv2d primitive (x10array devices) ----------------------------------------------------
 
 
@@ -193,6 +213,8 @@ def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any,
 
 def conv2d(x: Any, filter: Any, *, strides: Any = (1, 1), padding: str = "valid") -> Any:  # noqa: A002
     """2-D convolution (cross-correlation) of NHWC `x` with HWIO `filter`."""
+    _check_input(x, "conv2d", "x", category="numeric")
+    _check_input(filter, "conv2d", "filter", category="numeric")
     if getattr(x, "ndim", None) != 4 or getattr(filter, "ndim", None) != 4:
         raise ValueError(
             f"conv2d: expected a 4-D NHWC input and a 4-D HWIO filter, got shapes "
@@ -215,6 +237,7 @@ def conv2d(x: Any, filter: Any, *, strides: Any = (1, 1), padding: str = "valid"
 
 
 def _pool(x: Any, pool_size: Any, strides: Any, padding: str, fname: str, reduce: str) -> Any:
+    _check_input(x, fname, category="real floating" if reduce == "mean" else "real numeric")
     if getattr(x, "ndim", None) != 4:
         raise ValueError(f"{fname}: expected a 4-D NHWC input, got shape {getattr(x, 'shape', type(x))}")
     kh, kw = _pair(pool_size, fname, "pool_size")
@@ -259,31 +282,47 @@ def max_pool2d(x: Any, pool_size: Any = (2, 2), strides: Any = None, padding: st
 # -- activations and losses ---------------------------------------------------------------------
 
 
+# Each function checks its inputs before its first operation: a rejected call records nothing on
+# a lazy device (the checks of the standard functions it is composed of would come too late).
+
+
 def relu(x: Any) -> Any:
-    xp = x.__array_namespace__()
-    return xp.maximum(x, 0.0)
+    xp = _check_input(x, "relu", category="real numeric")
+    return xp.maximum(x, 0.0 if xp.isdtype(x.dtype, "real floating") else 0)
 
 
 def log_softmax(logits: Any, axis: int = -1) -> Any:
-    xp = logits.__array_namespace__()
+    xp = _check_input(logits, "log_softmax", "logits")
+    _check_axis(axis, logits.ndim, "log_softmax")
+    return _log_softmax(xp, logits, axis)
+
+
+def _log_softmax(xp: Any, logits: Any, axis: int) -> Any:
     shifted = logits - xp.max(logits, axis=axis, keepdims=True)
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 def softmax(logits: Any, axis: int = -1) -> Any:
-    xp = logits.__array_namespace__()
-    return xp.exp(log_softmax(logits, axis=axis))
+    xp = _check_input(logits, "softmax", "logits")
+    _check_axis(axis, logits.ndim, "softmax")
+    return xp.exp(_log_softmax(xp, logits, axis))
 
 
 def softmax_cross_entropy(logits: Any, labels: Any) -> Any:
     """Mean cross-entropy of (N, K) `logits` against integer class `labels` (N,)."""
-    xp = logits.__array_namespace__()
+    xp = _check_input(logits, "softmax_cross_entropy", "logits")
+    _check_input(labels, "softmax_cross_entropy", "labels", category=None)
     if logits.ndim != 2 or labels.ndim != 1 or labels.shape[0] != logits.shape[0]:
         raise ValueError(
             f"softmax_cross_entropy: expected logits (N, K) and labels (N,), got {logits.shape} and {labels.shape}"
         )
     if not xp.isdtype(labels.dtype, "integral"):
         raise TypeError(f"softmax_cross_entropy: labels must be integers, got {labels.dtype}")
+    if labels.device != logits.device:
+        raise ValueError(
+            f"softmax_cross_entropy: logits and labels are on different devices ({logits.device!r} and"
+            f" {labels.device!r}); copy them explicitly with to_device()"
+        )
     classes = xp.arange(logits.shape[1], dtype=labels.dtype, device=labels.device)
     onehot = xp.astype(xp.expand_dims(labels, axis=1) == classes, logits.dtype)
-    return -xp.sum(onehot * log_softmax(logits)) / logits.shape[0]
+    return -xp.sum(onehot * _log_softmax(xp, logits, -1)) / logits.shape[0]
