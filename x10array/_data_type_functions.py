@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._array_object import Array
-from ._device import Device
+from ._device import Device, as_device
 from ._dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
 from ._helpers import check_array, check_scalar
 from ._ops import Primitive, bind
@@ -37,8 +37,7 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | Non
     dtype = check_dtype(dtype, "astype")
     if not isinstance(copy, builtins.bool):
         raise TypeError(f"astype: copy must be a bool, got {type(copy).__name__}")
-    if device is not None and not isinstance(device, Device):
-        raise ValueError(f"astype: device must be an x10array.Device or None, got {device!r}")
+    device = as_device(device, "astype")
     if x._dtype.kind == "complex" and dtype.kind in ("signed", "unsigned", "real"):
         raise TypeError(
             f"astype: the standard does not permit casting {x._dtype.name} to {dtype.name}; take real() or imag() first"

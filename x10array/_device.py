@@ -146,8 +146,11 @@ def all_devices() -> tuple[Device, ...]:
     return tuple(out)
 
 
-def parse_device(text: str) -> Device:
-    """`eager`, `xla`, or `kind:ordinal:backend` (e.g. `cpu:0:xla`)."""
+def parse_device(text: str, where: str | None = None) -> Device:
+    """`eager`, `xla`, or `kind:ordinal:backend` (e.g. `cpu:0:xla`).
+
+    `where` starts the error message (a function's name, or the environment variable)."""
+    where = where or f"device {text!r}"
     spec = text.strip().lower()
     if spec == "eager":
         return Device.default
@@ -156,9 +159,27 @@ def parse_device(text: str) -> Device:
     parts = spec.split(":")
     if len(parts) != 3 or not parts[1].isdigit():
         raise ValueError(
-            f"X10ARRAY_DEFAULT_DEVICE={text!r}: expected 'eager', 'xla' or 'kind:ordinal:backend' such as 'cpu:0:xla'"
+            f"{where}: unknown device string; expected 'eager', 'xla' or 'kind:ordinal:backend' such as 'cpu:0:xla'"
         )
-    return Device(parts[0], int(parts[1]), parts[2])
+    try:
+        return Device(parts[0], int(parts[1]), parts[2])
+    except ValueError as e:
+        raise ValueError(f"{where}: {str(e).removeprefix('Device: ')}") from None
+
+
+def as_device(device: Any, fname: str, *, none: Device | None = None) -> Device | None:
+    """A `device=` argument: a Device, a device string (as X10ARRAY_DEFAULT_DEVICE takes:
+    'eager', 'xla', 'cpu:0:xla', ...), or None (returns `none`)."""
+    if device is None:
+        return none
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, str):
+        return parse_device(device, f"{fname}: device {device!r}")
+    raise ValueError(
+        f"{fname}: device must be an x10array.Device or a device string such as 'eager', 'xla' or 'cpu:0:xla',"
+        f" got {device!r}"
+    )
 
 
 class _Scope(threading.local):
@@ -177,15 +198,17 @@ def current_device() -> Device:
         return stack[-1]
     if not _env_default:
         spec = os.environ.get("X10ARRAY_DEFAULT_DEVICE")
-        _env_default.append(parse_device(spec) if spec else Device.default)
+        _env_default.append(parse_device(spec, f"X10ARRAY_DEFAULT_DEVICE={spec!r}") if spec else Device.default)
     return _env_default[0]
 
 
 @contextlib.contextmanager
-def device_scope(device: Device) -> Iterator[Device]:
-    """Make `device` the default device for the enclosed block (thread-local)."""
-    if not isinstance(device, Device):
-        raise TypeError(f"device_scope: expected an x10array.Device, got {device!r}")
+def device_scope(device: Device | str) -> Iterator[Device]:
+    """Make `device` (a Device or a device string such as 'xla') the default device for the
+    enclosed block (thread-local)."""
+    if not isinstance(device, (Device, str)):
+        raise TypeError(f"device_scope: expected an x10array.Device or a device string such as 'xla', got {device!r}")
+    device = as_device(device, "device_scope")
     _scope.stack.append(device)
     try:
         yield device

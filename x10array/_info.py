@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes
-from ._device import Device, all_devices, current_device
+from ._device import Device, all_devices, as_device, current_device
 from ._dtypes import DType
 
 __all__ = ["__array_namespace_info__"]
@@ -51,8 +51,7 @@ class Info:
 
 
 def _check_device(device: Any, fname: str) -> None:
-    if device is not None and not isinstance(device, Device):
-        raise ValueError(f"{fname}: device must be an x10array.Device or None, got {device!r}")
+    as_device(device, fname)
 
 
 _INFO = Info()
