@@ -2,7 +2,12 @@
 
 __array_api_version__ = "2025.12"
 
-from . import _lazy  # noqa: F401  (registers the XLA backend)
+import sys as _sys
+
+from . import (
+    _dispatch,
+    _lazy,  # noqa: F401  (registers the XLA backend)
+)
 from . import fft as fft
 from . import linalg as linalg
 from ._array_object import Array as Array
@@ -41,3 +46,9 @@ from ._set_functions import *  # noqa: F403
 from ._sorting_functions import *  # noqa: F403
 from ._statistical_functions import *  # noqa: F403
 from ._utility_functions import *  # noqa: F403
+
+# Every public array function also accepts autodiff tracers of x10array arrays (see _dispatch).
+_dispatch.wrap_namespace(_sys.modules[__name__], [_n for _n in dir() if not _n.startswith("_")], "", _wrapped := {})
+_dispatch.wrap_namespace(linalg, linalg.__all__, "linalg.", _wrapped)
+_dispatch.wrap_namespace(fft, fft.__all__, "fft.", _wrapped)
+del _wrapped

@@ -214,7 +214,7 @@ class DiffNamespace:
         if name.startswith("__") and name != "__array_namespace_info__":
             raise AttributeError(name)
         target = getattr(self._base, name)
-        if name in ("linalg", "fft"):
+        if name in ("linalg", "fft") and not self._prefix:  # (fft.fft is a function)
             sub = DiffNamespace(target, prefix=f"{name}.", root=self._root)
             self.__dict__[name] = sub
             return sub
