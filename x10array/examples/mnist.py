@@ -129,14 +129,19 @@ def _table(results: dict[str, list[dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
-def _plot(results: dict[str, list[dict[str, float]]], path: str) -> None:
+def _pyplot() -> Any:
+    """matplotlib's pyplot (non-interactive), or None when matplotlib is not installed."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise SystemExit("--plot needs matplotlib: pip install matplotlib") from None
+        return None
+    return plt
+
+
+def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> None:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
     for name, history in results.items():
         epochs = [r["epoch"] for r in history]
@@ -162,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
+    plt = _pyplot() if args.plot else None
+    if args.plot and plt is None:  # checked before minutes of training, not after
+        parser.error('--plot needs matplotlib: pip install "x10array[plot]" (or pip install matplotlib)')
     devices = {"eager": [x10array.Device.default], "xla": [x10array.Device.default_xla]}.get(
         args.device, [x10array.Device.default, x10array.Device.default_xla]
     )
@@ -189,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         print(_table(results))
     if args.plot:
-        _plot(results, args.plot)
+        _plot(plt, results, args.plot)
         print(f"plot written to {args.plot}")
     return 0
 
