@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -397,8 +399,11 @@ def test_devices_do_not_mix_and_copies_are_exact():
     assert np.asarray(back).tobytes() == np.array([1.0, -0.0, math.inf]).tobytes()
 
 
-def test_metrics_report_prints_every_counter(capsys):
+def test_metrics_report_returns_the_table_and_prints_only_when_asked(capsys):
     text = xp.metrics_report()
+    assert capsys.readouterr().out == ""  # not printed: an interactive session shows it once
+    assert repr(text) == str(text)  # the repr is the table itself, readable
+    assert xp.metrics_report(file=sys.stdout) == text
     out = capsys.readouterr().out
     for name in (
         "compile_count",
@@ -433,6 +438,25 @@ def test_log_compiles_names_the_reason_and_the_user_line(tmp_path):
     assert len(lines) == 2
     assert "new graph" in lines[0] and "prog.py:5" in lines[0]
     assert "changed" in lines[1] and "(5,)" in lines[1]
+
+
+def test_log_compiles_calls_the_first_compile_of_an_interpreted_graph_new(tmp_path):
+    """A graph interpreted first and compiled later is still a new graph at its first compile."""
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import x10array as xp\n"
+        "d = xp.Device('cpu', 0, 'xla')\n"
+        "for _ in range(30):\n"
+        "    x = xp.ones(4, device=d)\n"
+        "    y = float(xp.sum(x * 2.0))\n"
+    )
+    env = {**__import__("os").environ, "X10ARRAY_LOG_COMPILES": "1", "X10ARRAY_COMPILE_THRESHOLD": "2"}
+    env["X10ARRAY_COMPILE_PAYBACK"] = "0"
+    env["PYTHONPATH"] = str(Path(xp.__file__).parents[1])  # this checkout's x10array, not an installed one
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=True).stdout
+    lines = [line for line in out.splitlines() if line.startswith("x10array: compiling")]
+    assert len(lines) == 1, out
+    assert re.search(r"new graph of \d+ operations", lines[0]), lines[0]
 
 
 def test_default_device_from_environment_is_lazy():

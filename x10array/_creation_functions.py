@@ -9,9 +9,18 @@ import numpy as np
 
 from . import _dtypes
 from ._array_object import Array
-from ._device import Device, DeviceKind, current_device
+from ._device import Device, DeviceKind, as_device, current_device
+from ._dispatch import is_tracer
 from ._dtypes import FROM_NUMPY, DType, check_dtype
-from ._helpers import check_array, check_int, check_scalar, check_shape, normalize_scalar, same_device
+from ._helpers import (
+    check_array,
+    check_int,
+    check_result_size,
+    check_scalar,
+    check_shape,
+    normalize_scalar,
+    same_device,
+)
 from ._kernels import NUMPY
 from ._ops import Aval, Primitive, bind, same_as_first
 
@@ -22,11 +31,12 @@ __all__ = [
 
 
 def resolve_device(device: Any, fname: str) -> Device:
+    """A `device=` argument (Device, device string or None for the current default)."""
     if device is None:
         return current_device()
-    if isinstance(device, Device):
+    if type(device) is Device:
         return device
-    raise ValueError(f"{fname}: device must be an x10array.Device, got {device!r}")
+    return as_device(device, fname)
 
 
 def from_host(host: np.ndarray, device: Device, *, shared: bool) -> Array:
@@ -121,6 +131,8 @@ def asarray(
             out = to_device(out, target)
         return out
     device = resolve_device(device, "asarray")
+    if is_tracer(obj):  # not through __array__: that would drop the gradient silently
+        raise TypeError("asarray: x is an autodiff tracer; use its namespace's asarray")
     if isinstance(obj, (bool, int, float, complex, list, tuple)) and not isinstance(obj, np.generic):
         inferred = _python_dtype(obj)
         if inferred is not None:
@@ -146,6 +158,11 @@ def asarray(
             host = np.asarray(memoryview(obj)) if _has_buffer(obj) else np.asarray(obj)
     except (TypeError, ValueError) as e:
         raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array: {e}") from None
+    if host.dtype.kind == "O":
+        raise TypeError(
+            f"asarray: cannot convert {type(obj).__name__} to an array of numbers; pass an array, a Python"
+            " scalar or a nested sequence of them"
+        )
     if host.dtype not in FROM_NUMPY and (dtype is None or host.dtype.kind not in "biufc"):
         raise TypeError(f"asarray: the dtype {host.dtype} is not one of the standard's dtypes")
     if dtype is not None and host.dtype != dtype.np:
@@ -170,6 +187,11 @@ def _has_buffer(obj: Any) -> bool:
     return True
 
 
+class NotDLPackError(TypeError, AttributeError):
+    """from_dlpack of an object without `__dlpack__`: a TypeError (bad input), and the
+    AttributeError that the standard names for it."""
+
+
 _COPY = Primitive("copy", lambda k, x: k.array(x, copy=True), rule=same_as_first, moves_data=True)
 
 
@@ -192,7 +214,10 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         x._shared = True
         return Array._new(x._data, x._dtype, x._device, shared=True)
     if not hasattr(x, "__dlpack__"):
-        raise AttributeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+        raise NotDLPackError(
+            f"from_dlpack: {type(x).__name__} does not implement __dlpack__; pass an array of a DLPack-capable"
+            " library (NumPy, jax, PyTorch, ...), or use asarray for Python scalars and sequences"
+        )
     from ._interchange import device_from_dlpack
 
     source = device_from_dlpack(x, "from_dlpack")
@@ -209,7 +234,16 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
             raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
         return Array._new(buf, FROM_NUMPY[buf.dtype], target)
     host_device = "cpu" if source.kind is not DeviceKind.CPU else None
-    host = np.from_dlpack(x, device=host_device, copy=copy)
+    try:
+        host = np.from_dlpack(x, device=host_device, copy=copy)
+    except (RuntimeError, BufferError, TypeError) as e:
+        if "dtype" not in str(e).lower():
+            raise
+        name = str(getattr(x, "dtype", "its dtype")).removeprefix("torch.")
+        raise TypeError(
+            f"from_dlpack: {name} is not one of x10array's dtypes; convert it to one first"
+            " (e.g. a bfloat16 tensor with tensor.float() or tensor.to(torch.float32))"
+        ) from None
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
     return from_host(host, target, shared=not copy)
@@ -464,6 +498,7 @@ def linspace(
         start, stop = convert(start), convert(stop)
     except OverflowError:
         raise OverflowError(f"linspace: start {start} or stop {stop} is too large for {dtype.name}") from None
+    check_result_size((num,), dtype, "linspace")
     device = resolve_device(device, "linspace")
     return bind(_LINSPACE, device, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
 
@@ -486,6 +521,7 @@ def eye(
         raise ValueError(f"eye: n_rows and n_cols must be non-negative, got {n}, {m}")
     diag = min(max(check_int(k, "eye", "k"), -n), m)  # beyond the matrix: no diagonal either way
     dtype = check_dtype(dtype, "eye") if dtype is not None else _dtypes.DEFAULT_FLOAT
+    check_result_size((n, m), dtype, "eye")
     return bind(_EYE, resolve_device(device, "eye"), n=n, m=m, diag=diag, dtype=dtype)
 
 

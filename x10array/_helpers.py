@@ -111,18 +111,34 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
             return x1, x2, dtype, device
         scalar = normalize_scalar(x2)
         if scalar is None:
+            if isinstance(x2, np.ndarray):
+                raise TypeError(numpy_mixing(fname, x1))
             raise OperandTypeError(f"{fname}: x2 must be an array or a Python scalar, got {type(x2).__name__}")
         scalar, dtype = _with_scalar(fname, x1._dtype, scalar, allowed, category)
         return x1, scalar, dtype, x1._device
     if type(x2) is Array:
         scalar = normalize_scalar(x1)
         if scalar is None:
+            if isinstance(x1, np.ndarray):
+                raise TypeError(numpy_mixing(fname, x2))
             raise OperandTypeError(f"{fname}: x1 must be an array or a Python scalar, got {type(x1).__name__}")
         scalar, dtype = _with_scalar(fname, x2._dtype, scalar, allowed, category)
         return scalar, x2, dtype, x2._device
     raise OperandTypeError(
         f"{fname}: at least one argument must be an x10array array, got {type(x1).__name__} and {type(x2).__name__}"
     )
+
+
+def numpy_mixing(fname: str, x: Array) -> str:
+    """The message for a NumPy array met with an x10array array (an operator in either order)."""
+    return (
+        f"{fname}: NumPy arrays and x10array arrays do not mix implicitly; convert the NumPy array"
+        f" with xp.asarray(a, device={_device_text(x._device)}) (or the x10array array with np.asarray(x))"
+    )
+
+
+def _device_text(device: Device) -> str:
+    return f"'{device.kind.value}:{device.ordinal}:{device.backend.value}'"
 
 
 def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType], category: str) -> tuple[Any, DType]:
@@ -138,6 +154,8 @@ def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType
 
 
 def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
+    if type(axis) is bool:
+        raise TypeError(f"{fname}: {arg} must be an int, got bool")
     try:
         axis = operator.index(axis)
     except TypeError:
@@ -148,11 +166,14 @@ def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
 
 
 def normalize_axes(axis: Any, ndim: int, fname: str, arg: str = "axis") -> tuple[int, ...]:
-    """None -> all axes; int or tuple of ints -> sorted-as-given non-negative tuple, no repeats."""
+    """None -> all axes; int or tuple of ints -> sorted-as-given non-negative tuple, no repeats.
+    A list is refused, as the standard's `int | tuple[int, ...]` axes require."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
+    if isinstance(axis, tuple):
         axes = tuple(normalize_axis(a, ndim, fname, arg) for a in axis)
+    elif isinstance(axis, list):
+        raise TypeError(f"{fname}: {arg} must be an int or a tuple of ints, got list")
     else:
         axes = (normalize_axis(axis, ndim, fname, arg),)
     if len(set(axes)) != len(axes):
@@ -178,6 +199,22 @@ def check_shape(shape: Any, fname: str, arg: str = "shape") -> tuple[int, ...]:
     if any(s < 0 for s in out):
         raise ValueError(f"{fname}: {arg} {out} has a negative dimension")
     return out
+
+
+_MAX_BYTES = 2**63 - 1  # NumPy and XLA index memory with signed 64-bit integers
+
+
+def check_result_size(shape: tuple[int, ...], dtype: DType, fname: str) -> None:
+    """ValueError when a result of `shape` and `dtype` could not exist in memory at all (before
+    NumPy or XLA is asked: they raise their own errors, lazily only at the read)."""
+    count = 1
+    for d in shape:
+        count *= d
+    if count * dtype.np.itemsize > _MAX_BYTES:
+        raise ValueError(
+            f"{fname}: the result would have shape {shape} ({count} elements of {dtype.name}),"
+            " more than an array can hold"
+        )
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], fname: str = "broadcast_shapes") -> tuple[int, ...]:

@@ -42,7 +42,7 @@ import numpy as np
 
 from . import _metrics
 from ._array_object import Array
-from ._device import Backend, Device, DeviceKind
+from ._device import Backend, Device, DeviceKind, as_device
 from ._dtypes import FROM_NUMPY, DType
 from ._kernels import NUMPY, jax_namespace, jax_operand
 from ._metrics import COUNTERS
@@ -310,15 +310,19 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
     """Materialize every live pending array on `devices` (default: all lazy devices) in one
     compiled program per device, so work they share is computed once (the seed's
     `LazyTensorBarrier()`). Asynchronous unless `wait=True`."""
+    if not isinstance(wait, bool):
+        raise TypeError(f"lazy_barrier: wait must be a bool, got {type(wait).__name__}")
     if devices is None:
         chosen = list(_live)
-    elif isinstance(devices, Device):
-        chosen = [devices]
+    elif isinstance(devices, (Device, str)):
+        chosen = [as_device(devices, "lazy_barrier")]
+    elif isinstance(devices, (list, tuple, set, frozenset)):
+        chosen = [_barrier_device(d) for d in devices]
     else:
-        chosen = list(devices)
-    for d in chosen:
-        if not isinstance(d, Device):
-            raise TypeError(f"lazy_barrier: devices must be x10array Devices, got {d!r}")
+        raise TypeError(
+            "lazy_barrier: devices must be None, a Device, a device string or a sequence of them,"
+            f" got {type(devices).__name__}"
+        )
     COUNTERS.barriers += 1
     for device in chosen:
         if not device.is_lazy:
@@ -334,6 +338,12 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             for n in nodes:
                 if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
                     n.value.block_until_ready()
+
+
+def _barrier_device(d: Any) -> Device:
+    if not isinstance(d, (Device, str)):
+        raise TypeError(f"lazy_barrier: devices must be x10array Devices or device strings, got {d!r}")
+    return as_device(d, "lazy_barrier")
 
 
 # -- running a graph --------------------------------------------------------------------------
@@ -890,14 +900,15 @@ def _jitted_program(program: _Program, key: tuple, donate: tuple) -> Any:
 
 
 def _log_compile(program: _Program, key: tuple) -> None:
-    print(f"x10array: compiling ({_compile_reason(key)}) at {_user_frame()}", flush=True)
+    print(f"x10array: compiling ({_compile_reason(key, program)}) at {_user_frame()}", flush=True)
 
 
-def _compile_reason(key: tuple) -> str:
+def _compile_reason(key: tuple, program: _Program) -> str:
     """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
     ops = [c[0] for c in key[1]]
     for other in reversed(_programs):
-        if other is key or _programs[other].compiled is None or [c[0] for c in other[1]] != ops:
+        # the program itself is cached under an equal key (not always the same tuple): skip it
+        if _programs[other] is program or _programs[other].compiled is None or [c[0] for c in other[1]] != ops:
             continue
         if other[3] != key[3]:
             return f"input shapes/dtypes changed: {_avals_text(other[3])} -> {_avals_text(key[3])}"

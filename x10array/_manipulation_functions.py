@@ -21,7 +21,15 @@ from typing import Any
 from ._array_object import Array
 from ._dtypes import CATEGORIES, DType, promote
 from ._helpers import broadcast_shapes as _broadcast_shapes
-from ._helpers import check_array, check_int, check_shape, normalize_axes, normalize_axis, same_device
+from ._helpers import (
+    check_array,
+    check_int,
+    check_result_size,
+    check_shape,
+    normalize_axes,
+    normalize_axis,
+    same_device,
+)
 from ._ops import Aval, Primitive, bind
 
 __all__ = [
@@ -89,7 +97,10 @@ _UNSTACK = Primitive("unstack", _unstack_kernel, multiple_results=True, moves_da
 
 
 def _int_or_tuple(value: Any, fname: str, arg: str) -> tuple[int, ...]:
-    """An int or a tuple/list of ints, as a tuple (not yet normalized)."""
+    """An int or a tuple/list of ints, as a tuple (not yet normalized). An axis may not be a
+    list: the standard's axes are ints or tuples."""
+    if isinstance(value, list) and arg == "axis":
+        raise TypeError(f"{fname}: axis must be an int or a tuple of ints, got list")
     if isinstance(value, (tuple, list)):
         return tuple(check_int(v, fname, arg) for v in value)
     return (check_int(value, fname, arg),)
@@ -261,7 +272,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Reverse the order of elements along `axis` (None: every axis)."""
     check_array(x, "flip")
-    axes = normalize_axes(None if axis is None else _int_or_tuple(axis, "flip", "axis"), x.ndim, "flip")
+    axes = normalize_axes(axis, x.ndim, "flip")
     return bind(_FLIP, x._device, x, axis=tuple(sorted(axes)))
 
 
@@ -324,4 +335,6 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     count = check_int(repeats, "repeat", "repeats")
     if count < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {count}")
+    shape = (x.size * count,) if axis is None else x.shape[:axis] + (length * count,) + x.shape[axis + 1 :]
+    check_result_size(shape, x._dtype, "repeat")
     return bind(_REPEAT, x._device, x, repeats=count, axis=axis)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 
 
 @dataclasses.dataclass
@@ -42,16 +41,30 @@ def reset_metrics() -> None:
         setattr(COUNTERS, f.name, f.default)
 
 
-def metrics_report(file: object = None) -> str:
-    """Print the counters as a table (and return the text)."""
+class MetricsReport(str):
+    """The text of `metrics_report()`: a str whose repr is the table itself, so that an
+    interactive session shows it once, readably."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def metrics_report(file: object = None) -> MetricsReport:
+    """The counters as a table of text. Printed only when asked: `metrics_report(file=sys.stdout)`
+    (or `print(metrics_report())`)."""
+    if file is not None and not callable(getattr(file, "write", None)):
+        raise TypeError(f"metrics_report: file must be a writable text file such as sys.stdout, got {file!r}")
     rows = [(f.name, getattr(COUNTERS, f.name)) for f in dataclasses.fields(COUNTERS)]
     width = max(len(name) for name, _ in rows)
     lines = ["x10array lazy metrics", "-" * (width + 14)]
     for name, value in rows:
         text = f"{value:.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{name:<{width}}  {text:>12}")
-    report = "\n".join(lines)
-    print(report, file=file if file is not None else sys.stdout)
+    report = MetricsReport("\n".join(lines))
+    if file is not None:
+        print(report, file=file)
     return report
 
 

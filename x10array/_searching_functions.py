@@ -30,8 +30,8 @@ def _arg_reduction(name: str, kernel: Any) -> Any:
 
     def function(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
         check_array(x, name, "x", "real numeric")
-        if axis is not None and isinstance(axis, tuple):
-            raise TypeError(f"{name}: axis must be None or an int, got tuple")
+        if axis is not None and isinstance(axis, (tuple, list)):
+            raise TypeError(f"{name}: axis must be None or an int, got {type(axis).__name__}")
         axes = reduction_axes(name, x, axis, keepdims, nonempty=True)
         return bind(prim, x._device, x, axis=None if axis is None else axes[0], keepdims=keepdims)
 

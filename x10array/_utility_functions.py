@@ -31,6 +31,8 @@ any = reduction(  # noqa: A001
 def _diff_kernel(k: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int, dtype: DType) -> Any:
     parts = [cast(p, dtype.np) for p in (prepend, x, append) if p is not None]
     x = k.concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
+    if n >= x.shape[axis]:  # nothing is left: no n passes over the data (jax unrolls each one)
+        return k.zeros(x.shape[:axis] + (0,) + x.shape[axis + 1 :], dtype=dtype.np)
     return k.diff(x, n=n, axis=axis) if n else x
 
 
@@ -61,4 +63,6 @@ def diff(
                 f"diff: {arg} has shape {extra.shape}; it must match x's shape {x.shape} except along axis {axis}"
             )
         dtype = promote(dtype, extra._dtype, "diff")
-    return bind(_DIFF, x._device, x, prepend, append, axis=axis, n=n, dtype=dtype)
+    length = sum(a.shape[axis] for a in (prepend, x, append) if a is not None)
+    # n past the joined length gives an empty result: one graph (and compile) for every such n
+    return bind(_DIFF, x._device, x, prepend, append, axis=axis, n=min(n, length), dtype=dtype)

@@ -18,7 +18,15 @@ import numpy as np
 from ._array_object import Array
 from ._creation_functions import resolve_device
 from ._dtypes import COMPLEX_OF, DEFAULT_FLOAT, REAL_OF, DType, check_dtype
-from ._helpers import check_array, check_category, check_int, normalize_axes, normalize_axis, normalize_scalar
+from ._helpers import (
+    check_array,
+    check_category,
+    check_int,
+    check_result_size,
+    normalize_axes,
+    normalize_axis,
+    normalize_scalar,
+)
 from ._ops import Primitive, bind
 
 __all__ = [
@@ -183,6 +191,7 @@ def _frequencies(fname: str, n: Any, d: Any, dtype: Any, device: Any, real: bool
     else:
         dtype = check_dtype(dtype, fname)
         check_category(dtype, fname, "real floating-point", "dtype")
+    check_result_size((n // 2 + 1 if real else n,), dtype, fname)
     return bind(_FREQ, resolve_device(device, fname), float(value), n=n, real=real, dtype=dtype)
 
 
@@ -226,3 +235,8 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Inverse of fftshift (differs from it by one sample along odd-length axes)."""
     return _shift("ifftshift", x, axes, inverse=True)
+
+
+def __dir__() -> list[str]:
+    """Only the public names (the helpers this module imports are not part of its API)."""
+    return sorted(__all__)

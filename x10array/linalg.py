@@ -513,3 +513,8 @@ def trace(x: Array, /, *, offset: int = 0, dtype: DType | None = None) -> Array:
     _matrices(x, "trace", category="numeric")
     offset = _clamp_offset(offset, x.shape, "trace")
     return bind(_TRACE, x._device, x, offset=offset, dtype=_accumulation_dtype("trace", x, dtype))
+
+
+def __dir__() -> list[str]:
+    """Only the public names (the helpers this module imports are not part of its API)."""
+    return sorted(__all__)
