@@ -193,8 +193,9 @@ def test_fitted_estimator_stays_on_device(device_name: str) -> None:
     device = DEVICES[device_name]
     X, y = make_regression(n_samples=200, n_features=8, noise=0.1, random_state=0)
     reference = make_pipeline(StandardScaler(), Ridge(alpha=1.0)).fit(X, y)
-    with sklearn.config_context(array_api_dispatch=True):
-        model = make_pipeline(StandardScaler(), Ridge(alpha=1.0))
+    with sklearn.config_context(array_api_dispatch=True), warnings.catch_warnings():
+        warnings.simplefilter("error")  # the page's example is quiet (solver="svd" named)
+        model = make_pipeline(StandardScaler(), Ridge(alpha=1.0, solver="svd"))
         model.fit(xp.asarray(X, device=device), xp.asarray(y, device=device))
         pred = model.predict(xp.asarray(X, device=device))
     coef = model[-1].coef_
