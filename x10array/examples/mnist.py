@@ -1,6 +1,6 @@
-"""Train LeNet-5 on MNIST, eagerly and on the lazy XLA device: the seed's demo.
+"""Train LeNet-5 on MNIST, eagerly and on the lazy XLA device: the X10 tutorial's demo.
 
-    python -m x10array.examples.mnist --device both --epochs 5 --data-dir ../shared/data/mnist
+    python -m x10array.examples.mnist --device both --epochs 5 [--data-dir DIR] [--plot out.png]
 
 The training code is written only against the Array API standard; the device decides whether
 it runs op by op (eager) or as one compiled XLA program per step (lazy, with a barrier after
