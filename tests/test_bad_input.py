@@ -904,7 +904,6 @@ def test_bad_input(group: str) -> None:
     assert not problems, f"{len(problems)} of {len(_BY_FUNCTION[group])} cases fail:\n" + "\n".join(problems)
 
 
-@pytest.mark.xfail(reason="issue 14's items (axis=True/[0], from_dlpack, sizes, NumPy operands): fixed separately")
 def test_bad_input_issue14() -> None:
     problems = [f"{c.id}: {p}" for c in _ISSUE14 if (p := check(c))]
     assert not problems, f"{len(problems)} of {len(_ISSUE14)} cases fail:\n" + "\n".join(problems)

@@ -315,6 +315,7 @@ def _full(shape: Any, fill_value: Any, dtype: Any, device: Any, fname: str) -> A
         dtype = _default_dtype_for(normalize(fill_value), fname)
     dtype = check_dtype(dtype, fname)
     value = _fill_value(fill_value, dtype, fname)
+    check_result_size(shape, dtype, fname)
     return bind(_FULL, resolve_device(device, fname), _operand(value, dtype), shape=shape, dtype=dtype)
 
 
@@ -322,12 +323,14 @@ def _constant(shape: Any, value: int, dtype: Any, device: Any, fname: str) -> Ar
     """zeros / ones: `value` converted to the dtype (float by default)."""
     shape = check_shape(shape, fname)
     dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    check_result_size(shape, dtype, fname)
     return bind(_FULL, resolve_device(device, fname), dtype.np.type(value).item(), shape=shape, dtype=dtype)
 
 
 def _empty(shape: Any, dtype: Any, device: Any, fname: str) -> Array:
     shape = check_shape(shape, fname)
     dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    check_result_size(shape, dtype, fname)
     return bind(_EMPTY, resolve_device(device, fname), shape=shape, dtype=dtype)
 
 
