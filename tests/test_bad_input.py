@@ -890,6 +890,13 @@ def check(c: Case) -> str | None:
 
 # -- the tests ---------------------------------------------------------------------------------
 
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """A case that reaches MNIST's download finds a mirror that is an empty local directory."""
+    monkeypatch.setattr(datasets, "MIRRORS", (tmp_path.as_uri() + "/",))
+
+
 _ALL = CASES + PROBES
 _BY_FUNCTION: dict[str, list[Case]] = {}
 for _c in _ALL:
@@ -937,3 +944,29 @@ def test_case_count() -> None:
         f" {len(PUBLIC)} public callables"
     )
     assert text in " ".join(__doc__.split()), text
+
+
+def test_the_checker_catches_what_it_must() -> None:
+    """The table's checks can fail: recorded lazy work, a wrong name, eager/lazy differences."""
+
+    def records_then_raises(x: xp.Array) -> None:
+        x + 1.0  # noqa: B018 (recorded on the lazy device before the rejection)
+        raise ValueError("records_then_raises: rejected late")
+
+    with pytest.raises(AssertionError, match="recorded"):
+        check(Case("meta", "records_then_raises", records_then_raises, (F3,), {}, VALUE))
+
+    def misnamed(x: xp.Array) -> None:
+        raise ValueError("max: the wrong name")
+
+    assert "should start with 'misnamed'" in (check(Case("meta", "misnamed", misnamed, (F3,), {}, VALUE)) or "")
+
+    def lazy_only(x: xp.Array) -> Any:
+        if x.device.is_lazy:
+            raise ValueError("lazy_only: only on the lazy device")
+        return x
+
+    assert "lazy raised at the call where eager accepted" in (
+        check(Case("meta", "lazy_only", lazy_only, (F3,), {}, None)) or ""
+    )
+    assert "eager accepted it" in (check(Case("meta", "lazy_only", lazy_only, (F3,), {}, VALUE)) or "")
