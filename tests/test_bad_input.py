@@ -117,7 +117,7 @@ class Case:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     expect: tuple | None = ANY  # None: a probe (either both accept or both reject alike)
-    newcomer: bool = False  # one of issue 14's items (fixed by the `newcomer` helper)
+    newcomer: bool = False  # one of issue 14's items (fixed with it)
     user_code: bool = False  # the rejection comes after the user's function ran (and recorded its work)
 
 
@@ -906,20 +906,13 @@ def _no_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
 _ALL = CASES + PROBES
 _BY_FUNCTION: dict[str, list[Case]] = {}
 for _c in _ALL:
-    if not _c.newcomer:
-        _BY_FUNCTION.setdefault(_c.id.split("-", 1)[0], []).append(_c)
-_ISSUE14 = [c for c in _ALL if c.newcomer]
+    _BY_FUNCTION.setdefault(_c.id.split("-", 1)[0], []).append(_c)
 
 
 @pytest.mark.parametrize("group", sorted(_BY_FUNCTION))
 def test_bad_input(group: str) -> None:
     problems = [f"{c.id}: {p}" for c in _BY_FUNCTION[group] if (p := check(c))]
     assert not problems, f"{len(problems)} of {len(_BY_FUNCTION[group])} cases fail:\n" + "\n".join(problems)
-
-
-def test_bad_input_issue14() -> None:
-    problems = [f"{c.id}: {p}" for c in _ISSUE14 if (p := check(c))]
-    assert not problems, f"{len(problems)} of {len(_ISSUE14)} cases fail:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in BASE if n not in BASE_RAISES and n not in EXEMPT))

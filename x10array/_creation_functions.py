@@ -448,6 +448,7 @@ def arange(
             start, step = float(start), float(step)
         except OverflowError:
             raise OverflowError(f"arange: start {start} or step {step} is too large for {dtype.name}") from None
+    check_result_size((num,), dtype, "arange")
     start, step = _operand(start, dtype), _operand(step, dtype)
     return bind(_ARANGE, resolve_device(device, "arange"), start, step, num=num, dtype=dtype)
 

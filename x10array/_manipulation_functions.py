@@ -150,6 +150,7 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     shape = check_shape(shape, "broadcast_to")
     if len(shape) < x.ndim or _broadcast_shapes(x.shape, shape, fname="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    check_result_size(shape, x._dtype, "broadcast_to")
     return bind(_BROADCAST_TO, x._device, x, shape=shape)
 
 
@@ -306,6 +307,9 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     reps = tuple(check_int(r, "tile", "repetitions") for r in repetitions)
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions {reps} must be non-negative")
+    ndim = max(x.ndim, len(reps))
+    padded = (1,) * (ndim - x.ndim) + x.shape
+    check_result_size(tuple(d * r for d, r in zip(padded, (1,) * (ndim - len(reps)) + reps)), x._dtype, "tile")
     return bind(_TILE, x._device, x, repetitions=reps)
 
 

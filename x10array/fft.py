@@ -85,6 +85,7 @@ def _transform_1d(name: str, kind: _Kind, doc: str) -> Any:
             raise ValueError(f"{name}: x must have at least one dimension")
         axis = normalize_axis(axis, x.ndim, name)
         size = _check_size(default_n(x.shape[axis]) if n is None else n, name, "n")
+        check_result_size(x.shape[:axis] + (size,) + x.shape[axis + 1 :], COMPLEX_OF.get(x._dtype, x._dtype), name)
         norm = _check_norm(norm, name)
         return bind(prim, x._device, x, n=size, axis=axis, norm=norm, dtype=out_dtype(x._dtype))
 
@@ -149,6 +150,10 @@ def _transform_nd(name: str, kind: _Kind, doc: str) -> Any:
                 if v == -1:
                     sizes[i] = default_last(x.shape[a]) if i == last else x.shape[a]
         sizes_ = tuple(_check_size(v, name, "s") for v in sizes)
+        shape = list(x.shape)
+        for a, v in zip(axes_, sizes_):
+            shape[a] = v
+        check_result_size(tuple(shape), COMPLEX_OF.get(x._dtype, x._dtype), name)
         norm = _check_norm(norm, name)
         return bind(prim, x._device, x, s=sizes_, axes=axes_, norm=norm, dtype=out_dtype(x._dtype))
 
