@@ -273,6 +273,7 @@ def _reflected(fn: Any) -> Any:
 
 
 def _inplace(fn: Any) -> Any:
+    @_ops.atomic_write  # read, compute and rebind with no other write between
     def method(self: Array, other: Any, /) -> Array:
         result = fn(self, other)
         if result._dtype is not self._dtype:

@@ -42,7 +42,7 @@ from ._array_object import Array
 from ._dtypes import INTEGER, promote
 from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import Primitive, assign, bind, rebind, same_as_first
+from ._ops import WRITE_LOCK, Primitive, assign, atomic_write, bind, rebind, same_as_first
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -334,10 +334,12 @@ def getitem(x: Array, key: Any) -> Array:
     idx = _parse(x, key, "__getitem__")
     if idx.mask is not None:
         return bind(GETITEM_MASK, x._device, x, *idx.operands, index=idx.desc)
-    out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
     if _is_view(idx):
-        Alias.register(x, out, idx.desc, idx.operands)
-    return out
+        with WRITE_LOCK:  # indexed and registered between writes (see _ops.WRITE_LOCK)
+            out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
+            Alias.register(x, out, idx.desc, idx.operands)
+        return out
+    return bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
 
 
 def _is_view(idx: _Index) -> bool:
@@ -449,6 +451,7 @@ class Alias:
         self.prune_at = 16
 
     @staticmethod
+    @atomic_write
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
         base, index, operands = _root_index(base, index, operands)
         alias = base._alias
@@ -549,6 +552,7 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
     return scalar
 
 
+@atomic_write
 def setitem(x: Array, key: Any, value: Any) -> None:
     fname = "__setitem__"
     idx = _parse(x, key, fname)

@@ -33,6 +33,7 @@ import collections
 import inspect
 import os
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -105,6 +106,31 @@ _avals: dict[tuple, tuple[tuple[tuple[int, ...], Any], ...]] = {}
 _live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _PRUNE_AT = [4096]
 
+# Threads (docs/eager-and-lazy.md, "Threads"): the lazy backend's lock, one for all lazy
+# devices, reentrant. Held while a graph is traced, run and its results stored
+# (_materialize_nodes: so the caches of compiled programs, the compile-cost model and a
+# program's counts are only touched under it), while a barrier takes a live list or a live
+# list is pruned, and while a recording reads the graph beyond its own operands (a fold
+# reading producers, counting a graph's size). Recording otherwise takes no lock: under the
+# GIL it makes new nodes and appends to a live list, each atomic, and a node it reads turns
+# from pending to materialized at most once (`value` set before `call` is dropped), which it
+# sees either way. Holding the lock while a graph runs keeps the donation of its inputs,
+# decided by reference counts, from racing with a recording taking a new reference to one.
+_LOCK = threading.RLock()
+
+
+def _locked(fn: Any) -> Any:
+    """`fn`, run holding the lazy backend's lock."""
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            return fn(*args, **kwargs)
+
+    locked.__name__ = locked.__qualname__ = fn.__name__
+    locked.__doc__ = fn.__doc__
+    locked.__wrapped__ = fn  # type: ignore[attr-defined]
+    return locked
+
 
 def _out_avals(prim: Primitive, params: dict[str, Any], key: tuple, inputs: tuple) -> tuple:
     found = _avals.get(key)
@@ -174,10 +200,12 @@ class LazyBackend:
             return _graph_break(prim, device, operands, params)
         inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
         if prim.fold is not None:
-            producers = [
-                (i.call.prim, i.call.params, i.call.inputs) if type(i) is Node and i.call else None for i in inputs
-            ]
-            folded = prim.fold(inputs, producers, params)
+            with _LOCK:  # it may take the producers' operands: not while a graph runs (see _LOCK)
+                producers = [
+                    (c.prim, c.params, c.inputs) if type(i) is Node and (c := i.call) is not None else None
+                    for i in inputs
+                ]
+                folded = prim.fold(inputs, producers, params)
             if folded is not None:
                 inputs, params = folded
         key_params = params_key(params)
@@ -197,11 +225,13 @@ class LazyBackend:
             since = COUNTERS.ops_recorded - _last_count[0]  # negative after reset_metrics()
             if not 0 <= since < max(1, GRAPH_LIMIT // 10):
                 _last_count[0] = COUNTERS.ops_recorded
-                size = _graph_size(call, GRAPH_LIMIT + 1)
+                with _LOCK:  # the walk reads other nodes' calls
+                    size = _graph_size(call, GRAPH_LIMIT + 1)
             else:
                 size = GRAPH_LIMIT
         COUNTERS.ops_recorded += 1
-        live = _last_live[1] if _last_live[0] is device else _live_list(device)
+        last = _last_live[0]
+        live = last[1] if last[0] is device else _live_list(device)
         if len(live) > _PRUNE_AT[0]:
             _prune(live)
         outs = []
@@ -230,18 +260,23 @@ class LazyBackend:
         node = target._data
         if node.value is None:
             node.owner = ref = _ref(target)
-            live = _last_live[1] if _last_live[0] is target._device else _live_list(target._device)
+            last = _last_live[0]
+            live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
 
 
 _ref = weakref.ref
 _last_count: list[int] = [-(2**62)]  # COUNTERS.ops_recorded at the last exact graph count
-_last_live: list[Any] = [None, None]  # (device, its live list): most ops go to the last device
+# [(device, its live list)]: most ops go to the last device (one tuple: threads read it whole)
+_last_live: list[tuple[Any, Any]] = [(None, None)]
 
 
 def _live_list(device: Device) -> list[weakref.ref[Array]]:
-    live = _live[device]
-    _last_live[0], _last_live[1] = device, live
+    live = _live.get(device)
+    if live is None:
+        with _LOCK:  # two threads must not each make a list for a new device
+            live = _live[device]
+    _last_live[0] = (device, live)
     return live
 
 
@@ -258,9 +293,13 @@ def _graph_size(call: Call, cap: int) -> int:
     return len(seen)
 
 
+@_locked
 def _prune(live: list[weakref.ref[Array]]) -> None:
-    """Forget dead or materialized arrays (the list only grows between barriers)."""
-    live[:] = [r for r in live if (a := r()) is not None and a._data.value is None]
+    """Forget dead or materialized arrays (the list only grows between barriers). Other
+    threads may append meanwhile: only the part read is replaced (one atomic slice
+    assignment), so their appends are kept."""
+    n = len(live)
+    live[:n] = [r for r in live[:n] if (a := r()) is not None and a._data.value is None]
     _PRUNE_AT[0] = max(4096, 2 * len(live))
 
 
@@ -330,10 +369,15 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
         live = _live.get(device)
         if not live:
             continue
-        nodes = [a._data for r in live if (a := r()) is not None and a._data.value is None]
-        live.clear()
-        if nodes:
-            _materialize_nodes(nodes, device)
+        with _LOCK:
+            # What other threads record meanwhile is appended after the part taken, and kept
+            # for the next barrier (each slice operation is atomic).
+            taken = live[:]
+            del live[: len(taken)]
+            nodes = [a._data for r in taken if (a := r()) is not None and a._data.value is None]
+            del taken
+            if nodes:
+                _materialize_nodes(nodes, device)
         if wait:
             for n in nodes:
                 if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
@@ -520,6 +564,7 @@ def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node], ca
     return tuple(mask)
 
 
+@_locked
 def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:

@@ -32,13 +32,23 @@ COUNTERS = Metrics()
 
 
 def metrics() -> Metrics:
-    """A copy of the current counters; subtract two snapshots to measure a region."""
-    return dataclasses.replace(COUNTERS)
+    """A copy of the current counters; subtract two snapshots to measure a region.
+
+    Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
+    that its counters agree with each other (`execute_count == compile_count + cache_hits`)
+    while other threads run graphs."""
+    from ._lazy import _LOCK
+
+    with _LOCK:
+        return dataclasses.replace(COUNTERS)
 
 
 def reset_metrics() -> None:
-    for f in dataclasses.fields(COUNTERS):
-        setattr(COUNTERS, f.name, f.default)
+    from ._lazy import _LOCK
+
+    with _LOCK:
+        for f in dataclasses.fields(COUNTERS):
+            setattr(COUNTERS, f.name, f.default)
 
 
 class MetricsReport(str):

@@ -17,6 +17,8 @@ tuples, strings, DTypes), so a (primitive, parameters) pair can key a cache.
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -158,11 +160,34 @@ def register_backend(backend: Backend, executor: Any) -> None:
     _EXECUTORS[backend] = executor
 
 
+# Threads (docs/eager-and-lazy.md, "Threads"): every write (`__setitem__`, an in-place
+# operator, with its replay on views and bases) holds this lock from reading the array to
+# rebinding it, and so does making a view (indexing and registering it), so a write is atomic:
+# threads writing one array (disjoint parts of it, or `+=`) lose nothing, and a view made
+# while another thread writes its base is reached by that write or made after it. Reentrant
+# (a write's replay writes the base); taken before the lazy backend's lock, never after it.
+WRITE_LOCK = threading.RLock()
+
+
+def atomic_write(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, run holding WRITE_LOCK."""
+
+    @functools.wraps(fn)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with WRITE_LOCK:
+            return fn(*args, **kwargs)
+
+    return locked
+
+
 def assign(target: Any, source: Any) -> None:
     """Make the array `target` hold the value of `source`; its device's backend may need to
     know who holds the new value."""
+    same = target._data is source._data  # a write in place (into a buffer nobody else saw)
     target._data = source._data
-    target._shared = source._shared
+    # Another thread may have handed the buffer out (`__array__`, a NumPy view) while it was
+    # written in place: it stays marked, so the next write copies.
+    target._shared = source._shared or (same and target._shared)
     _EXECUTORS[target._device.backend].adopt(target)
 
 
