@@ -284,3 +284,29 @@ def test_counters_count_every_thread():
     assert counted.execute_count == counted.compile_count + counted.cache_hits
     for s in snapshots:
         assert s.execute_count == s.compile_count + s.cache_hits
+
+
+def test_a_device_scope_is_per_thread_and_left_where_entered():
+    """A scope does not reach other threads; leaving it in another thread (a generator
+    resumed there) raises instead of changing that thread's default device."""
+    default = xp.asarray(0.0).device
+    with xp.device_scope(LAZY):
+        seen = run_threads([lambda: xp.asarray(0.0).device])
+    assert seen == [default]
+
+    def scoped() -> Iterator[xp.Device]:
+        with xp.device_scope(LAZY):
+            yield xp.asarray(0.0).device
+
+    gen = scoped()
+    assert next(gen) == LAZY  # entered here
+    assert xp.asarray(0.0).device == LAZY  # (a suspended block's scope holds, as in one thread)
+
+    def leave() -> None:
+        with xp.device_scope(EAGER):
+            with pytest.raises(RuntimeError, match="device_scope: the block was entered in one thread and left in another"):
+                next(gen, None)
+            assert xp.asarray(0.0).device == EAGER  # this thread's scope is untouched
+
+    run_threads([leave])
+    assert xp.asarray(0.0).device == default  # the scope ended in the thread that entered it

@@ -205,12 +205,27 @@ def current_device() -> Device:
 @contextlib.contextmanager
 def device_scope(device: Device | str) -> Iterator[Device]:
     """Make `device` (a Device or a device string such as 'xla') the default device for the
-    enclosed block (thread-local)."""
+    enclosed block (thread-local: other threads, those the block starts included, keep their
+    own default)."""
     if not isinstance(device, (Device, str)):
         raise TypeError(f"device_scope: expected an x10array.Device or a device string such as 'xla', got {device!r}")
     device = as_device(device, "device_scope")
-    _scope.stack.append(device)
+    stack = _scope.stack
+    depth = len(stack)
+    stack.append(device)
     try:
         yield device
     finally:
-        _scope.stack.pop()
+        if _scope.stack is stack:
+            stack.pop()
+        else:
+            # Left in another thread (a generator holding the block, resumed there): popping
+            # this thread's stack would change its default device. End the scope where it
+            # began, and say so.
+            if len(stack) > depth and stack[depth] is device:
+                del stack[depth]
+            raise RuntimeError(
+                "device_scope: the block was entered in one thread and left in another (a"
+                " generator resumed in another thread?); a device scope is per thread: enter"
+                " and leave it in the same thread, or pass device= explicitly"
+            )

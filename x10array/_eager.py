@@ -74,9 +74,10 @@ def _numpy_buffer(a: Array) -> np.ndarray:
     data = a._data
     if type(data) is _ndarray:
         return data
-    data = np.array(data)  # a jax buffer from the XLA kernels: bring it to the host
-    a._data = data
-    return data
+    host = np.array(data)  # a jax buffer from the XLA kernels: bring it to the host
+    if a._data is data:  # (unless another thread wrote the array meanwhile)
+        a._data = host
+    return host
 
 
 class XlaEagerExecutor:
