@@ -34,8 +34,10 @@ __all__ = [
 Kernel = Callable[..., Any]
 
 
-def _unary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "") -> Callable[[Array], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True)
+def _unary(
+    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "", lowering: Kernel | None = None
+) -> Callable[[Array], Array]:
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering)
     allowed = CATEGORIES[category]
 
     def function(x: Array, /) -> Array:
@@ -52,9 +54,9 @@ def _unary(name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc:
 
 
 def _binary(
-    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = ""
+    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "", lowering: Kernel | None = None
 ) -> Callable[[Any, Any], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True)
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering)
 
     allowed = CATEGORIES[category]
 
@@ -95,6 +97,151 @@ def _complex(k: Any, re: Any, im: Any) -> Any:
 
 def _is_integer(k: Any, a: Any, b: Any) -> bool:
     return k.result_type(a, b).kind in "iu"
+
+
+# -- accurate XLA lowerings -------------------------------------------------------------------
+#
+# Where XLA's own formula for a real function is less accurate than NumPy's (more than 4 ULP
+# from it at normal inputs, see docs/eager-and-lazy.md and tests/_numerics.py), or loses a
+# normal result to a subnormal intermediate (XLA's CPU arithmetic flushes them to zero), the
+# lowering computes it another way; the NumPy kernel stays as it is. `_real_lowering` routes
+# real floating-point operands to the accurate form and everything else to the kernel.
+
+
+def _real_lowering(kernel: Kernel, real: Kernel) -> Kernel:
+    def lowering(k: Any, *args: Any) -> Any:
+        dtypes = [a.dtype for a in args if hasattr(a, "dtype")]
+        if dtypes and all(d.kind == "f" for d in dtypes):
+            return real(k, *args)
+        return kernel(k, *args)
+
+    return lowering
+
+
+def _in_float64(real64: Kernel) -> Kernel:
+    """float32 through the float64 form (rounded once at the end: within 1 ULP), float64 as is."""
+
+    def run(k: Any, *args: Any) -> Any:
+        dtype = k.result_type(*args)
+        if dtype == k.float32:
+            return real64(k, *(k.asarray(a, dtype=k.float64) for a in args)).astype(k.float32)
+        return real64(k, *args)
+
+    return run
+
+
+def _stored(k: Any, x: Any) -> Any:
+    """`x` as a rounded value XLA may not reassociate through: its algebraic simplifier
+    rewrites (1 + x) - 1 to x, which the corrections below must not see."""
+    if not k.is_jax:
+        return x
+    info = k.finfo(x.dtype)
+    return k.lax.reduce_precision(x, exponent_bits=info.nexp, mantissa_bits=info.nmant)
+
+
+def _pow2(k: Any, like: Any, e: int) -> Any:
+    return k.asarray(2.0**e, dtype=like.dtype)
+
+
+def _big_abs(k: Any, x: Any) -> Any:
+    """|x| past which exp(-2|x|) is below half an ULP of 1 (cosh, sinh and tanh simplify)."""
+    return 9.0 if x.dtype == k.float32 else 19.5
+
+
+def _cosh64(k: Any, x: Any) -> Any:
+    # Large |x|: exp(|x|/2)**2 / 2 (exp(|x| - log 2) would round its argument: 500 ULP at 700)
+    ax = k.abs(x)
+    half = k.exp(ax * 0.5)
+    e = k.exp(ax)
+    return k.where(ax > _big_abs(k, x), (0.5 * half) * half, 0.5 * (e + 1.0 / e))
+
+
+def _sinh64(k: Any, x: Any) -> Any:
+    ax = k.abs(x)
+    half = k.exp(ax * 0.5)
+    em = k.expm1(ax)
+    small = 0.5 * (em + em / (em + 1.0))  # no cancellation below 1
+    e = em + 1.0
+    mid = 0.5 * (e - 1.0 / e)
+    out = k.where(ax > _big_abs(k, x), (0.5 * half) * half, k.where(ax < 1.0, small, mid))
+    return k.where(ax == 0, x, k.copysign(out, x))
+
+
+def _tanh64(k: Any, x: Any) -> Any:
+    ax = k.abs(x)
+    t = k.expm1(2.0 * ax)
+    out = k.where(ax < 0.55, t / (t + 2.0), 1.0 - 2.0 / (t + 2.0))
+    out = k.where(ax > _big_abs(k, x), k.ones_like(ax), out)
+    return k.where(ax == 0, x, k.copysign(out, x))  # NaN stays NaN through the arithmetic
+
+
+def _log1p64(k: Any, x: Any) -> Any:
+    # log(u) - ((u - 1) - x) / u with u = 1 + x: the rounding of u corrected to first order
+    u = _stored(k, 1.0 + x)
+    d = u - 1.0
+    out = k.log(u) - (d - x) / u
+    out = k.where(d == 0, x, out)
+    return k.where(k.isposinf(x) | (u == 0), k.log(u), out)
+
+
+def _atanh64(k: Any, x: Any) -> Any:
+    # atanh(|x|) = log1p(2|x| / (1 - |x|)) / 2: 1 - |x| is exact where it matters (|x| >= 0.5)
+    ax = k.abs(x)
+    out = 0.5 * _log1p64(k, 2.0 * ax / (1.0 - ax))
+    return k.where(ax == 0, x, k.copysign(out, x))
+
+
+def _asin_real(k: Any, x: Any) -> Any:
+    # XLA's 2 atan2(x, 1 + sqrt(1 - x*x)) halves a tiny x into a flushed subnormal (asin(tiny)
+    # was 0); atan2(x, sqrt((1 - x)(1 + x))) keeps it.
+    return k.arctan2(x, k.sqrt((1.0 - x) * (1.0 + x)))
+
+
+def _scaled_pair(k: Any, a: Any, b: Any) -> tuple[Any, Any, Any]:
+    """(a, b) scaled by a power of two when |b| is so small that a remainder modulo b could be
+    subnormal (XLA flushes it, and floor_divide's and remainder's corrections go wrong), and
+    the scale: the quotient is unchanged and the remainder scales back exactly. (A remainder
+    first reduces a large |a| modulo b * 2**e, which keeps a mod b.)"""
+    e = 60 if a.dtype == k.float32 else 500
+    scale = (k.abs(b) < _pow2(k, b, -e)) & (k.abs(a) < _pow2(k, a, e))
+    up = k.where(scale, _pow2(k, a, e), k.ones_like(a))
+    return a * up, b * up, scale
+
+
+def _floor_divide_real(k: Any, a: Any, b: Any) -> Any:
+    a, b = k.asarray(a), k.asarray(b)
+    dtype = k.result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    sa, sb, _ = _scaled_pair(k, a, b)
+    return _floor_divide(k, sa, sb)
+
+
+def _remainder_real(k: Any, a: Any, b: Any) -> Any:
+    a, b = k.asarray(a), k.asarray(b)
+    dtype = k.result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    e = 60 if dtype == k.float32 else 500
+    big = (k.abs(b) < _pow2(k, b, -e)) & ~(k.abs(a) < _pow2(k, a, e)) & k.isfinite(a)
+    a = k.where(big, k.fmod(a, b * _pow2(k, b, e)), a)  # now |a| < |b| 2**e < 1
+    sa, sb, scaled = _scaled_pair(k, a, b)
+    out = _remainder(k, sa, sb)
+    return k.where(scaled, out * _pow2(k, out, -e), out)
+
+
+def _logaddexp_real(k: Any, a: Any, b: Any) -> Any:
+    # max + log1p(exp(-|a - b|)): where exp(-|a - b|) is subnormal (XLA flushes it) and the
+    # maximum is small enough for it to count, add it scaled by 2**K instead.
+    a, b = k.asarray(a), k.asarray(b)
+    dtype = k.result_type(a, b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    out = k.logaddexp(a, b)
+    hi = k.maximum(a, b)
+    d = hi - k.minimum(a, b)
+    e, limit = (64, 87.0) if dtype == k.float32 else (128, 708.0)
+    half = k.exp(-0.5 * d) * _pow2(k, hi, e // 2)  # exp(-d) * 2**e = half**2
+    small = (d > limit) & (k.abs(hi) < 1.0) & k.isfinite(d)
+    fixed = (hi * _pow2(k, hi, e) + half * half) * _pow2(k, hi, -e)
+    return k.where(small, fixed, out)
 
 
 # -- complex special values -------------------------------------------------------------------
@@ -230,7 +377,15 @@ def _floor_divide(k: Any, a: Any, b: Any) -> Any:
     return k.where(out == 0, k.copysign(out, quotient), out)
 
 
-floor_divide = _binary("floor_divide", "real numeric", _floor_divide)
+def _floor_divide_lowering(k: Any, a: Any, b: Any) -> Any:
+    if _is_integer(k, a, b):  # by zero: 0, as NumPy (XLA's is -1 or all ones)
+        a, b = k.asarray(a), k.asarray(b)
+        zero = b == 0
+        return k.where(zero, k.zeros((), k.result_type(a, b)), k.floor_divide(a, k.where(zero, k.ones_like(b), b)))
+    return _floor_divide_real(k, a, b)
+
+
+floor_divide = _binary("floor_divide", "real numeric", _floor_divide, lowering=_floor_divide_lowering)
 
 
 def _remainder(k: Any, a: Any, b: Any) -> Any:
@@ -241,7 +396,7 @@ def _remainder(k: Any, a: Any, b: Any) -> Any:
     return k.where(out == 0, k.copysign(out, b), out)
 
 
-remainder = _binary("remainder", "real numeric", _remainder)
+remainder = _binary("remainder", "real numeric", _remainder, lowering=_real_lowering(_remainder, _remainder_real))
 
 
 def _pow(k: Any, a: Any, b: Any) -> Any:
@@ -253,13 +408,29 @@ def _pow(k: Any, a: Any, b: Any) -> Any:
     a = k.asarray(a, dtype=dtype)
     b = k.asarray(b, dtype=dtype)
     negative = b < 0
-    plain = k.power(a, k.where(negative, k.zeros_like(b), b))
+    plain = _int_power(k, a, k.where(negative, k.zeros_like(b), b))
     if dtype.kind == "u":
         return plain
     one = k.ones_like(a)
     odd = (b % 2) != 0
     inverse = k.where(a == 1, one, k.where(a == -1, k.where(odd, -one, one), k.zeros_like(a)))
     return k.where(negative, inverse, plain)
+
+
+def _int_power(k: Any, a: Any, b: Any) -> Any:
+    """a ** b for b >= 0 by repeated squaring, wrapping around on overflow as NumPy does
+    (jax.numpy's integer power differs from NumPy's where the result overflows)."""
+    if not k.is_jax:
+        return k.power(a, b)
+    one = k.ones_like(a)
+
+    def step(_: Any, carry: tuple) -> tuple:
+        acc, base, e = carry
+        acc = k.where((e & 1) == 1, acc * base, acc)
+        return acc, base * base, e >> 1
+
+    out, _, _ = k.lax.fori_loop(0, a.dtype.itemsize * 8, step, (k.broadcast_to(one, k.broadcast_shapes(a.shape, b.shape)), a, b))
+    return out
 
 
 pow = _binary("pow", "numeric", _pow)  # noqa: A001 - the standard's name
@@ -308,12 +479,33 @@ def _sign(k: Any, x: Any) -> Any:
 
 
 sign = _unary("sign", "numeric", _sign)
-maximum = _binary("maximum", "real numeric", lambda k, a, b: k.maximum(a, b))
-minimum = _binary("minimum", "real numeric", lambda k, a, b: k.minimum(a, b))
+
+
+def _maximum(k: Any, a: Any, b: Any) -> Any:
+    # Of two zeros: +0 unless both are -0 (their sum), on every kernel (NumPy's SIMD loops
+    # and XLA pick either operand).
+    out = k.maximum(a, b)
+    if k.result_type(a, b).kind != "f":
+        return out
+    return k.where((a == 0) & (b == 0), a + b, out)
+
+
+def _minimum(k: Any, a: Any, b: Any) -> Any:
+    # Of two zeros: -0 unless both are +0.
+    out = k.minimum(a, b)
+    if k.result_type(a, b).kind != "f":
+        return out
+    return k.where((a == 0) & (b == 0), -(-a - b), out)
+
+
+maximum = _binary("maximum", "real numeric", _maximum)
+minimum = _binary("minimum", "real numeric", _minimum)
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
 copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b))
 nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b))
-logaddexp = _binary("logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b))
+logaddexp = _binary(
+    "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
+)
 atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b))
 
 # -- exponentials, logarithms, trigonometry --------------------------------------------------
@@ -327,7 +519,8 @@ _exp = _half_plane(
         (_nan_zero, _NAN, 0.0),
     ),
 )
-exp = _unary("exp", "floating-point", _exp)
+# float32 through float64: XLA's float32 exp is 5 ULP off near the overflow (88.7)
+exp = _unary("exp", "floating-point", _exp, lowering=_real_lowering(_exp, _in_float64(lambda k, x: k.exp(x))))
 
 
 def _expm1(k: Any, x: Any) -> Any:
@@ -350,10 +543,11 @@ def _expm1(k: Any, x: Any) -> Any:
     return _complex(k, re, im)
 
 
-expm1 = _unary("expm1", "floating-point", _expm1)
+expm1 = _unary("expm1", "floating-point", _expm1, lowering=_real_lowering(_expm1, _in_float64(lambda k, x: k.expm1(x))))
 _LOG_RULES: tuple[Rule, ...] = ((_any_inf, _INF, None),)
 log = _unary("log", "floating-point", _half_plane(lambda k, x: k.log(x), _LOG_RULES))
-log1p = _unary("log1p", "floating-point", _half_plane(lambda k, x: k.log1p(x), _LOG_RULES))
+_log1p = _half_plane(lambda k, x: k.log1p(x), _LOG_RULES)
+log1p = _unary("log1p", "floating-point", _log1p, lowering=_real_lowering(_log1p, _in_float64(_log1p64)))
 log2 = _unary("log2", "floating-point", _half_plane(lambda k, x: k.log2(x), _LOG_RULES))
 log10 = _unary("log10", "floating-point", _half_plane(lambda k, x: k.log10(x), _LOG_RULES))
 
@@ -431,16 +625,17 @@ _acosh = _half_plane(
     ),
 )
 
-sinh = _unary("sinh", "floating-point", _sinh)
-cosh = _unary("cosh", "floating-point", _cosh)
-tanh = _unary("tanh", "floating-point", _tanh)
+sinh = _unary("sinh", "floating-point", _sinh, lowering=_real_lowering(_sinh, _in_float64(_sinh64)))
+cosh = _unary("cosh", "floating-point", _cosh, lowering=_real_lowering(_cosh, _in_float64(_cosh64)))
+tanh = _unary("tanh", "floating-point", _tanh, lowering=_real_lowering(_tanh, _in_float64(_tanh64)))
 asinh = _unary("asinh", "floating-point", _asinh)
 acosh = _unary("acosh", "floating-point", _acosh)
-atanh = _unary("atanh", "floating-point", _atanh)
+atanh = _unary("atanh", "floating-point", _atanh, lowering=_real_lowering(_atanh, _in_float64(_atanh64)))
 sin = _unary("sin", "floating-point", _rotated(lambda k, x: k.sin(x), _sinh))
 cos = _unary("cos", "floating-point", _rotated(lambda k, x: k.cos(x), _cosh, turn_back=False))
 tan = _unary("tan", "floating-point", _rotated(lambda k, x: k.tan(x), _tanh))
-asin = _unary("asin", "floating-point", _rotated(lambda k, x: k.arcsin(x), _asinh))
+_asin = _rotated(lambda k, x: k.arcsin(x), _asinh)
+asin = _unary("asin", "floating-point", _asin, lowering=_real_lowering(_asin, _asin_real))
 acos = _unary("acos", "floating-point", _acos)
 atan = _unary("atan", "floating-point", _rotated(lambda k, x: k.arctan(x), _atanh))
 

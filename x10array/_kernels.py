@@ -8,6 +8,7 @@ helpers where the two libraries differ; `k.is_jax` lets a kernel branch where it
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import types
 from typing import Any
@@ -25,6 +26,37 @@ NUMPY = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.sta
 NUMPY.is_jax = False
 NUMPY.index_update = _numpy_index_update
 NUMPY.lax = None
+NUMPY.rounded = lambda x: x
+
+# A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
+# (see `rounded` and _lazy._jitted_program).
+ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_guard", default=None)
+
+
+def _rounded(x: Any) -> Any:
+    """`x` as an arithmetic step of a compiled lazy graph must store it: rounded to its dtype
+    (not fused into a later addition) and, where XLA flushes, with subnormals flushed to zero.
+
+    XLA's CPU compiler contracts a multiplication and an addition that reads it into one fused
+    multiply-add (rounded once), always, with no option to turn it off (LLVM's
+    `AllowFPOpFusion::Fast`; neither XLA's flags nor the per-compile options change it short
+    of lowering the instruction set to SSE4.2 for the whole process). NumPy rounds the product,
+    then the sum: 23% of `x * y + z` differ. So a lazy graph multiplies each arithmetic result
+    by a runtime 1.0 (an input of the compiled program, which XLA cannot fold): a contraction
+    can then only fuse that exact multiplication by one into the addition, and
+    fma(p, 1, z) = p + z rounded once, with p already rounded. The same multiplication flushes
+    a subnormal that a bit-level lowering (abs, negation, copysign, a select) let through, as
+    XLA's flush-to-zero arithmetic does everywhere else. Outside a compiled lazy graph (eager
+    XLA kernels: one operation per program) `x` is returned as it is."""
+    guard = ROUNDING_GUARD.get()
+    if guard is None or not hasattr(x, "dtype") or x.dtype.kind not in "fc":
+        return x
+    if x.dtype.kind == "c":
+        import jax
+
+        g = guard.astype(x.real.dtype)
+        return jax.lax.complex(x.real * g, x.imag * g)
+    return x * guard.astype(x.dtype)
 
 
 _INT64_MAX = 2**63 - 1
@@ -52,6 +84,7 @@ def jax_namespace() -> types.SimpleNamespace:
     ns.index_update = index_update
     ns.lax = lax
     ns.jax = jax
+    ns.rounded = _rounded
     # jax.numpy has no errstate; kernels may use `with k.errstate(...)` on both.
     ns.errstate = lambda **kw: _NULL
     return ns

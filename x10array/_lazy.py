@@ -15,13 +15,16 @@ A graph is keyed by its structure (primitives, parameters, wiring, input shapes 
 the device); Python scalars are inputs, not constants, so changing one does not recompile.
 The first time a structure is seen it is *interpreted* (each primitive through the eager
 kernels). From its `X10ARRAY_COMPILE_THRESHOLD`-th sighting on (default 2; 1 compiles every
-graph at once) it is compiled with XLA as soon as compiling has paid for itself: when the time
-spent interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times what its
-compile is expected to cost (ski rental: rent until renting has cost a share of buying). So a
-training step, whose interpretation costs milliseconds, compiles within its first steps, while a
-cheap graph that a scikit-learn fit runs a dozen times does not spend more on compiling than
-the fit takes. Both tiers compute the same numbers (see _flush), so the choice is invisible in
-the values. Compiled programs live in an LRU cache.
+graph at once) it is compiled with XLA as soon as compiling has paid for itself: when the
+estimated cost of interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times
+the estimated cost of its compile (ski rental: rent until renting has cost a share of buying).
+Both are estimates from the graph's operations and sizes by a fixed cost model (_CostModel),
+never measured time, so a script takes the same tiers at the same points on every run and gives
+the same numbers. So a training step, whose interpretation costs milliseconds, compiles within
+its first steps, while a cheap graph that a scikit-learn fit runs a dozen times does not spend
+more on compiling than the fit takes. The tiers agree within the bounds that
+docs/eager-and-lazy.md states (the interpreter reproduces XLA's flushing of subnormals, see
+_flush). Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).
@@ -30,6 +33,7 @@ inputs, run eagerly and continue lazily from the result (a counted graph break).
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 import os
 import sys
@@ -45,7 +49,7 @@ from . import _metrics
 from ._array_object import Array
 from ._device import Backend, Device, DeviceKind, as_device
 from ._dtypes import FROM_NUMPY, DType
-from ._kernels import NUMPY, jax_namespace, jax_operand
+from ._kernels import NUMPY, ROUNDING_GUARD, jax_namespace, jax_operand
 from ._metrics import COUNTERS
 from ._ops import Primitive, params_key, register_backend
 
@@ -67,6 +71,24 @@ COMPILE_PAYBACK = float(os.environ.get("X10ARRAY_COMPILE_PAYBACK", "0.5"))
 CACHE_SIZE = _env_int("X10ARRAY_CACHE_SIZE", 256)
 GRAPH_LIMIT = _env_int("X10ARRAY_GRAPH_LIMIT", 20_000)
 DONATE = os.environ.get("X10ARRAY_DONATE", "1") != "0"
+NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
+
+
+@contextlib.contextmanager
+def compile_threshold(n: int | None) -> Any:
+    """Choose the tier inside a `with` block (for tests and fuzzers; not thread-safe): `n=1`
+    compiles every graph at its first sighting (as X10ARRAY_COMPILE_THRESHOLD=1 does), another
+    `n` is the threshold of the cost rule (see _compile_pays), and `None` interprets every
+    graph, even one compiled before. The previous setting comes back on exit."""
+    global COMPILE_THRESHOLD
+    if n is not None and (type(n) is not int or n < 1):
+        raise ValueError(f"compile_threshold: expected None or a positive int, got {n!r}")
+    old = COMPILE_THRESHOLD
+    COMPILE_THRESHOLD = NEVER if n is None else n
+    try:
+        yield
+    finally:
+        COMPILE_THRESHOLD = old
 
 
 class Call:
@@ -396,14 +418,15 @@ def _barrier_device(d: Any) -> Device:
 class _Program:
     """A graph's structure: what to run, independent of the values."""
 
-    __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_seconds", "compiled", "key")
+    __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key")
 
-    def __init__(self, calls: list, outputs: list, n_leaves: int, key: tuple):
+    def __init__(self, calls: list, outputs: list, n_leaves: int, key: tuple, interpret_cost: float = 0.0):
         self.calls = calls  # [(prim, params, input refs)]
         self.outputs = outputs  # [(call index, output index)]
         self.n_leaves = n_leaves
         self.seen = 0
-        self.interpret_seconds = 0.0  # time spent interpreting it so far, library calls aside
+        self.interpret_cost = interpret_cost  # estimated seconds of one interpreted run (COST)
+        self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
         self.compiled: Any = None
         self.key = key
 
@@ -576,7 +599,7 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     key = key + (donate,)
     program = _programs.get(key)
     if program is None:
-        program = _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key)
+        program = _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets))
         _programs[key] = program
         if len(_programs) > CACHE_SIZE:
             _programs.popitem(last=False)
@@ -584,15 +607,13 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         _programs.move_to_end(key)
     program.seen += 1
     leaf_values = [n.value for n in leaves]
-    if program.compiled is None and (
-        program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _compile_pays(program))
+    if COMPILE_THRESHOLD >= NEVER or (
+        program.compiled is None
+        and (program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _compile_pays(program)))
     ):
         # cold, or not yet worth a compile: run it op by op
-        start = time.perf_counter()
-        library_seconds = [0.0]
-        results = _interpret(calls, key, leaves, leaf_values, scalars, targets, device, library_seconds)
-        # what a compile could save: the interpreter's time outside library calls
-        program.interpret_seconds += time.perf_counter() - start - library_seconds[0]
+        results = _interpret(calls, key, leaves, leaf_values, scalars, targets, device)
+        program.interpreted += program.interpret_cost  # what a compile could have saved
         COUNTERS.interpreted_graphs += 1
     else:
         first = program.compiled is None
@@ -619,7 +640,6 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         if first:  # the first call compiles (and runs once)
             COUNTERS.compile_seconds += elapsed
             COUNTERS.compile_count += 1
-            _COMPILE_COST.observe(len(calls), elapsed)
             if _metrics.log_compiles():
                 _log_compile(program, key)
         else:
@@ -634,33 +654,80 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
 
 def _compile_pays(program: _Program) -> bool:
     """Ski rental: compile once interpreting the graph has cost COMPILE_PAYBACK times what
-    its compile is expected to (a compile costs tens of milliseconds to seconds). The time of
-    `library` primitives (an SVD, a solve) is not counted: a compiled program calls
-    the same library, so compiling would not save it."""
-    return program.interpret_seconds >= COMPILE_PAYBACK * _COMPILE_COST.expected(len(program.calls))
+    its compile is expected to. Both costs are estimates from the graph alone (COST), never
+    measured time: the same program takes the same tier at the same run, every time it is
+    run, so its numbers do not depend on the machine's load."""
+    return program.interpreted >= COMPILE_PAYBACK * COST.compile_seconds(len(program.calls))
 
 
-class _CompileCost:
-    """Expected seconds to compile an n-operation graph: a fixed part plus a part per
-    operation, the latter learned from this process's compiles. The prior, 3 ms per
-    operation, counts as one compile of 20 operations; XLA's CPU compiles measured here take
-    3-4.5 ms per operation, from a 20-operation loss to a 1,700-operation EM step."""
+class _CostModel:
+    """The fixed cost model of the tier decision, in estimated seconds (calibrated once on a
+    2-core x86-64 machine, XLA CPU from jax 0.10, NumPy 2.4; the constants only have to be
+    right within a factor of a few, since the ski-rental rule stays within a small factor of
+    the best choice whatever the error).
 
-    FIXED = 0.02
+    - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
+      measured 20 ms plus 3-4.5 ms per operation, from a 20-operation loss to a
+      1,700-operation EM step);
+    - interpreting one operation: PER_OP (the interpreter's Python dispatch, ~7-10 us) plus
+      PER_ELEMENT for each element of its largest operand or result (NumPy's loop, the copy
+      into an owned buffer and the subnormal scan: ~1-3 ns for float64 arithmetic), or
+      PER_FLOP for each multiply-add of a matmul, tensordot, vecdot or convolution (~0.1 ns:
+      a GEMM on a few cores). `library` primitives (an SVD, a solve, an FFT) cost nothing
+      here: a compiled program calls the same routine, so compiling would not save it.
+    """
 
-    def __init__(self) -> None:
-        self.variable_seconds = 0.06
-        self.ops = 20
+    COMPILE_FIXED = 0.02
+    COMPILE_PER_OP = 0.0035
+    PER_OP = 1e-5
+    PER_ELEMENT = 2e-9
+    PER_FLOP = 2e-10
 
-    def observe(self, n_ops: int, seconds: float) -> None:
-        self.variable_seconds += max(seconds - self.FIXED, 0.0)
-        self.ops += n_ops
-
-    def expected(self, n_ops: int) -> float:
-        return self.FIXED + n_ops * self.variable_seconds / self.ops
+    def compile_seconds(self, n_ops: int) -> float:
+        return self.COMPILE_FIXED + n_ops * self.COMPILE_PER_OP
 
 
-_COMPILE_COST = _CompileCost()
+COST = _CostModel()
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
+    """The estimated seconds of one interpreted run of the graph `calls` (topological order)
+    that computes `targets`, from its operations and their sizes (see _CostModel)."""
+    out_elements: dict[int, int] = {}
+    for n in targets:
+        if n.call is not None:
+            out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
+    for c in calls:
+        for n in c.inputs:
+            if type(n) is Node and n.call is not None:
+                out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
+    total = 0.0
+    for c in calls:
+        if c.prim.library:
+            continue
+        operands = [n for n in c.inputs if type(n) is Node]
+        sizes = [_elements(n.shape) for n in operands]
+        out = out_elements.get(id(c), 0)
+        name = c.prim.name
+        flops = 0
+        if name == "matmul" and len(operands) == 2 and operands[0].shape:
+            flops = out * operands[0].shape[-1]
+        elif name == "nn.conv2d" and len(operands) == 2 and operands[1].shape[-1]:
+            flops = out * sizes[1] // operands[1].shape[-1]  # HWIO filter: kh kw c per output
+        elif name == "nn.conv2d_vjp" and len(operands) == 3 and operands[1].shape[-1]:
+            flops = 2 * sizes[2] * sizes[1] // operands[1].shape[-1]  # both cotangents
+        elif name == "tensordot" and len(sizes) == 2:
+            # a contraction: sqrt(|a| |b| |out|) is m n k for an (m, k) by (k, n) product
+            flops = int((sizes[0] * sizes[1] * max(out, 1)) ** 0.5)
+        total += COST.PER_OP + COST.PER_ELEMENT * max([out, *sizes]) + COST.PER_FLOP * flops
+    return total
 
 
 def _numpy_step(
@@ -780,14 +847,20 @@ def _replay(
     params_of: list,
     flush: bool = False,
     leaves: list[Node] | None = None,
-    library_seconds: list[float] | None = None,
 ) -> tuple:
     values: list[list] = []
-    # Interpreting with XLA's numerics: an arithmetic step's outputs are flushed, so they are
-    # clean operands; scalars and the outputs of data movement (which keeps subnormals, as XLA
-    # does) are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes)
-    # once in their life: a weight matrix read by every step is not scanned at every step.
+    # With XLA's numerics (`flush`), on both tiers: an arithmetic step reads subnormal operands
+    # as zeros and its subnormal results are flushed to zeros (signs kept), so they are clean
+    # operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
+    # are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once
+    # in their life: a weight matrix read by every step is not scanned at every step.
+    # Interpreting, `_flush` does it. Compiled, XLA's CPU arithmetic flushes by itself, but
+    # not where a lowering moves bits (abs, negation, copysign, a select): so every operand and
+    # result of an arithmetic step goes through `k.rounded` (a multiplication by a runtime 1.0,
+    # which also keeps XLA from fusing a product into a sum; see _kernels._rounded). Python
+    # scalars stay as they are there (weakly typed; XLA's arithmetic flushes them).
     clean: set[int] = set()
+    flush_value = k.rounded if k.is_jax else _flush
     flushed: dict[tuple, Any] = {}
     # Interpreting, an intermediate value is dropped after its last use (a long graph of
     # writes holds one buffer at a time, not one per step), and a write (`in_place`) into an
@@ -820,19 +893,23 @@ def _replay(
             else:
                 args.append(None)
                 continue
-            if arithmetic:
+            if arithmetic and not (tag == "s" and k.is_jax):
                 found = flushed.get(r)
                 if found is None:
                     if tag == "l" and leaves is not None:
                         found = _flush_leaf(leaves[r[1]], value)
                     else:
-                        found = _flush(value)
+                        found = flush_value(value)
                     flushed[r] = found
                 value = found
             args.append(value)
         if k.is_jax:
             out = prim.lowering(k, *args, **params)
-            values.append(list(out) if prim.multiple_results else [out])
+            outs = list(out) if prim.multiple_results else [out]
+            if arithmetic:
+                outs = [flush_value(o) for o in outs]
+                clean.add(index)
+            values.append(outs)
             continue
         private = False
         if prim.in_place and refs[0][0] == "c":
@@ -849,10 +926,8 @@ def _replay(
                 and not viewers.get(id(first))  # no live view would see the write
             )
             first = None
-        if prim.library and library_seconds is not None:
-            start = time.perf_counter()
+        if prim.library:
             out = _numpy_step(prim, args, params, flush, args_clean=True)
-            library_seconds[0] += time.perf_counter() - start
             clean.add(index)  # library calls are arithmetic
         else:
             out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
@@ -885,6 +960,12 @@ def _replay(
 _FLUSHES: list[bool] = []
 
 
+def _flushes() -> bool:
+    if not _FLUSHES:
+        _probe_flush()
+    return _FLUSHES[0]
+
+
 def _interpret(
     calls: list[Call],
     key: tuple,
@@ -893,10 +974,8 @@ def _interpret(
     scalars: list,
     targets: list[Node],
     device: Device,
-    library_seconds: list[float] | None = None,
 ) -> tuple:
-    """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs);
-    the time spent in `library` primitives is added to `library_seconds[0]`."""
+    """Run a graph primitive by primitive through the eager NumPy kernels (cold graphs)."""
     import jax
 
     if not _FLUSHES:
@@ -913,7 +992,6 @@ def _interpret(
             [c.params for c in calls],
             flush=_FLUSHES[0],
             leaves=leaves,
-            library_seconds=library_seconds,
         )
     results = []
     on_cpu = device.kind is DeviceKind.CPU
@@ -936,12 +1014,22 @@ def _jitted_program(program: _Program, key: tuple, donate: tuple) -> Any:
     outputs = program.outputs
     params_of = [p for _, p in program.calls]
 
-    def replay(donated: list, kept: list, scalars: list) -> tuple:
+    flush = _flushes()  # (probed outside the trace)
+
+    def replay(donated: list, kept: list, scalars: list, one: Any) -> tuple:
         donated_it, kept_it = iter(donated), iter(kept)
         leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
-        return _replay(k, described, leaf_values, scalars, outputs, params_of)
+        token = ROUNDING_GUARD.set(one)  # see _kernels._rounded
+        try:
+            return _replay(k, described, leaf_values, scalars, outputs, params_of, flush=flush)
+        finally:
+            ROUNDING_GUARD.reset(token)
 
-    return jax.jit(replay, donate_argnums=(0,) if any(donate) else ())
+    jitted = jax.jit(replay, donate_argnums=(0,) if any(donate) else ())
+    return lambda donated, kept, scalars: jitted(donated, kept, scalars, _ONE)
+
+
+_ONE = np.float64(1.0)
 
 
 def _log_compile(program: _Program, key: tuple) -> None:
