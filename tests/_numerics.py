@@ -39,10 +39,10 @@ if __name__ == "__main__":  # run from a checkout: import the checkout's x10arra
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _standard_names import CHAPTERS  # noqa: E402
+
 import x10array as xp  # noqa: E402
 from x10array import _lazy  # noqa: E402
-
-from _standard_names import CHAPTERS  # noqa: E402
 
 EAGER = xp.Device("cpu", 0, "eager")
 LAZY = xp.Device("cpu", 0, "xla")
@@ -105,7 +105,9 @@ def inputs(name: str, dtype: str, n_random: int, seed: int = 0) -> list[np.ndarr
         randoms = [rng.integers(0, 2, n_random).astype(bool) for _ in range(k)]
     elif dt.kind in "iu":
         info = np.iinfo(dt)
-        specials = np.array(sorted({0, 1, 2, 7, info.max, info.min, info.max - 1} | ({-1, -7} if dt.kind == "i" else set())), dtype=dt)
+        specials = np.array(
+            sorted({0, 1, 2, 7, info.max, info.min, info.max - 1} | ({-1, -7} if dt.kind == "i" else set())), dtype=dt
+        )
         randoms = [rng.integers(info.min, info.max, n_random, dtype=dt, endpoint=True) for _ in range(k)]
         if name in ("bitwise_left_shift", "bitwise_right_shift"):
             randoms[1] = rng.integers(0, 8 * dt.itemsize, n_random).astype(dt)
@@ -171,7 +173,9 @@ def absolute_ulps(got: np.ndarray, ref: np.ndarray, host: list[np.ndarray]) -> n
     d = ulp_distance(got, ref)
     with np.errstate(all="ignore"):
         scale = np.maximum.reduce([np.abs(ref)] + [np.abs(h) for h in host])
-        err = np.abs(got.astype(np.float64) - ref.astype(np.float64)) / np.spacing(scale.astype(got.dtype)).astype(np.float64)
+        err = np.abs(got.astype(np.float64) - ref.astype(np.float64)) / np.spacing(scale.astype(got.dtype)).astype(
+            np.float64
+        )
     finite = np.isfinite(got) & np.isfinite(ref) & np.isfinite(scale)
     return np.where(finite, np.minimum(d, err), d)
 
@@ -188,7 +192,9 @@ def ordered(a: np.ndarray) -> np.ndarray:
 def ulp_distance(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """Elementwise distance in ULPs (inf where exactly one is NaN; 0 where both are)."""
     if got.dtype.kind == "c":
-        return np.maximum(ulp_distance(got.real.copy(), ref.real.copy()), ulp_distance(got.imag.copy(), ref.imag.copy()))
+        return np.maximum(
+            ulp_distance(got.real.copy(), ref.real.copy()), ulp_distance(got.imag.copy(), ref.imag.copy())
+        )
     if got.dtype.kind != "f":
         return np.where(got == ref, 0.0, np.inf)
     nan_g, nan_r = np.isnan(got), np.isnan(ref)
@@ -254,7 +260,9 @@ def measure(n_random: int = 2000, dtypes: tuple[str, ...] = DTYPES, names: tuple
                 row[f"over_{tier}"] = int((d > BOUND_ULP).sum())
                 if d.size and d.max() > BOUND_ULP:
                     i = int(np.flatnonzero(normal)[np.argmax(d)])
-                    row[f"worst_{tier}"] = f"{[h[i].item() for h in host]} -> {got[i].item()!r} (eager {ref[i].item()!r})"
+                    row[f"worst_{tier}"] = (
+                        f"{[h[i].item() for h in host]} -> {got[i].item()!r} (eager {ref[i].item()!r})"
+                    )
             # the tiers must agree exactly where an input or a result is special (zero,
             # infinite, NaN, subnormal); elsewhere each is held to its bound against eager
             apart = absolute_ulps(a, b, host) if name in ABSOLUTE else ulp_distance(a, b)
@@ -262,7 +270,9 @@ def measure(n_random: int = 2000, dtypes: tuple[str, ...] = DTYPES, names: tuple
             row["tier_mismatch"] = int(diff.sum())
             if diff.any():
                 i = int(np.flatnonzero(diff)[0])
-                row["mismatch_example"] = f"{[h[i].item() for h in host]}: interpreted {a[i].item()!r}, compiled {b[i].item()!r}"
+                row["mismatch_example"] = (
+                    f"{[h[i].item() for h in host]}: interpreted {a[i].item()!r}, compiled {b[i].item()!r}"
+                )
             results[(name, dtype)] = row
     return results
 

@@ -134,7 +134,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
         monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
         w = xp.asarray(np.random.default_rng(1).standard_normal((256, 256)), device=LAZY)
         out = []
-        for step in range(40):
+        for _ in range(40):
             before = xp.metrics()
             w = w - 0.01 * xp.tanh(w @ w)
             xp.lazy_barrier()

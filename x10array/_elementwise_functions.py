@@ -35,9 +35,16 @@ Kernel = Callable[..., Any]
 
 
 def _unary(
-    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "", lowering: Kernel | None = None
+    name: str,
+    category: str,
+    kernel: Kernel,
+    *,
+    quiet: bool = True,
+    doc: str = "",
+    lowering: Kernel | None = None,
+    passes_bits: bool = False,
 ) -> Callable[[Array], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering)
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering, passes_bits=passes_bits)
     allowed = CATEGORIES[category]
 
     def function(x: Array, /) -> Array:
@@ -54,9 +61,16 @@ def _unary(
 
 
 def _binary(
-    name: str, category: str, kernel: Kernel, *, quiet: bool = True, doc: str = "", lowering: Kernel | None = None
+    name: str,
+    category: str,
+    kernel: Kernel,
+    *,
+    quiet: bool = True,
+    doc: str = "",
+    lowering: Kernel | None = None,
+    passes_bits: bool = False,
 ) -> Callable[[Any, Any], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering)
+    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering, passes_bits=passes_bits)
 
     allowed = CATEGORIES[category]
 
@@ -429,13 +443,15 @@ def _int_power(k: Any, a: Any, b: Any) -> Any:
         acc = k.where((e & 1) == 1, acc * base, acc)
         return acc, base * base, e >> 1
 
-    out, _, _ = k.lax.fori_loop(0, a.dtype.itemsize * 8, step, (k.broadcast_to(one, k.broadcast_shapes(a.shape, b.shape)), a, b))
+    out, _, _ = k.lax.fori_loop(
+        0, a.dtype.itemsize * 8, step, (k.broadcast_to(one, k.broadcast_shapes(a.shape, b.shape)), a, b)
+    )
     return out
 
 
-pow = _binary("pow", "numeric", _pow)  # noqa: A001 - the standard's name
-negative = _unary("negative", "numeric", lambda k, x: k.negative(x))
-positive = _unary("positive", "numeric", lambda k, x: k.positive(x))
+pow = _binary("pow", "numeric", _pow, passes_bits=True)  # noqa: A001 - the standard's name
+negative = _unary("negative", "numeric", lambda k, x: k.negative(x), passes_bits=True)
+positive = _unary("positive", "numeric", lambda k, x: k.positive(x), passes_bits=True)
 
 
 def _abs(k: Any, x: Any) -> Any:
@@ -445,7 +461,7 @@ def _abs(k: Any, x: Any) -> Any:
     return k.where(k.isinf(k.real(x)) | k.isinf(k.imag(x)), _INF, k.abs(x))
 
 
-abs = _unary("abs", "numeric", _abs)  # noqa: A001
+abs = _unary("abs", "numeric", _abs, passes_bits=True)  # noqa: A001
 square = _unary("square", "numeric", lambda k, x: k.square(x))
 sqrt = _unary(
     "sqrt",
@@ -501,12 +517,12 @@ def _minimum(k: Any, a: Any, b: Any) -> Any:
 maximum = _binary("maximum", "real numeric", _maximum)
 minimum = _binary("minimum", "real numeric", _minimum)
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
-copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b))
-nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b))
+copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b), passes_bits=True)
+nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b), passes_bits=True)
 logaddexp = _binary(
     "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
 )
-atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b))
+atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b), passes_bits=True)
 
 # -- exponentials, logarithms, trigonometry --------------------------------------------------
 
@@ -543,11 +559,19 @@ def _expm1(k: Any, x: Any) -> Any:
     return _complex(k, re, im)
 
 
-expm1 = _unary("expm1", "floating-point", _expm1, lowering=_real_lowering(_expm1, _in_float64(lambda k, x: k.expm1(x))))
+expm1 = _unary(
+    "expm1",
+    "floating-point",
+    _expm1,
+    lowering=_real_lowering(_expm1, _in_float64(lambda k, x: k.expm1(x))),
+    passes_bits=True,
+)
 _LOG_RULES: tuple[Rule, ...] = ((_any_inf, _INF, None),)
 log = _unary("log", "floating-point", _half_plane(lambda k, x: k.log(x), _LOG_RULES))
 _log1p = _half_plane(lambda k, x: k.log1p(x), _LOG_RULES)
-log1p = _unary("log1p", "floating-point", _log1p, lowering=_real_lowering(_log1p, _in_float64(_log1p64)))
+log1p = _unary(
+    "log1p", "floating-point", _log1p, lowering=_real_lowering(_log1p, _in_float64(_log1p64)), passes_bits=True
+)
 log2 = _unary("log2", "floating-point", _half_plane(lambda k, x: k.log2(x), _LOG_RULES))
 log10 = _unary("log10", "floating-point", _half_plane(lambda k, x: k.log10(x), _LOG_RULES))
 
@@ -625,19 +649,21 @@ _acosh = _half_plane(
     ),
 )
 
-sinh = _unary("sinh", "floating-point", _sinh, lowering=_real_lowering(_sinh, _in_float64(_sinh64)))
+sinh = _unary("sinh", "floating-point", _sinh, lowering=_real_lowering(_sinh, _in_float64(_sinh64)), passes_bits=True)
 cosh = _unary("cosh", "floating-point", _cosh, lowering=_real_lowering(_cosh, _in_float64(_cosh64)))
-tanh = _unary("tanh", "floating-point", _tanh, lowering=_real_lowering(_tanh, _in_float64(_tanh64)))
+tanh = _unary("tanh", "floating-point", _tanh, lowering=_real_lowering(_tanh, _in_float64(_tanh64)), passes_bits=True)
 asinh = _unary("asinh", "floating-point", _asinh)
 acosh = _unary("acosh", "floating-point", _acosh)
-atanh = _unary("atanh", "floating-point", _atanh, lowering=_real_lowering(_atanh, _in_float64(_atanh64)))
-sin = _unary("sin", "floating-point", _rotated(lambda k, x: k.sin(x), _sinh))
+atanh = _unary(
+    "atanh", "floating-point", _atanh, lowering=_real_lowering(_atanh, _in_float64(_atanh64)), passes_bits=True
+)
+sin = _unary("sin", "floating-point", _rotated(lambda k, x: k.sin(x), _sinh), passes_bits=True)
 cos = _unary("cos", "floating-point", _rotated(lambda k, x: k.cos(x), _cosh, turn_back=False))
-tan = _unary("tan", "floating-point", _rotated(lambda k, x: k.tan(x), _tanh))
+tan = _unary("tan", "floating-point", _rotated(lambda k, x: k.tan(x), _tanh), passes_bits=True)
 _asin = _rotated(lambda k, x: k.arcsin(x), _asinh)
-asin = _unary("asin", "floating-point", _asin, lowering=_real_lowering(_asin, _asin_real))
+asin = _unary("asin", "floating-point", _asin, lowering=_real_lowering(_asin, _asin_real), passes_bits=True)
 acos = _unary("acos", "floating-point", _acos)
-atan = _unary("atan", "floating-point", _rotated(lambda k, x: k.arctan(x), _atanh))
+atan = _unary("atan", "floating-point", _rotated(lambda k, x: k.arctan(x), _atanh), passes_bits=True)
 
 # -- rounding ---------------------------------------------------------------------------------
 
@@ -648,9 +674,9 @@ round = _unary("round", "numeric", lambda k, x: k.round(x))  # noqa: A001
 
 # -- complex ----------------------------------------------------------------------------------
 
-conj = _unary("conj", "numeric", lambda k, x: k.conj(x))
-real = _unary("real", "numeric", lambda k, x: k.real(x))
-imag = _unary("imag", "numeric", lambda k, x: k.imag(x))
+conj = _unary("conj", "numeric", lambda k, x: k.conj(x), passes_bits=True)
+real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
+imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
 
 # -- classification ---------------------------------------------------------------------------
 
@@ -696,7 +722,7 @@ def _clip_kernel(k: Any, x: Any, lo: Any, hi: Any) -> Any:
     return k.asarray(out, dtype=x.dtype)
 
 
-_CLIP = Primitive("clip", _clip_kernel, quiet=True, elementwise=True)
+_CLIP = Primitive("clip", _clip_kernel, quiet=True, elementwise=True, passes_bits=True)
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - the standard's names

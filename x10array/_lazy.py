@@ -599,7 +599,9 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     key = key + (donate,)
     program = _programs.get(key)
     if program is None:
-        program = _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets))
+        program = _Program(
+            [(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets)
+        )
         _programs[key] = program
         if len(_programs) > CACHE_SIZE:
             _programs.popitem(last=False)
@@ -798,8 +800,9 @@ def _probe_flush() -> None:
 
 def _flush(value: Any) -> Any:
     """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
-    denormals-are-zero): the interpreter then computes what a compiled program would, so a
-    lazy device gives the same numbers whichever tier runs a graph."""
+    denormals-are-zero): the interpreter applies it to the operands and results of every
+    arithmetic step, and a compiled graph does the same (see _replay), so both tiers treat
+    subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee")."""
     if isinstance(value, np.generic):
         value = np.asarray(value)
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
@@ -838,6 +841,10 @@ def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
     return bool(magnitude[magnitude < tiny].any())
 
 
+_PRODUCTS = frozenset({"multiply", "square"})
+_SUMS = frozenset({"add", "subtract"})
+
+
 def _replay(
     k: Any,
     described: tuple,
@@ -855,12 +862,19 @@ def _replay(
     # are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once
     # in their life: a weight matrix read by every step is not scanned at every step.
     # Interpreting, `_flush` does it. Compiled, XLA's CPU arithmetic flushes by itself, but
-    # not where a lowering moves bits (abs, negation, copysign, a select): so every operand and
-    # result of an arithmetic step goes through `k.rounded` (a multiplication by a runtime 1.0,
-    # which also keeps XLA from fusing a product into a sum; see _kernels._rounded). Python
-    # scalars stay as they are there (weakly typed; XLA's arithmetic flushes them).
+    # not where a lowering passes an operand's bits through (abs, negation, copysign, a
+    # select) or tests them (atan2, pow): the operands and results of those
+    # (`prim.passes_bits`) go through `k.rounded`, a multiplication by a runtime 1.0 (see
+    # _kernels._rounded), which flushes. So do the products (multiply,
+    # square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
+    # Only those: a multiplication after every operation doubled the time of a compiled
+    # LeNet step (it splits XLA's fusions).
     clean: set[int] = set()
-    flush_value = k.rounded if k.is_jax else _flush
+    feeds_sum: set[int] = set()  # compiled: the products that an addition reads
+    if k.is_jax:
+        for prim, _, refs in described:
+            if prim.name in _SUMS:
+                feeds_sum.update(r[1] for r in refs if r[0] == "c" and described[r[1]][0].name in _PRODUCTS)
     flushed: dict[tuple, Any] = {}
     # Interpreting, an intermediate value is dropped after its last use (a long graph of
     # writes holds one buffer at a time, not one per step), and a write (`in_place`) into an
@@ -893,22 +907,23 @@ def _replay(
             else:
                 args.append(None)
                 continue
-            if arithmetic and not (tag == "s" and k.is_jax):
+            if arithmetic and not k.is_jax:
                 found = flushed.get(r)
                 if found is None:
                     if tag == "l" and leaves is not None:
                         found = _flush_leaf(leaves[r[1]], value)
                     else:
-                        found = flush_value(value)
+                        found = _flush(value)
                     flushed[r] = found
                 value = found
             args.append(value)
         if k.is_jax:
+            if flush and prim.passes_bits:
+                args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
             out = prim.lowering(k, *args, **params)
             outs = list(out) if prim.multiple_results else [out]
-            if arithmetic:
-                outs = [flush_value(o) for o in outs]
-                clean.add(index)
+            if (flush and prim.passes_bits) or index in feeds_sum:
+                outs = [k.rounded(o) for o in outs]
             values.append(outs)
             continue
         private = False

@@ -63,6 +63,10 @@ class Primitive:
         program calls as well, no faster: the lazy backend does not count its time towards
         paying for a compile. (Not matmul: XLA's own GEMM differs from NumPy's BLAS, for
         better or worse, and fuses with its neighbours.)
+    passes_bits
+        The lowering may return an operand's bits unchanged through a select or a bit
+        operation (abs, negation, copysign, `where`): XLA's flush-to-zero does not apply
+        there, so a compiled lazy graph flushes its result (see `_lazy._replay`).
     fold(operands, producers, params) -> (operands, params) | None
         A rewrite for a backend that records graphs: `operands` are the recorded operands
         (with `.shape`), `producers[i]` the (primitive, params, inputs) of the pending
@@ -72,7 +76,7 @@ class Primitive:
 
     __slots__ = (
         "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
-        "moves_data", "library", "fold",
+        "moves_data", "library", "fold", "passes_bits",
     )  # fmt: skip
 
     def __init__(
@@ -90,6 +94,7 @@ class Primitive:
         moves_data: bool = False,
         library: bool = False,
         fold: Callable[..., Any] | None = None,
+        passes_bits: bool = False,
     ) -> None:
         if name in OP_TABLE:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -105,6 +110,7 @@ class Primitive:
         self.moves_data = moves_data
         self.library = library
         self.fold = fold
+        self.passes_bits = passes_bits
         OP_TABLE[name] = self
 
     def __repr__(self) -> str:
