@@ -260,7 +260,7 @@ def test_counters_count_every_thread():
         for k in range(50):
             x = x + 1.0  # one op
             if k % 10 == 0:
-                float(x[0])  # two ops (getitem), a read
+                float(x[0])  # one op (getitem), a read
             if k % 25 == 0:
                 xp.lazy_barrier()
                 xp.nonzero(x > 3.0)  # a graph break (and one op recorded: the comparison)
@@ -310,3 +310,27 @@ def test_a_device_scope_is_per_thread_and_left_where_entered():
 
     run_threads([leave])
     assert xp.asarray(0.0).device == default  # the scope ended in the thread that entered it
+
+
+def test_jax_64_bit_types_stay_inside_our_calls_in_every_thread(monkeypatch):
+    """x10array asks jax for 64-bit types only inside its own calls (`jax.enable_x64` is a
+    per-thread setting): threads running compiled lazy graphs get float64, and a thread's own
+    jax code meanwhile keeps jax's default."""
+    import jax.numpy as jnp
+    from x10array import _lazy
+
+    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)  # every graph compiled: jax runs it
+    user_default = jnp.asarray(1.0).dtype
+
+    def ours() -> list[tuple]:
+        x = xp.asarray(np.arange(4.0) / 8.0, device=LAZY)
+        return [bits(x * 3.0 + 0.5) for _ in range(10)]
+
+    def theirs() -> list[Any]:
+        return [jnp.asarray(1.0).dtype for _ in range(200)]
+
+    results = run_threads([ours, theirs] * (N_THREADS // 2))
+    for got in results[0::2]:
+        assert got == [bits(np.arange(4.0) / 8.0 * 3.0 + 0.5)] * 10
+    for got in results[1::2]:
+        assert set(got) == {user_default}
