@@ -334,3 +334,36 @@ def test_jax_64_bit_types_stay_inside_our_calls_in_every_thread(monkeypatch):
         assert got == [bits(np.arange(4.0) / 8.0 * 3.0 + 0.5)] * 10
     for got in results[1::2]:
         assert set(got) == {user_default}
+
+
+def test_a_barrier_in_one_thread_while_another_records_on_top():
+    """One thread calls barriers without pause while others record long chains on arrays of
+    their own (through views too): each barrier computes part of their graphs, and what they
+    record next reads those values."""
+    done = threading.Event()
+
+    def barriers() -> int:
+        n = 0
+        while not done.is_set():
+            xp.lazy_barrier()
+            n += 1
+        return n
+
+    def chain(seed: int) -> tuple:
+        x = xp.asarray(np.arange(12, dtype=np.int64) + seed, device=LAZY)
+        half = x[:6]
+        for k in range(60):
+            x = (x * 5 + k) % 1009
+            half = x[:6]
+            half += 1  # written through the view into `x`
+        return bits(x)
+
+    def recorders() -> list[tuple]:
+        try:
+            return run_threads([lambda s=s: chain(s) for s in range(N_THREADS - 1)])
+        finally:
+            done.set()
+
+    got, n_barriers = run_threads([recorders, barriers])
+    assert got == [chain(s) for s in range(N_THREADS - 1)]
+    assert n_barriers > 0
