@@ -396,10 +396,14 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             # for the next barrier (each slice operation is atomic).
             taken = live[:]
             del live[: len(taken)]
-            nodes = [a._data for r in taken if (a := r()) is not None and a._data.value is None]
+            try:
+                nodes = [a._data for r in taken if (a := r()) is not None and a._data.value is None]
+                if nodes:
+                    _materialize_nodes(nodes, device)
+            except BaseException:
+                live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
+                raise
             del taken
-            if nodes:
-                _materialize_nodes(nodes, device)
         if wait:
             for n in nodes:
                 if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
