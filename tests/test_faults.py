@@ -6,12 +6,29 @@ run whose outputs were handed over. Faults are injected by replacing internal fu
 
 from __future__ import annotations
 
+import collections
+import signal
+
 import numpy as np
 import pytest
 
 import x10array as xp
+from x10array import _lazy
 
 LAZY = xp.Device("cpu", 0, "xla")
+
+
+class Injected(Exception):
+    pass
+
+
+@pytest.fixture(params=["interpreted", "compiled"])
+def tier(request, monkeypatch):
+    """Run every graph interpreted (the default for a new graph), or compile every graph at
+    its first sighting (the tier where inputs are donated)."""
+    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1 if request.param == "compiled" else 1_000_000)
+    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())  # compile here, not earlier
+    return request.param
 
 
 def test_a_failed_barrier_keeps_the_other_pending_arrays():
@@ -31,3 +48,198 @@ def test_a_failed_barrier_keeps_the_other_pending_arrays():
     assert good._data.value is not None  # the next barrier ran it
     np.testing.assert_array_equal(np.asarray(good), np.arange(5.0) + 1.0)
     np.testing.assert_array_equal(np.asarray(x), np.arange(5.0))
+
+
+def _step_state():
+    """A materialized weight `w` about to be overwritten (its buffer is donated in a compiled
+    run), a materialized `m`, and after `step()` two pending arrays."""
+    w = xp.asarray(np.arange(64.0).reshape(8, 8), device=LAZY) * 1.0
+    g = xp.ones((8, 8), device=LAZY)
+    m = g * 3.0
+    xp.lazy_barrier()
+    return {"w": w, "g": g, "m": m}
+
+
+def _step(state):
+    state["w"] = state["w"] - 0.5 * state["g"]  # the old `w` is read by nothing else: donated
+    state["other"] = state["m"] + 1.0
+
+
+def _assert_intact(state):
+    """Every array is readable and right, and a barrier computes the pending ones."""
+    xp.lazy_barrier()
+    for name in ("w", "other"):
+        assert state[name]._data.value is not None, f"{name} is still pending after a barrier"
+    np.testing.assert_array_equal(np.asarray(state["w"]), np.arange(64.0).reshape(8, 8) - 0.5)
+    np.testing.assert_array_equal(np.asarray(state["other"]), np.full((8, 8), 4.0))
+    np.testing.assert_array_equal(np.asarray(state["m"]), np.full((8, 8), 3.0))
+    np.testing.assert_array_equal(np.asarray(state["g"]), np.ones((8, 8)))
+
+
+def _raising(*args, **kwargs):
+    raise Injected("injected fault")
+
+
+def _interrupt():
+    signal.raise_signal(signal.SIGINT)  # as Ctrl-C would: the handler runs at the next bytecode
+
+
+def _needs_default_sigint():
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT has a custom handler in this process")
+
+
+STAGES = ["before trace", "after trace", "in a kernel", "converting outputs", "in compile", "after the compiled run"]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monkeypatch):
+    if stage in ("in compile", "after the compiled run") and tier == "interpreted":
+        pytest.skip("a compiled-tier stage")
+    if stage in ("in a kernel", "converting outputs") and tier == "compiled":
+        pytest.skip("an interpreted-tier stage")
+    state = _step_state()
+    _step(state)
+    with monkeypatch.context() as patch:
+        if stage == "before trace":
+            patch.setattr(_lazy, "_trace", _raising)
+        elif stage == "after trace":
+            patch.setattr(_lazy, "_donatable", _raising)
+        elif stage == "in a kernel":
+            real_step = _lazy._numpy_step
+
+            def step(prim, *args, **kwargs):
+                if prim.name == "subtract":
+                    raise Injected("a kernel raised")
+                return real_step(prim, *args, **kwargs)
+
+            patch.setattr(_lazy, "_numpy_step", step)
+        elif stage == "converting outputs":
+            real_owned, calls = _lazy._owned, []
+
+            def owned(value, dtype):
+                calls.append(1)
+                if len(calls) == 2:  # after the first output was converted
+                    raise Injected("converting an output failed")
+                return real_owned(value, dtype)
+
+            patch.setattr(_lazy, "_owned", owned)
+        elif stage == "in compile":
+            import jax
+
+            def program(program, key, donate):
+                def fails(donated, kept, scalars):
+                    raise Injected("XLA compile failed")
+
+                return jax.jit(fails, donate_argnums=(0,) if any(donate) else ())
+
+            patch.setattr(_lazy, "_jitted_program", program)
+        elif stage == "after the compiled run":
+            patch.setattr(_lazy._metrics, "log_compiles", _raising)  # after the run, on a compile
+        with pytest.raises(Injected):
+            xp.lazy_barrier()
+    if stage == "after the compiled run":  # the outputs were handed over before the fault
+        assert state["w"]._data.value is not None
+    else:
+        assert state["w"]._data.value is None and state["other"]._data.value is None
+    _assert_intact(state)
+
+
+@pytest.mark.parametrize("stage", ["in the run", "during the hand-over"])
+def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypatch):
+    """Ctrl-C while a compiled program runs with donated inputs used to lose them: Python
+    raised KeyboardInterrupt as the run returned, before its outputs were handed over."""
+    _needs_default_sigint()
+    state = _step_state()
+    old_w = state["w"]._data.value  # the buffer a compiled run is given to reuse
+    _step(state)
+    with monkeypatch.context() as patch:
+        if stage == "in the run":
+            if tier == "compiled":
+                real_program = _lazy._jitted_program
+
+                def program(program, key, donate):
+                    jitted = real_program(program, key, donate)
+
+                    def run(*args):
+                        out = jitted(*args)
+                        _interrupt()
+                        return out
+
+                    return run
+
+                patch.setattr(_lazy, "_jitted_program", program)
+            else:
+                real_step = _lazy._numpy_step
+
+                def step(prim, *args, **kwargs):
+                    if prim.name == "subtract":
+                        _interrupt()
+                    return real_step(prim, *args, **kwargs)
+
+                patch.setattr(_lazy, "_numpy_step", step)
+        else:
+            real_adopt = _lazy._adopt
+
+            def adopt(targets, results):
+                _interrupt()
+                real_adopt(targets, results)
+
+            patch.setattr(_lazy, "_adopt", adopt)
+        with pytest.raises(KeyboardInterrupt):
+            xp.lazy_barrier()
+    if tier == "compiled":
+        # donated inputs were consumed: the outputs had to be handed over despite Ctrl-C
+        assert old_w.is_deleted()
+        assert state["w"]._data.value is not None
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    _assert_intact(state)
+
+
+def test_a_failed_compile_is_tried_again(monkeypatch):
+    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
+    state = _step_state()
+    _step(state)
+    with monkeypatch.context() as patch:
+        real_program = _lazy._jitted_program
+        failures = []
+
+        def program(program, key, donate):
+            if not failures:
+                failures.append(1)
+                raise Injected("compile failed")
+            return real_program(program, key, donate)
+
+        patch.setattr(_lazy, "_jitted_program", program)
+        with pytest.raises(Injected):
+            xp.lazy_barrier()
+        before = xp.metrics()
+        _assert_intact(state)
+        assert (xp.metrics() - before).compile_count >= 1  # compiled, not a cached failure
+
+
+# 2**58 float64 elements: 2 EiB, more than any machine's address space, so the allocation
+# fails at once without touching memory (NumPy's malloc, XLA's allocator, or the check that a
+# compiled program with donated inputs fits before it runs); it can never make a machine swap.
+HUGE = (2**29, 2**29)
+HUGE_BYTES = r"2,305,843,009,213,69\d,\d{3} bytes \(2\.0 EiB\)"
+
+
+def test_out_of_memory_is_a_memory_error_on_both_tiers_and_loses_nothing(tier):
+    state = _step_state()
+    _step(state)
+    huge = xp.zeros(HUGE, device=LAZY) + 1.0
+    with pytest.raises(MemoryError, match=f"out of memory running a lazy graph of [0-9]+ operations.*{HUGE_BYTES}"):
+        xp.lazy_barrier()
+    assert huge._data.value is None
+    with pytest.raises(MemoryError, match=HUGE_BYTES):  # pending still: raises again on read
+        np.asarray(huge)
+    del huge
+    _assert_intact(state)
+
+
+def test_out_of_memory_at_a_read_is_the_same_memory_error_on_both_tiers(tier):
+    x = xp.zeros(HUGE, device=LAZY)
+    with pytest.raises(MemoryError, match=f"lazy graph of [0-9]+ operations.*{HUGE_BYTES}"):
+        float(x[0, 0])

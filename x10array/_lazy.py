@@ -28,14 +28,23 @@ _flush). Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).
+
+Faults lose nothing: a run that raises (a kernel, a failed compile, out of memory, Ctrl-C)
+leaves its targets pending, with their graphs and input buffers, and `lazy_barrier` keeps them
+registered, so a read or the next barrier computes them again (see _run_and_adopt, which
+also keeps donation safe). Out of memory is one MemoryError on both tiers (_out_of_memory).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import inspect
+import math
 import os
+import re
+import signal as _signal
 import sys
 import threading
 import time
@@ -302,17 +311,22 @@ def _live_list(device: Device) -> list[weakref.ref[Array]]:
     return live
 
 
-def _graph_size(call: Call, cap: int) -> int:
+def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     """The number of distinct pending operations behind `call` (itself included), counted up
-    to `cap`."""
-    seen = {id(call)}
+    to `cap` (those not already in `seen`, which is updated, when given)."""
+    if seen is None:
+        seen = set()
+    if id(call) in seen:
+        return 0
+    before = len(seen)
+    seen.add(id(call))
     stack = [call]
-    while stack and len(seen) < cap:
+    while stack and len(seen) - before < cap:
         for i in stack.pop().inputs:
             if type(i) is Node and i.call is not None and id(i.call) not in seen:
                 seen.add(id(i.call))
                 stack.append(i.call)
-    return len(seen)
+    return len(seen) - before
 
 
 @_locked
@@ -596,8 +610,23 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
-    if len(targets) == 1 and _run_single(targets[0], device):
-        return
+    try:
+        if len(targets) == 1 and _run_single(targets[0], device):
+            return
+        _run_graph(targets, device)
+    except MemoryError as error:  # NumPy's, from the interpreter (or ours: kept)
+        if str(error).startswith("x10array:"):
+            raise
+        raise _out_of_memory(error, targets, device) from None
+    except RuntimeError as error:  # jax's JaxRuntimeError, from a compiled run
+        if not str(error).startswith("RESOURCE_EXHAUSTED"):
+            raise
+        raise _out_of_memory(error, targets, device) from None
+
+
+def _run_graph(targets: list[Node], device: Device) -> None:
+    """Compute the pending graph behind `targets` (interpreted or compiled, see the module's
+    docstring) and hand its outputs over with _run_and_adopt."""
     key, calls, leaves, leaf_uses, scalars, outputs = _trace(targets, device)
     donate = _donatable(leaves, leaf_uses, targets, calls) if DONATE else (False,) * len(leaves)
     key = key + (donate,)
@@ -618,44 +647,170 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
         and (program.seen < COMPILE_THRESHOLD or (COMPILE_THRESHOLD > 1 and not _compile_pays(program)))
     ):
         # cold, or not yet worth a compile: run it op by op
-        results = _interpret(calls, key, leaves, leaf_values, scalars, targets, device)
+        _run_and_adopt(targets, False, _interpret, calls, key, leaves, leaf_values, scalars, targets, device)
         program.interpreted += program.interpret_cost  # what a compile could have saved
         COUNTERS.interpreted_graphs += 1
-    else:
-        first = program.compiled is None
-        if first:
-            program.compiled = _jitted_program(program, key, donate)
-        import jax
+        return
+    first = program.compiled is None
+    # (kept in the cache only once it has run: a compile that fails is tried again next time)
+    compiled = _jitted_program(program, key, donate) if first else program.compiled
+    import jax
 
-        for i, node in enumerate(leaves):
-            if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
-                with jax.enable_x64(True):
-                    node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
-        donated = [v for v, d in zip(leaf_values, donate) if d]
-        kept = [v for v, d in zip(leaf_values, donate) if not d]
-        start = time.perf_counter()
-        with jax.enable_x64(True), jax.default_device(device.jax_device):
-            if first:
-                with warnings.catch_warnings():
-                    # XLA may decline a donation (no output to alias): memory, not correctness
-                    warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
-                    results = program.compiled(donated, kept, scalars)
-            else:
-                results = program.compiled(donated, kept, scalars)
-        elapsed = time.perf_counter() - start
-        if first:  # the first call compiles (and runs once)
-            COUNTERS.compile_seconds += elapsed
-            COUNTERS.compile_count += 1
-            if _metrics.log_compiles():
-                _log_compile(program, key)
+    for i, node in enumerate(leaves):
+        if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
+            with jax.enable_x64(True):
+                node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
+    donated = [v for v, d in zip(leaf_values, donate) if d]
+    kept = [v for v, d in zip(leaf_values, donate) if not d]
+    start = time.perf_counter()
+    with jax.enable_x64(True), jax.default_device(device.jax_device):
+        if first:
+            with warnings.catch_warnings():
+                # XLA may decline a donation (no output to alias): memory, not correctness
+                warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+                if donated:
+                    _check_memory(compiled, donated, kept, scalars, len(calls), device)
+                _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
         else:
-            COUNTERS.cache_hits += 1
-            COUNTERS.execute_seconds += elapsed
-        COUNTERS.donated_buffers += len(donated)
-        COUNTERS.execute_count += 1
+            _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
+    elapsed = time.perf_counter() - start
+    program.compiled = compiled
+    if first:  # the first call compiles (and runs once)
+        COUNTERS.compile_seconds += elapsed
+        COUNTERS.compile_count += 1
+        if _metrics.log_compiles():
+            _log_compile(program, key)
+    else:
+        COUNTERS.cache_hits += 1
+        COUNTERS.execute_seconds += elapsed
+    COUNTERS.donated_buffers += len(donated)
+    COUNTERS.execute_count += 1
+
+
+def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any) -> None:
+    """Run a graph, `run(*args)` (the outputs of `targets`, in order), and give each target
+    its value: the one place where pending nodes become materialized, and its invariant is
+    that *a failed run loses nothing*. A node drops its graph only when it receives its
+    value, so if `run` raises (a compile error, a kernel, out of memory, an interrupt) every
+    target stays pending and can be computed again: its graph and its input buffers are
+    untouched. The exception is donation: a compiled run that donates its inputs consumes
+    them, and its outputs are then the only copy of those values. So when `donating`,
+    nothing may come between the run and the hand-over: not even a KeyboardInterrupt, which
+    Python raises at the first bytecode after the run returns, with the results lost. Ctrl-C
+    is deferred until the hand-over is done (the handler is swapped only when it is Python's
+    default one, and only in the main thread, where signals are handled). jax raises before
+    it donates when a compile or a trace fails; an allocation that cannot succeed is refused
+    before the run by _check_memory."""
+    if donating and _main_thread() and _signal.getsignal(_SIGINT) is _default_int_handler:
+        received: list[Any] = []
+        _signal.signal(_SIGINT, lambda signum, frame: received.append(frame))
+        try:
+            results = run(*args)
+            _adopt(targets, results)
+        finally:
+            _signal.signal(_SIGINT, _default_int_handler)
+            if received:
+                raise KeyboardInterrupt
+        return
+    _adopt(targets, run(*args))
+
+
+def _adopt(targets: list[Node], results: tuple) -> None:
+    """Give pending nodes their values (see _run_and_adopt)."""
     for node, value in zip(targets, results):
         node.value = value
         node.call = None  # drop the graph: its inputs can be freed
+
+
+_SIGINT = _signal.SIGINT
+_default_int_handler = _signal.default_int_handler
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def _main_thread() -> bool:
+    return threading.get_ident() == _MAIN_THREAD
+
+
+def _check_memory(compiled: Any, donated: list, kept: list, scalars: list, n_ops: int, device: Device) -> None:
+    """Before a program's first run with donated inputs: refuse (MemoryError) a program whose
+    outputs and temporaries need more memory than the device has. XLA would fail to
+    allocate them only after it has taken the donated buffers (jax deletes them), and the
+    values in them would be lost; refused now, nothing has been run or donated. (The
+    compile is jax's: the run that follows reuses it.)"""
+    fn, lead = (compiled.func, compiled.args) if isinstance(compiled, functools.partial) else (compiled, ())
+    try:
+        stats = fn.lower(*lead, donated, kept, scalars).compile().memory_analysis()
+    except MemoryError:
+        raise
+    except Exception:  # no analysis on this backend: let the run decide
+        return
+    if stats is None:
+        return
+    needed = stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    if needed > _device_memory(device):
+        raise MemoryError(_oom_text(needed, n_ops, device))
+
+
+def _device_memory(device: Device) -> int:
+    """The most memory a device can give a program: an accelerator's limit, or the host's
+    memory and swap."""
+    found = _DEVICE_MEMORY.get(device)
+    if found is None:
+        found = 0
+        if device.kind is not DeviceKind.CPU:
+            try:
+                found = int((device.jax_device.memory_stats() or {}).get("bytes_limit", 0))
+            except Exception:
+                found = 0
+        if not found:
+            found = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            try:
+                with open("/proc/meminfo") as f:
+                    for line in f:
+                        if line.startswith("SwapTotal:"):
+                            found += int(line.split()[1]) * 1024
+            except OSError:
+                pass
+        _DEVICE_MEMORY[device] = found
+    return found
+
+
+_DEVICE_MEMORY: dict[Device, int] = {}
+
+
+def _out_of_memory(error: BaseException, targets: list[Node], device: Device) -> MemoryError:
+    """One MemoryError for both tiers (NumPy's from the interpreter, XLA's RESOURCE_EXHAUSTED
+    status from a compiled run), with the size asked for and the graph's size."""
+    asked = None
+    shape, dtype = getattr(error, "shape", None), getattr(error, "dtype", None)
+    if shape is not None and dtype is not None:  # NumPy's _ArrayMemoryError
+        asked = math.prod(shape) * np.dtype(dtype).itemsize
+    else:
+        found = re.search(r"allocat\w* (\d+) bytes", str(error))
+        if found:
+            asked = int(found.group(1))
+    seen: set[int] = set()
+    n_ops = sum(_graph_size(n.call, 1 << 62, seen) for n in targets if n.call is not None)
+    return MemoryError(_oom_text(asked, n_ops, device))
+
+
+def _oom_text(asked: int | None, n_ops: int, device: Device) -> str:
+    size = "memory" if asked is None else f"{asked:,} bytes ({_human_bytes(asked)})"
+    return (
+        f"x10array: out of memory running a lazy graph of {n_ops} operations on "
+        f"{device.kind.name.lower()}:{device.ordinal}:xla: "
+        f"could not allocate {size}; the pending arrays are kept (delete what you do not need, "
+        "or compute in smaller pieces)"
+    )
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} EiB"
 
 
 def _compile_pays(program: _Program) -> bool:
@@ -788,8 +943,7 @@ def _run_single(node: Node, device: Device) -> bool:
         _probe_flush()
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, call.params, _FLUSHES[0])
-    node.value = _owned(value, node.dtype)
-    node.call = None
+    _adopt([node], (_owned(value, node.dtype),))
     COUNTERS.interpreted_graphs += 1
     return True
 
@@ -1035,7 +1189,7 @@ def _jitted_program(program: _Program, key: tuple, donate: tuple) -> Any:
 
     flush = _flushes()  # (probed outside the trace)
 
-    def replay(donated: list, kept: list, scalars: list, one: Any) -> tuple:
+    def replay(one: Any, donated: list, kept: list, scalars: list) -> tuple:
         donated_it, kept_it = iter(donated), iter(kept)
         leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
         token = ROUNDING_GUARD.set(one)  # see _kernels._rounded
@@ -1044,8 +1198,9 @@ def _jitted_program(program: _Program, key: tuple, donate: tuple) -> Any:
         finally:
             ROUNDING_GUARD.reset(token)
 
-    jitted = jax.jit(replay, donate_argnums=(0,) if any(donate) else ())
-    return lambda donated, kept, scalars: jitted(donated, kept, scalars, _ONE)
+    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
+    # (a partial, not a lambda: a cached run must not enter Python code, see _run_and_adopt)
+    return functools.partial(jitted, _ONE)
 
 
 _ONE = np.float64(1.0)
