@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import collections
 import signal
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -243,3 +245,18 @@ def test_out_of_memory_at_a_read_is_the_same_memory_error_on_both_tiers(tier):
     x = xp.zeros(HUGE, device=LAZY)
     with pytest.raises(MemoryError, match=f"lazy graph of [0-9]+ operations.*{HUGE_BYTES}"):
         float(x[0, 0])
+
+
+def test_the_graph_size_warning_names_the_users_line(monkeypatch):
+    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 50)
+    x = xp.ones(3, device=LAZY)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(60):
+            x = x + 1.0
+        line = sys._getframe().f_lineno - 1
+    guard = [w for w in caught if "grew past" in str(w.message)]
+    assert guard, "the graph-size guard did not warn"
+    assert guard[0].filename == __file__ and guard[0].lineno == line
+    assert f"recorded at {__file__}:{line}" in str(guard[0].message)
+    np.testing.assert_array_equal(np.asarray(x), [61.0, 61.0, 61.0])

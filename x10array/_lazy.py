@@ -40,7 +40,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import inspect
 import math
 import os
 import re
@@ -276,11 +275,13 @@ class LazyBackend:
             call.outputs = tuple(_ref(a._data) for a in outs)
         if size > GRAPH_LIMIT:
             COUNTERS.guard_materializations += 1
+            level, filename, lineno = _user_location()
             warnings.warn(
-                f"x10array: a pending lazy graph grew past {GRAPH_LIMIT} operations and was run now; "
-                "call x10array.lazy_barrier() once per step (or raise X10ARRAY_GRAPH_LIMIT)",
+                f"x10array: a pending lazy graph grew past {GRAPH_LIMIT} operations (recorded at "
+                f"{filename}:{lineno}) and was run now; call x10array.lazy_barrier() once per step "
+                "(or raise X10ARRAY_GRAPH_LIMIT)",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=level,
             )
             _materialize_nodes([a._data for a in outs], device)
         return tuple(outs) if prim.multiple_results else outs[0]
@@ -1231,11 +1232,24 @@ def _avals_text(avals: tuple) -> str:
 
 
 def _user_frame() -> str:
-    here = os.path.dirname(__file__)
-    for info in inspect.stack()[2:]:
-        if not info.filename.startswith(here):
-            return f"{info.filename}:{info.lineno}"
-    return "<unknown>"
+    _, filename, lineno = _user_location()
+    return f"{filename}:{lineno}"
+
+
+_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
+
+
+def _user_location() -> tuple[int, str, int]:
+    """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
+    `warnings.warn` called by the function that calls this one, its file, its line)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    if frame is None:
+        return 1, "<unknown>", 0
+    return level, frame.f_code.co_filename, frame.f_lineno
 
 
 register_backend(Backend.XLA, LazyBackend())
