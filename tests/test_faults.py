@@ -198,6 +198,66 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
     _assert_intact(state)
 
 
+def _warm_step_program(monkeypatch):
+    """A state whose step program is compiled and cached (the runs that follow are jax's C++
+    fast path), and the state stepped once more, pending."""
+    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+    state = _step_state()
+    for _ in range(2):
+        _step(state)
+        xp.lazy_barrier()
+    state["w"] = xp.asarray(np.arange(64.0).reshape(8, 8), device=LAZY) * 1.0
+    xp.lazy_barrier()
+    old_w = state["w"]._data.value  # the buffer the next run is given to reuse
+    _step(state)
+    return state, old_w
+
+
+def test_a_cached_donating_run_enters_no_python_code(monkeypatch):
+    """What makes the hand-over after a cached run safe from Ctrl-C without a signal handler
+    (see _run_and_adopt): from the moment jax takes the donated buffers to the moment the
+    result is stored, no Python bytecode runs, so no KeyboardInterrupt can be raised."""
+    state, _ = _warm_step_program(monkeypatch)
+    entered: list[str] = []
+    real = _lazy._run_and_adopt
+
+    def watched(targets, donating, run, *args, first=False):
+        assert donating and not first
+
+        def profiled(*a):
+            sys.setprofile(lambda frame, event, arg: entered.append(frame.f_code.co_name) if event == "call" else None)
+            try:
+                return run(*a)
+            finally:
+                sys.setprofile(None)
+
+        real(targets, donating, profiled, *args, first=first)
+
+    monkeypatch.setattr(_lazy, "_run_and_adopt", watched)
+    xp.lazy_barrier()
+    assert entered == []
+    _assert_intact(state)
+
+
+def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monkeypatch):
+    _needs_default_sigint()
+    state, old_w = _warm_step_program(monkeypatch)
+    real_adopt, interrupted = _lazy._adopt, []
+
+    def adopt(targets, results):
+        if not interrupted:
+            interrupted.append(1)
+            _interrupt()  # raised here, after the run, before any target has its value
+        real_adopt(targets, results)
+
+    monkeypatch.setattr(_lazy, "_adopt", adopt)
+    with pytest.raises(KeyboardInterrupt):
+        xp.lazy_barrier()
+    assert interrupted
+    assert old_w.is_deleted()  # the inputs were consumed: the outputs had to be kept
+    _assert_intact(state)
+
+
 def test_a_failed_compile_is_tried_again(monkeypatch):
     monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
     monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())

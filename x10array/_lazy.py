@@ -671,7 +671,7 @@ def _run_graph(targets: list[Node], device: Device) -> None:
                 warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
                 if donated:
                     _check_memory(compiled, donated, kept, scalars, len(calls), device)
-                _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
+                _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars, first=True)
         else:
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
@@ -688,32 +688,48 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     COUNTERS.execute_count += 1
 
 
-def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any) -> None:
+def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
     """Run a graph, `run(*args)` (the outputs of `targets`, in order), and give each target
     its value: the one place where pending nodes become materialized, and its invariant is
     that *a failed run loses nothing*. A node drops its graph only when it receives its
     value, so if `run` raises (a compile error, a kernel, out of memory, an interrupt) every
     target stays pending and can be computed again: its graph and its input buffers are
-    untouched. The exception is donation: a compiled run that donates its inputs consumes
-    them, and its outputs are then the only copy of those values. So when `donating`,
-    nothing may come between the run and the hand-over: not even a KeyboardInterrupt, which
-    Python raises at the first bytecode after the run returns, with the results lost. Ctrl-C
-    is deferred until the hand-over is done (the handler is swapped only when it is Python's
-    default one, and only in the main thread, where signals are handled). jax raises before
-    it donates when a compile or a trace fails; an allocation that cannot succeed is refused
-    before the run by _check_memory."""
-    if donating and _main_thread() and _signal.getsignal(_SIGINT) is _default_int_handler:
+    untouched (jax raises before it donates when a trace or a compile fails; an allocation
+    that cannot succeed is refused before the run by _check_memory).
+
+    Donation is the exception: a compiled run that donates its inputs consumes them, and its
+    outputs are then the only copy of those values, so once it has run they must reach their
+    nodes whatever happens, a KeyboardInterrupt included (Python raises it at the first check
+    after a call returns, which would drop the call's result). So, when `donating`, the
+    run's result is stored by C code (`out.extend(map(...))`: no check between the return
+    and the store), and if anything interrupts the hand-over it is completed before the
+    exception goes on. That covers a cached program, which jax runs in C++ without entering
+    Python code (a test checks this). A program's first run (`first`) goes through jax's
+    Python code after the run, so there Ctrl-C is deferred until the hand-over is done (by
+    swapping the SIGINT handler, only when it is Python's default one and in the main
+    thread, where signals are handled: a system call each way, too slow for every run).
+    Without donation an interrupted hand-over leaves some targets materialized and the others
+    pending, which is as good: every value is still there."""
+    if not donating:
+        _adopt(targets, run(*args))
+        return
+    deferred = first and _main_thread() and _signal.getsignal(_SIGINT) is _default_int_handler
+    if deferred:
         received: list[Any] = []
         _signal.signal(_SIGINT, lambda signum, frame: received.append(frame))
-        try:
-            results = run(*args)
-            _adopt(targets, results)
-        finally:
+    out: list = []
+    try:
+        out.extend(map(run, *zip(args)))  # run(*args), its result stored by C code
+        _adopt(targets, out[0])
+    except BaseException:
+        if out:
+            _adopt(targets, out[0])  # the run finished: hand its outputs over, then raise
+        raise
+    finally:
+        if deferred:
             _signal.signal(_SIGINT, _default_int_handler)
             if received:
                 raise KeyboardInterrupt
-        return
-    _adopt(targets, run(*args))
 
 
 def _adopt(targets: list[Node], results: tuple) -> None:
