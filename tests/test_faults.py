@@ -52,6 +52,24 @@ def test_a_failed_barrier_keeps_the_other_pending_arrays():
     np.testing.assert_array_equal(np.asarray(x), np.arange(5.0))
 
 
+def test_a_kept_exception_does_not_keep_the_failing_array_registered():
+    """The traceback of a failed barrier holds the barrier's frame: it must not hold the failing
+    array too, or that array, deleted by the user, stays alive and fails every later barrier."""
+    x = xp.asarray(np.arange(5.0), device=LAZY)
+    good = x * 2.0
+    bad = x[xp.asarray(np.array([7]), device=LAZY)]
+    kept = []
+    try:
+        xp.lazy_barrier()
+        np.asarray(bad)
+    except IndexError as e:
+        kept.append(e)
+    assert kept
+    del bad
+    xp.lazy_barrier()
+    np.testing.assert_array_equal(np.asarray(good), np.arange(5.0) * 2.0)
+
+
 def _step_state():
     """A materialized weight `w` about to be overwritten (its buffer is donated in a compiled
     run), a materialized `m`, and after `step()` two pending arrays."""

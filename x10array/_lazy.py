@@ -412,7 +412,7 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             taken = live[:]
             del live[: len(taken)]
             try:
-                nodes = [a._data for r in taken if (a := r()) is not None and a._data.value is None]
+                nodes = _pending_nodes(taken)
                 if nodes:
                     _materialize_nodes(nodes, device)
             except BaseException:
@@ -429,6 +429,13 @@ def _barrier_device(d: Any) -> Device:
     if not isinstance(d, (Device, str)):
         raise TypeError(f"lazy_barrier: devices must be x10array Devices or device strings, got {d!r}")
     return as_device(d, "lazy_barrier")
+
+
+def _pending_nodes(live: list[weakref.ref[Array]]) -> list[Node]:
+    """The nodes of the pending arrays in a live list. (A function of its own: no array may
+    stay in the barrier's frame, which the traceback of a failed run keeps alive, and with it
+    the array, registered and failing every later barrier.)"""
+    return [a._data for r in live if (a := r()) is not None and a._data.value is None]
 
 
 # -- running a graph --------------------------------------------------------------------------
