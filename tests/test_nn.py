@@ -71,7 +71,10 @@ def test_conv2d_xla_lowering_matches_numpy_kernel(monkeypatch):
         value, (gw, gx) = value_and_grad(loss, argnums=(0, 1))(w, x)
         results.append([np.asarray(value), np.asarray(gw), np.asarray(gx)])
     for a, b in zip(*results):
-        np.testing.assert_allclose(a, b, rtol=1e-10)
+        # relative to the largest magnitude too: an element of a gradient near zero (a sum of
+        # 100 products that cancel) keeps only the absolute error of its terms, whose rounding
+        # depends on the CPU's BLAS kernel and on XLA's
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * float(np.max(np.abs(b))))
 
 
 @pytest.mark.parametrize("namespace", list(NAMESPACES))
