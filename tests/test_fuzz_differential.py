@@ -11,7 +11,7 @@ array on four *targets*:
 
 The two lazy targets live on different devices so that a barrier of one does not
 materialize the other's graphs under the wrong tier; every call on a lazy target runs inside
-`_lazy.compile_threshold` (``sys.maxsize``: interpret, ``1``: compile), so graph breaks, reads
+`_lazy.compile_threshold` (``None``: interpret, ``1``: compile), so graph breaks, reads
 and barriers all take the target's tier.
 
 Steps (rules) apply the same operation to the four: creation, every element-wise function and
@@ -65,7 +65,6 @@ import contextlib
 import math
 import operator
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -127,7 +126,7 @@ class Mismatch(AssertionError):
 
 def _ctx(target: str) -> Any:
     if target == "interp":
-        return _lazy.compile_threshold(sys.maxsize)
+        return _lazy.compile_threshold(None)
     if target == "compiled":
         return _lazy.compile_threshold(1)
     return contextlib.nullcontext()

@@ -325,6 +325,27 @@ def test_lazy_buffers_are_exported_read_only():
     np.testing.assert_array_equal(np.asarray(x + 0.0), [1.0, 2.0, 3.0])
 
 
+def test_compile_threshold_forces_the_tier_within_a_block():
+    """The internal switch the differential fuzzer runs both tiers with: 1 compiles a graph at
+    its first sighting, None interprets it (even once compiled), and the setting comes back
+    after the block, after an exception too."""
+    before_setting = _lazy.COMPILE_THRESHOLD
+    x = xp.asarray(np.arange(5.0), device=LAZY)
+    for threshold, compiles, interpreted in ((1, 1, 0), (None, 0, 3)):
+        with _lazy.compile_threshold(threshold):
+            before = xp.metrics()
+            for _ in range(3):  # the same structure three times: compiled once, or never
+                np.asarray(xp.sin(x) * 3.25 + x)
+            assert delta(before).compile_count == compiles
+            assert delta(before).interpreted_graphs == interpreted
+    with pytest.raises(RuntimeError, match="inside"), _lazy.compile_threshold(1):
+        assert _lazy.COMPILE_THRESHOLD == 1
+        raise RuntimeError("inside")
+    assert _lazy.COMPILE_THRESHOLD == before_setting
+    with pytest.raises(ValueError, match="compile_threshold"), _lazy.compile_threshold(0):
+        pass
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int64"])
 def test_matmul_absorbs_a_transpose(dtype):
     """x.T @ y and x @ y.T record one matmul of the stored matrix (XLA's CPU code would copy
