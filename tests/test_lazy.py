@@ -87,7 +87,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
     advance; a cheap graph stays interpreted."""
     monkeypatch.setattr(_lazy.COST, "compile_seconds", lambda n_ops: 0.04)
     monkeypatch.setattr(_lazy, "COMPILE_PAYBACK", 0.5)
-    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())  # none from other tests
+    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))  # none from other tests
     a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
     cheap = xp.asarray(np.arange(3.0), device=LAZY)
 
@@ -115,7 +115,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
     monkeypatch.setattr(_lazy.COST, "compile_seconds", lambda n_ops: 0.002)
-    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
+    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
@@ -131,7 +131,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     import time
 
     def tiers() -> list[int]:
-        monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
+        monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
         w = xp.asarray(np.random.default_rng(1).standard_normal((256, 256)), device=LAZY)
         out = []
         for _ in range(40):

@@ -22,6 +22,7 @@ from ._array_object import Array
 from ._device import Backend, Device, DeviceKind
 from ._dtypes import FROM_NUMPY
 from ._kernels import NUMPY, jax_namespace, jax_operand
+from ._lru import LRU, release_jax_traces
 from ._ops import Primitive, params_key, register_backend
 
 _ndarray = np.ndarray
@@ -102,16 +103,18 @@ class XlaEagerExecutor:
         return Array._new(out, FROM_NUMPY[out.dtype], device)
 
 
-_JITTED: dict[tuple[Any, ...], Any] = {}
+# (primitive, parameters' key) -> its jitted program, which holds one executable per input
+# shapes/dtypes (jax's own bound). Evicting one frees its executables, and what jax kept from
+# tracing them (see _lru.release_jax_traces).
+JIT_CACHE_SIZE = 1024
+_JITTED = LRU("eager jitted programs", JIT_CACHE_SIZE, batch=JIT_CACHE_SIZE // 8, on_evict=lambda _: release_jax_traces())
 
 
 def _jitted(prim: Primitive, key: tuple[Any, ...], params: tuple[tuple[str, Any], ...]) -> Any:
     """The jitted program of one (primitive, parameters), cached by the parameters' key."""
     fn = _JITTED.get((prim, key))
     if fn is None:
-        if len(_JITTED) > 4096:
-            _JITTED.clear()
-        fn = _JITTED[prim, key] = _make_jitted(prim, dict(params))
+        fn = _JITTED.put((prim, key), _make_jitted(prim, dict(params)))
     return fn
 
 

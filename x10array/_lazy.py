@@ -58,6 +58,7 @@ from ._array_object import Array
 from ._device import Backend, Device, DeviceKind, as_device
 from ._dtypes import FROM_NUMPY, DType
 from ._kernels import NUMPY, ROUNDING_GUARD, jax_namespace, jax_operand
+from ._lru import LRU, release_jax_traces, tick
 from ._metrics import COUNTERS
 from ._ops import Primitive, params_key, register_backend
 
@@ -99,6 +100,12 @@ def compile_threshold(n: int | None) -> Any:
         COMPILE_THRESHOLD = old
 
 
+# Bounds of the shape/dtype caches (entries; see _lru): a recorded operation's key is
+# (primitive, parameters, input shapes/dtypes), so a run meeting ever-new shapes adds entries.
+SHAPE_CACHE_SIZE = 8192
+DTYPE_CACHE_SIZE = 1024
+
+
 class Call:
     """One recorded primitive application (may have several outputs)."""
 
@@ -130,8 +137,10 @@ class Node:
         self.clean = False  # its value is known to hold no subnormal (see _flush)
 
 
-# (primitive, parameters, input avals) -> output avals
-_avals: dict[tuple, tuple[tuple[tuple[int, ...], Any], ...]] = {}
+# (primitive, parameters, input avals) -> output avals; when it evicts (a batch at a time),
+# jax's own traces of those shapes go too (see _lru.release_jax_traces)
+_avals = LRU("lazy shapes", SHAPE_CACHE_SIZE, batch=SHAPE_CACHE_SIZE // 8, on_evict=lambda _: release_jax_traces())
+_avals_entries = _avals.entries
 # live pending arrays, per device, for the barrier
 _live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _PRUNE_AT = [4096]
@@ -163,21 +172,21 @@ def _locked(fn: Any) -> Any:
 
 
 def _out_avals(prim: Primitive, params: dict[str, Any], key: tuple, inputs: tuple) -> tuple:
-    found = _avals.get(key)
-    if found is not None:
-        return found
+    entry = _avals_entries.get(key)  # _avals.get inlined: one lookup per recorded operation
+    if entry is not None:
+        entry[1] = tick()
+        return entry[0]
     if prim.elementwise:
         # shape: the broadcast of the operands'; dtype: derived once per dtype combination
         dtype_key = (prim, key[1], tuple(i.dtype if type(i) is Node else type(i) for i in inputs))
         dtype = _elementwise_dtypes.get(dtype_key)
         if dtype is None:
-            dtype = _elementwise_dtypes[dtype_key] = _elementwise_dtype(prim, params, inputs)
+            dtype = _elementwise_dtypes.put(dtype_key, _elementwise_dtype(prim, params, inputs))
         shape = np.broadcast_shapes(*(i.shape for i in inputs if type(i) is Node))
         found = ((tuple(shape), dtype),)
     else:
         found = _abstract(prim, params, inputs)
-    _avals[key] = found
-    return found
+    return _avals.put(key, found)
 
 
 def _elementwise_dtype(prim: Primitive, params: dict[str, Any], inputs: tuple) -> Any:
@@ -204,7 +213,7 @@ class _ZeroD:
         self.dtype = dtype
 
 
-_elementwise_dtypes: dict[tuple, Any] = {}
+_elementwise_dtypes = LRU("lazy elementwise dtypes", DTYPE_CACHE_SIZE)
 
 
 def _abstract(prim: Primitive, params: dict[str, Any], inputs: tuple) -> tuple:
@@ -457,7 +466,15 @@ class _Program:
         self.key = key
 
 
-_programs: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
+def _evicted_programs(evicted: list[tuple[tuple, _Program]]) -> None:
+    """A program left the cache: its executable goes with it (the program holds the only
+    reference), and so does what jax kept from tracing and lowering it."""
+    if any(program.compiled is not None for _, program in evicted):
+        release_jax_traces()
+
+
+# graph key -> program (LRU, X10ARRAY_CACHE_SIZE)
+_programs = LRU("lazy programs", CACHE_SIZE, on_evict=_evicted_programs)
 
 
 def _trace(targets: list[Node], device: Device) -> tuple[tuple, list, list, list, list]:
@@ -640,14 +657,9 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     key = key + (donate,)
     program = _programs.get(key)
     if program is None:
-        program = _Program(
-            [(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets)
+        program = _programs.put(
+            key, _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets))
         )
-        _programs[key] = program
-        if len(_programs) > CACHE_SIZE:
-            _programs.popitem(last=False)
-    else:
-        _programs.move_to_end(key)
     program.seen += 1
     leaf_values = [n.value for n in leaves]
     if COMPILE_THRESHOLD >= NEVER or (
@@ -1203,7 +1215,9 @@ def _interpret(
 
 def _jitted_program(program: _Program, key: tuple, donate: tuple) -> Any:
     """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax compiles
-    it at its first call and dispatches later calls through its fast path."""
+    it at its first call and dispatches later calls through its fast path. A function of its
+    own per program: the program holds the only reference to it, so evicting the program
+    frees its executable (and _evicted_programs what jax's tracing caches kept)."""
     import jax
 
     k = jax_namespace()
@@ -1237,9 +1251,9 @@ def _log_compile(program: _Program, key: tuple) -> None:
 def _compile_reason(key: tuple, program: _Program) -> str:
     """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
     ops = [c[0] for c in key[1]]
-    for other in reversed(_programs):
+    for other, cached in reversed(_programs.items()):  # most recently used first
         # the program itself is cached under an equal key (not always the same tuple): skip it
-        if _programs[other] is program or _programs[other].compiled is None or [c[0] for c in other[1]] != ops:
+        if cached is program or cached.compiled is None or [c[0] for c in other[1]] != ops:
             continue
         if other[3] != key[3]:
             return f"input shapes/dtypes changed: {_avals_text(other[3])} -> {_avals_text(key[3])}"

@@ -1,0 +1,151 @@
+"""Every cache is bounded, and a compiled program that leaves the cache frees what it held."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+import x10array as xp
+from x10array import _eager, _lazy, _lru
+
+LAZY = xp.Device("cpu", 0, "xla")
+
+
+def test_lru_evicts_the_least_recently_used():
+    evicted = []
+    cache = _lru.LRU("test", 3, on_evict=evicted.extend, register=False)
+    for k in "abc":
+        cache.put(k, k.upper())
+    assert cache.get("a") == "A"  # a is now more recent than b and c
+    cache.put("d", "D")
+    assert evicted == [("b", "B")] and sorted(cache.keys()) == ["a", "c", "d"]
+    cache.get("c")
+    cache.put("e", "E")
+    assert evicted[-1] == ("a", "A") and len(cache) == 3 and cache.evictions == 2
+    assert cache.keys() == ["d", "c", "e"]  # least recently used first
+    assert cache.get("zz", 7) == 7 and "zz" not in cache
+
+
+def test_lru_batch_eviction_keeps_the_most_recent():
+    cache = _lru.LRU("test", 8, batch=4, register=False)
+    for i in range(8):
+        cache.put(i, i)
+    for i in (0, 1):  # used again: younger than 2..7
+        cache.get(i)
+    cache.put(8, 8)  # past the bound: evicts 4 at once, the least recently used
+    assert sorted(cache.keys()) == [0, 1, 6, 7, 8] and cache.evictions == 4
+    for i in range(9, 100):
+        cache.put(i, i)
+        assert len(cache) <= 8
+
+
+def test_lru_rejects_a_bound_below_one():
+    try:
+        _lru.LRU("lazy programs", 0, register=False)
+    except ValueError as e:
+        assert str(e).startswith("lazy programs:")
+    else:
+        raise AssertionError("no error")
+
+
+def test_every_cache_is_registered_with_its_bound():
+    found = _lru.caches()
+    for name in ("lazy programs", "lazy shapes", "lazy elementwise dtypes", "eager jitted programs"):
+        size, bound = found[name]
+        assert 0 <= size <= bound
+    assert found["lazy programs"][1] == _lazy.CACHE_SIZE
+
+
+def test_the_shape_cache_is_bounded(monkeypatch):
+    """Ever-new shapes (a fit on new data each time) do not grow the shape cache."""
+    small = _lru.LRU("test shapes", 64, batch=8, register=False)
+    monkeypatch.setattr(_lazy, "_avals", small)
+    monkeypatch.setattr(_lazy, "_avals_entries", small.entries)
+    for n in range(1, 200):
+        x = xp.ones((n, 2), device=LAZY)
+        y = xp.sum(x * 2.0, axis=0)  # a reduction: shape by abstract evaluation
+        assert len(small) <= 64
+    assert small.evictions >= 199 * 2 - 64
+    assert float(y[1]) == 2.0 * 199
+    x = xp.ones((3, 2), device=LAZY)  # an evicted shape is derived again, correctly
+    assert xp.sum(x * 2.0, axis=0).shape == (2,)
+
+
+def test_the_elementwise_dtype_cache_is_bounded(monkeypatch):
+    small = _lru.LRU("test dtypes", 4, register=False)
+    monkeypatch.setattr(_lazy, "_elementwise_dtypes", small)
+    monkeypatch.setattr(_lazy, "_avals", _lru.LRU("test shapes", 64, register=False))
+    monkeypatch.setattr(_lazy, "_avals_entries", _lazy._avals.entries)
+    dtypes = [xp.float32, xp.float64, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8]
+    for dt in dtypes:
+        x = xp.ones(3, dtype=dt, device=LAZY)
+        assert (x + x).dtype == dt
+        assert len(small) <= 4
+    assert small.evictions == len(dtypes) - 4
+
+
+def test_the_eager_jit_cache_is_bounded(monkeypatch):
+    """The eager XLA kernels keep one jitted program per (primitive, parameters): bounded by
+    an LRU, not wiped when full."""
+    small = _lru.LRU("test jitted", 4, register=False)
+    monkeypatch.setattr(_eager, "_JITTED", small)
+    old = _eager.set_cpu_kernels("xla")
+    try:
+        x = xp.asarray(np.arange(12.0))
+        for shape in [(12,), (3, 4), (4, 3), (2, 6), (6, 2), (2, 2, 3), (3, 4)]:
+            y = xp.reshape(x, shape)
+            assert y.shape == shape and np.array_equal(np.asarray(y).ravel(), np.arange(12.0))
+            assert len(small) <= 4
+        assert small.evictions >= 2
+    finally:
+        _eager.set_cpu_kernels(old)
+
+
+_COMPILE_MANY = """
+import gc, weakref
+import numpy as np
+import jax
+import x10array as xp
+from x10array import _lazy
+from jax._src import util
+
+LAZY = xp.Device("cpu", 0, "xla")
+BOUND = _lazy.CACHE_SIZE
+
+def jax_cache_entries():
+    return sum(c.cache_info().currsize for c in list(util._caches) if hasattr(c, "cache_info"))
+
+compiled = []  # weak references to every compiled program's executable
+at_bound = None
+for n in range(1, 7 * BOUND + 1):
+    x = xp.asarray(np.full(n, 0.5), device=LAZY)
+    assert np.isclose(float(xp.sum(xp.sin(x) * 2.0 + 1.0)), n * (np.sin(0.5) * 2.0 + 1.0), rtol=1e-12)
+    for program in _lazy._programs.values():
+        if program.compiled is not None and not any(r() is program.compiled for r in compiled):
+            compiled.append(weakref.ref(program.compiled))
+    if n == BOUND:  # the cache is full; nothing evicted yet
+        gc.collect()
+        at_bound = jax_cache_entries()
+gc.collect()
+alive = sum(r() is not None for r in compiled)
+print(len(compiled), alive, len(_lazy._programs), at_bound, jax_cache_entries())
+assert len(compiled) >= 6 * BOUND, len(compiled)  # one compile per new shape
+assert alive <= BOUND and len(_lazy._programs) <= BOUND, (alive, len(_lazy._programs))
+# jax keeps nothing for evicted programs: its caches hold no more than when BOUND programs
+# had been compiled (without the release they hold ~7x that: every compile's traces)
+assert jax_cache_entries() <= at_bound, (jax_cache_entries(), at_bound)
+"""
+
+
+def test_evicted_programs_free_their_executables_and_jax_traces():
+    """Compiling many more programs than the cache holds: at most the bound's worth of
+    executables stay alive, and jax's caches do not grow with the programs compiled."""
+    env = dict(os.environ, X10ARRAY_CACHE_SIZE="4", X10ARRAY_COMPILE_THRESHOLD="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_COMPILE_MANY)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]

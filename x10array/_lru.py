@@ -1,0 +1,139 @@
+"""One size-limited cache with least-recently-used eviction, shared by every cache of x10array.
+
+The caches (see `caches()`): the lazy device's compiled programs, its shape/dtype caches, and
+the eager XLA executor's jitted programs. Each has a fixed bound, so a long run that keeps
+meeting new shapes (a scikit-learn fit on ever-new data, a varying batch size) does not grow.
+
+A lookup is on the hot path of recording (one per recorded operation), so a hit costs one
+dict lookup and one store: each entry is `[value, last use]`, the last use a tick of a global
+clock, and nothing is reordered. When an insertion takes a cache past its bound, the least
+recently used entries are dropped in one pass (`batch` of them: 1 for the program cache, an
+eighth of the bound for the shape caches, where one sort then serves many insertions).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+# The clock of last uses (C-level: no lock needed for distinct, increasing ticks).
+tick: Callable[[], int] = itertools.count().__next__
+
+_registry: weakref.WeakValueDictionary[str, LRU] = weakref.WeakValueDictionary()
+
+
+class LRU:
+    """A mapping of at most `maxsize` entries; past it, the least recently used are evicted.
+
+    `get` and `put` count as uses. `on_evict([(key, value), ...])` is called after each
+    eviction pass with what it evicted.
+    `entries` is the underlying dict of `key -> [value, last use]`, for hot paths that inline
+    `get` (look up, then store `tick()` into the entry's second slot)."""
+
+    __slots__ = ("name", "maxsize", "batch", "entries", "evictions", "on_evict", "__weakref__")
+
+    def __init__(
+        self,
+        name: str,
+        maxsize: int,
+        batch: int = 1,
+        on_evict: Callable[[list[tuple[Any, Any]]], None] | None = None,
+        register: bool = True,
+    ):
+        if maxsize < 1:
+            raise ValueError(f"{name}: the cache bound must be at least 1, got {maxsize}")
+        self.name = name
+        self.maxsize = maxsize
+        self.batch = max(1, min(batch, maxsize))
+        self.entries: dict[Any, list] = {}
+        self.evictions = 0
+        self.on_evict = on_evict
+        if register:
+            _registry[name] = self
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        entry = self.entries.get(key)
+        if entry is None:
+            return default
+        entry[1] = tick()
+        return entry[0]
+
+    def put(self, key: Any, value: Any) -> Any:
+        """Store `value` (the most recently used entry now); returns it."""
+        self.entries[key] = [value, tick()]
+        if len(self.entries) > self.maxsize:
+            self._evict()
+        return value
+
+    def _evict(self) -> None:
+        excess = len(self.entries) - self.maxsize + self.batch - 1
+        if excess <= 0:
+            return
+        entries = self.entries
+        if excess == 1:
+            oldest = [min(entries.items(), key=_last_use)]
+        else:
+            oldest = sorted(entries.items(), key=_last_use)[:excess]
+        evicted = [(key, entry[0]) for key, entry in oldest if entries.pop(key, None) is not None]
+        self.evictions += len(evicted)  # (another thread may have dropped some)
+        if self.on_evict is not None and evicted:
+            self.on_evict(evicted)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self.entries
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.entries[key][0]
+
+    def pop(self, key: Any, default: Any = None) -> Any:
+        entry = self.entries.pop(key, None)
+        return default if entry is None else entry[0]
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def items(self) -> list[tuple[Any, Any]]:
+        """(key, value) pairs, least recently used first."""
+        return [(k, e[0]) for k, e in sorted(self.entries.items(), key=_last_use)]
+
+    def keys(self) -> list[Any]:
+        return [k for k, _ in self.items()]
+
+    def values(self) -> list[Any]:
+        return [v for _, v in self.items()]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+    def __repr__(self) -> str:
+        return f"<LRU {self.name}: {len(self.entries)}/{self.maxsize}, {self.evictions} evicted>"
+
+
+def _last_use(item: tuple[Any, list]) -> int:
+    return item[1][1]
+
+
+def caches() -> dict[str, tuple[int, int]]:
+    """Every live cache of x10array: name -> (entries, bound)."""
+    return {name: (len(c), c.maxsize) for name, c in sorted(_registry.items())}
+
+
+def release_jax_traces() -> None:
+    """Drop what jax's tracing caches hold: jaxprs, lowerings and abstract evaluations, keyed
+    on shapes and on jax.numpy's own jitted functions (which live forever), that jax keeps
+    after tracing one of our programs or shape rules. Bounded by jax (2,048-4,096 entries per
+    cache, dozens of caches), they otherwise grow by tens of kilobytes per compile of a new
+    shape, hundreds of megabytes in all. Refilled on demand; compiled executables are not
+    touched (ours are held by our programs, a user's `jax.jit` functions keep theirs)."""
+    try:
+        from jax._src import util
+    except ImportError:  # pragma: no cover - another jax layout: leave jax's bounds to it
+        return
+    clear = getattr(util, "clear_all_caches", None)
+    if clear is not None:
+        clear()
