@@ -149,3 +149,25 @@ def test_evicted_programs_free_their_executables_and_jax_traces():
         [sys.executable, "-c", textwrap.dedent(_COMPILE_MANY)], env=env, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_soak_benchmark_smoke():
+    """A few steps of benchmarks/bench_soak.py: it runs every phase and reports the caches
+    within their bounds (the long run's figures are in benchmarks/README.md)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""), X10ARRAY_CACHE_SIZE="4")
+    args = ["--steps", "3", "--batch-sizes", "4,8", "--eval-every", "2", "--eval-size", "4"]
+    args += ["--graphs", "30", "--compiles", "8", "--check"]
+    proc = subprocess.run(
+        [sys.executable, os.path.join(root, "benchmarks", "bench_soak.py"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    table = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "phase" not in line]
+    phases = {tuple(cell.strip() for cell in line.split("|")[1:3]) for line in table}
+    assert phases == {("xla", "train"), ("xla", "graphs"), ("xla", "compiles"), ("eager", "train"), ("eager", "graphs")}
+    assert all("all within bounds" in line for line in table)
+    assert "lazy programs 4/4" in proc.stdout  # 8 compiles through a cache of 4
