@@ -72,10 +72,11 @@ class LRU:
         if excess <= 0:
             return
         entries = self.entries
+        snapshot = list(entries.items())  # (one C-level copy: other threads may insert meanwhile)
         if excess == 1:
-            oldest = [min(entries.items(), key=_last_use)]
+            oldest = [min(snapshot, key=_last_use)]
         else:
-            oldest = sorted(entries.items(), key=_last_use)[:excess]
+            oldest = sorted(snapshot, key=_last_use)[:excess]
         evicted = [(key, entry[0]) for key, entry in oldest if entries.pop(key, None) is not None]
         self.evictions += len(evicted)  # (another thread may have dropped some)
         if self.on_evict is not None and evicted:
@@ -99,7 +100,7 @@ class LRU:
 
     def items(self) -> list[tuple[Any, Any]]:
         """(key, value) pairs, least recently used first."""
-        return [(k, e[0]) for k, e in sorted(self.entries.items(), key=_last_use)]
+        return [(k, e[0]) for k, e in sorted(list(self.entries.items()), key=_last_use)]
 
     def keys(self) -> list[Any]:
         return [k for k, _ in self.items()]
