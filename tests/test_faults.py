@@ -6,7 +6,6 @@ run whose outputs were handed over. Faults are injected by replacing internal fu
 
 from __future__ import annotations
 
-import collections
 import signal
 import sys
 import warnings
@@ -29,7 +28,7 @@ def tier(request, monkeypatch):
     """Run every graph interpreted (the default for a new graph), or compile every graph at
     its first sighting (the tier where inputs are donated)."""
     monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1 if request.param == "compiled" else 1_000_000)
-    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())  # compile here, not earlier
+    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))  # compile here, not earlier
     return request.param
 
 
@@ -289,7 +288,7 @@ def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monke
 
 def test_a_failed_compile_is_tried_again(monkeypatch):
     monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
-    monkeypatch.setattr(_lazy, "_programs", collections.OrderedDict())
+    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
     state = _step_state()
     _step(state)
     with monkeypatch.context() as patch:
