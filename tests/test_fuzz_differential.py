@@ -324,7 +324,7 @@ class DifferentialMachine(RuleBasedStateMachine):
     """See the module docstring."""
 
     deferred_mode: bool = False
-    max_pool = 12
+    max_pool = 16
 
     def __init__(self) -> None:
         super().__init__()
@@ -447,8 +447,14 @@ class DifferentialMachine(RuleBasedStateMachine):
         return self.add(outs, 0, 0.0, f"{label} {dtype}{shape} seed={seed} kind={kind}")
 
     def drop_extra(self) -> None:
+        """Keep the pool small: forget the oldest entry that has no view relation in the pool
+        (an array and its views stay together, so writes through one are checked on the
+        others), else the oldest."""
         while len(self.pool) > self.max_pool:
-            self.pool.pop(0)
+            alone = [e for e in self.pool if sum(f in self.pool for f in e.family) == 1]
+            e = alone[0] if alone else self.pool[0]
+            self.pool.remove(e)
+            e.family.remove(e)
 
     # -- rules ----------------------------------------------------------------------------------
 
