@@ -396,3 +396,16 @@ def test_many_small_writes_stay_exact(kernels: str) -> None:
             snapshot = x[: i + 1]
             np.testing.assert_array_equal(np.asarray(snapshot), expected[: i + 1])
     np.testing.assert_array_equal(np.asarray(x), expected)
+
+
+@pytest.mark.parametrize("device", ["eager", "xla"])
+def test_clip_without_bounds_is_a_new_array(device: str) -> None:
+    """clip(x) with neither bound returned x's own buffer on the eager device, so a later
+    write into x showed through the result (found by tests/test_fuzz_differential.py)."""
+    d = xp.Device("cpu", 0, device)
+    x = xp.astype(xp.asarray(np.arange(4), device=d) * 6, xp.int16)  # a private buffer
+    c = xp.clip(x, None, None)
+    x[0] = 100
+    c[1] = -5
+    np.testing.assert_array_equal(np.asarray(c), [0, -5, 12, 18])
+    np.testing.assert_array_equal(np.asarray(x), [100, 6, 12, 18])

@@ -719,6 +719,8 @@ def _clip_kernel(k: Any, x: Any, lo: Any, hi: Any) -> Any:
         out = k.where((out < lo) | (lo != lo), lo, out)
     if hi is not None:
         out = k.where((out > hi) | (hi != hi), hi, out)
+    if out is x:  # no bounds: a new array all the same (the input's buffer may be written later)
+        return k.array(x, copy=True)
     return k.asarray(out, dtype=x.dtype)
 
 
