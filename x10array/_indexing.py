@@ -68,11 +68,99 @@ def _rebuild(desc: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...
 def _getitem_kernel(k: Any, x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
     if index and index[0][0] == "z":
         return k.zeros((0,) + x.shape[index[0][1] :], dtype=x.dtype)
+    if k.is_jax:
+        forward = _forward(index, x.shape)
+        if forward is not None:  # negative steps: see _forward
+            first, rest, axes = forward
+            return _reverse(k, x[_rebuild(first, ())], axes)[_rebuild(rest, operands)]
+        return x[_rebuild(index, operands)]
     return x[_rebuild(index, operands)]
 
 
 def _setitem_kernel(k: Any, x: Any, value: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
-    return k.index_update(x, _rebuild(index, operands), k.asarray(value, dtype=x.dtype))
+    value = k.asarray(value, dtype=x.dtype)
+    if k.is_jax:
+        return _jax_setitem(k, x, value, operands, index)
+    return k.index_update(x, _rebuild(index, operands), value)
+
+
+# XLA's lowering of indexing avoids two patterns (jax 0.10 / XLA, CPU): the algebraic
+# simplifier turns a scatter that overwrites a whole array into a `map`, and
+# AlgebraicSimplifier::HandleReverse then aborts the process on reverse(map)
+# ("F hlo_instruction.cc:1615] Invalid binary instruction opcode map"). Plain jax reaches it:
+#
+#     def f(y, five):
+#         r = jnp.zeros(5).at[...].set(five)    # a scatter over everything
+#         return y.at[::-1].set(r).at[0].set(1.0)    # (or jax.lax.rev(r, (0,)))
+#     jax.jit(f)(jnp.arange(5.0), 5.0)          # SIGABRT while compiling
+#
+# x10array reached it from `r = y[::-1]; r[...] = 5.0; y[0] = 1.0` and from `y[...] = v`
+# then `flip(y)`. So a write that covers the whole array is a broadcast, not a scatter, and
+# a negative step is never an XLA `reverse`: indexing selects the same positions in
+# ascending order and reverses them with a gather (see _forward, _reverse).
+# tests/test_view_writes.py holds the regression tests (compiled, in subprocesses).
+
+
+def _jax_setitem(k: Any, x: Any, value: Any, operands: tuple[Any, ...], index: tuple[Any, ...]) -> Any:
+    if _covers(index, x.shape):
+        shape = tuple(1 if c[0] == "n" else c[2] for c in index)
+        return k.broadcast_to(value, shape).reshape(x.shape)
+    forward = _forward(index, x.shape)
+    if forward is None:
+        return k.index_update(x, _rebuild(index, operands), value)
+    # x[first] holds the positions in ascending order; reversed, it is the view the
+    # negative steps describe, and `rest` indexes it with positive steps only.
+    first, rest, axes = forward
+    part = _reverse(k, x[_rebuild(first, ())], axes)
+    part = _jax_setitem(k, part, value, operands, rest)
+    return _jax_setitem(k, x, _reverse(k, part, axes), (), first)
+
+
+def _covers(index: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    """Whether `index` (no integers) selects every element of an array of `shape` in order."""
+    axis = 0
+    for c in index:
+        if c[0] == "n":
+            continue
+        if c[0] != "s" or c[1] != 0 or c[3] != 1 or c[2] != shape[axis]:
+            return False
+        axis += 1
+    return axis == len(shape)
+
+
+def _forward(index: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[int, ...]] | None:
+    """For an index with negative-step slices: (first, rest, axes) such that x[index] is
+    reverse(x[first], axes)[rest], where `first` slices those axes with the same positions in
+    ascending order (and leaves the others whole) and `rest` has positive steps only. None
+    when every step is positive."""
+    if not any(c[0] == "s" and c[3] < 0 for c in index):
+        return None
+    first = [("s", 0, n, 1) for n in shape]
+    rest: list[Any] = []
+    axes = []
+    axis = 0
+    for c in index:
+        if c[0] == "n":
+            rest.append(c)
+            continue
+        if c[0] == "s" and c[3] < 0:
+            r = _positions(c)[::-1]
+            first[axis] = _slice_desc(r)
+            axes.append(axis)
+            rest.append(("s", 0, len(r), 1))
+        else:
+            rest.append(c)
+        axis += 1
+    return tuple(first), tuple(rest), tuple(axes)
+
+
+def _reverse(k: Any, a: Any, axes: tuple[int, ...]) -> Any:
+    """`a` reversed along `axes` by a gather (never an XLA reverse: see above)."""
+    for axis in axes:
+        n = a.shape[axis]
+        a = k.take(a, k.arange(n - 1, -1, -1), axis=axis, mode="clip")
+    return a
+
 
 
 def _setitem_mask_kernel(k: Any, x: Any, value: Any, mask: Any) -> Any:
