@@ -143,6 +143,8 @@ sample("getitem", lambda n, d: arr(n, d, M)[arr(n, d, [2, 0, 2]), arr(n, d, [1, 
 sample("getitem_mask", lambda n, d: arr(n, d, F64)[arr(n, d, F64) > 0.4])
 sample("take", lambda n, d: n.take(arr(n, d, M), arr(n, d, [2, 0]), axis=1))
 sample("take_along_axis", lambda n, d: n.take_along_axis(arr(n, d, M), arr(n, d, [[0], [2], [1]]), axis=1))
+# an index computed lazily: its bounds are checked by a flag computed beside the graph
+sample("index_bounds", lambda n, d: n.take(arr(n, d, M), arr(n, d, [2, -3]) * 1, axis=1))
 
 
 def _setitem(n, d):

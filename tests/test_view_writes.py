@@ -28,7 +28,8 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
 
 
 def _report(result: subprocess.CompletedProcess[str]) -> str:
-    return f"exit status {result.returncode}\nstdout (tail):\n{result.stdout[-3000:]}\nstderr (tail):\n{result.stderr[-3000:]}"
+    out, err = result.stdout[-3000:], result.stderr[-3000:]
+    return f"exit status {result.returncode}\nstdout (tail):\n{out}\nstderr (tail):\n{err}"
 
 
 def test_write_through_a_reversed_view_compiles_and_is_right():
@@ -56,7 +57,9 @@ def test_write_through_a_reversed_view_compiles_and_is_right():
 
 
 def _fuzz(seed: int, cases: int, ops: int, timeout: float) -> None:
-    result = _run([str(ROOT / "tests" / "_view_writes.py"), f"--seed={seed}", f"--cases={cases}", f"--ops={ops}"], timeout)
+    result = _run(
+        [str(ROOT / "tests" / "_view_writes.py"), f"--seed={seed}", f"--cases={cases}", f"--ops={ops}"], timeout
+    )
     assert result.returncode == 0, _report(result)
     last = result.stdout.strip().splitlines()[-1].split()
     assert last[:2] == ["ok", str(cases)] and int(last[2]) >= cases, result.stdout[-2000:]

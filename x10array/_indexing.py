@@ -24,8 +24,11 @@ copies (as in NumPy).
 
 Integer indices travel as operands rather than parameters: `x[i]` in a loop is then one
 compiled program on XLA, not one per `i`. Out-of-range integers are an IndexError here, in
-the public layer; integer index arrays are checked against the axis size when their value
-is concrete (eager devices); lazy values are not read for the check.
+the public layer. Integer index arrays are checked against the axis size here when their
+values are computed (eager devices, lazy arrays already materialized); a lazy index still
+pending is not read for the check: `guard` records a bounds flag beside the graph, and the
+result raises IndexError when read if the flag is set (see `_lazy.Check`). Never a clamp,
+never a dropped write.
 """
 
 from __future__ import annotations
@@ -38,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from . import _lazy
 from ._array_object import Array
 from ._dtypes import INTEGER, promote
 from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 from ._kernels import NUMPY
-from ._ops import WRITE_LOCK, Primitive, assign, atomic_write, bind, rebind, same_as_first
+from ._ops import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -69,19 +73,26 @@ def _getitem_kernel(k: Any, x: Any, *operands: Any, index: tuple[Any, ...]) -> A
     if index and index[0][0] == "z":
         return k.zeros((0,) + x.shape[index[0][1] :], dtype=x.dtype)
     if k.is_jax:
+        operands = _wide(k, x.shape, index, operands)
         forward = _forward(index, x.shape)
         if forward is not None:  # negative steps: see _forward
             first, rest, axes = forward
             return _reverse(k, x[_rebuild(first, ())], axes)[_rebuild(rest, operands)]
         return x[_rebuild(index, operands)]
-    return x[_rebuild(index, operands)]
+    try:
+        return x[_rebuild(index, operands)]
+    except IndexError:  # out of bounds, in a lazy graph: see _within
+        return x[_rebuild(index, _within(x, index, operands))]
 
 
 def _setitem_kernel(k: Any, x: Any, value: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
     value = k.asarray(value, dtype=x.dtype)
     if k.is_jax:
-        return _jax_setitem(k, x, value, operands, index)
-    return k.index_update(x, _rebuild(index, operands), value)
+        return _jax_setitem(k, x, value, _wide(k, x.shape, index, operands), index)
+    try:
+        return k.index_update(x, _rebuild(index, operands), value)
+    except IndexError:  # out of bounds, in a lazy graph: see _within
+        return k.index_update(x, _rebuild(index, _within(x, index, operands)), value)
 
 
 # XLA's lowering of indexing avoids two patterns (jax 0.10 / XLA, CPU): the algebraic
@@ -116,6 +127,25 @@ def _jax_setitem(k: Any, x: Any, value: Any, operands: tuple[Any, ...], index: t
     return _jax_setitem(k, x, _reverse(k, part, axes), (), first)
 
 
+def _wide(k: Any, shape: tuple[int, ...], index: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The operands with each index array whose dtype cannot hold its axis's size widened to
+    int64: jax makes the size a constant of the index's dtype (an int8 index on an axis of 300
+    would fail in jax, not in NumPy)."""
+    out = None
+    axis = 0
+    for c in index:
+        if c[0] == "n":
+            continue
+        if c[0] == "a":
+            o = operands[c[1]]
+            dtype = getattr(o, "dtype", None)
+            if dtype is not None and np.iinfo(dtype).max < shape[axis]:
+                out = list(operands) if out is None else out
+                out[c[1]] = o.astype(k.int64)
+        axis += 1
+    return operands if out is None else tuple(out)
+
+
 def _covers(index: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
     """Whether `index` (no integers) selects every element of an array of `shape` in order."""
     axis = 0
@@ -128,7 +158,9 @@ def _covers(index: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
     return axis == len(shape)
 
 
-def _forward(index: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[int, ...]] | None:
+def _forward(
+    index: tuple[Any, ...], shape: tuple[int, ...]
+) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[int, ...]] | None:
     """For an index with negative-step slices: (first, rest, axes) such that x[index] is
     reverse(x[first], axes)[rest], where `first` slices those axes with the same positions in
     ascending order (and leaves the others whole) and `rest` has positive steps only. None
@@ -161,6 +193,25 @@ def _reverse(k: Any, a: Any, axes: tuple[int, ...]) -> Any:
         a = k.take(a, k.arange(n - 1, -1, -1), axis=axis, mode="clip")
     return a
 
+
+def _within(x: Any, index: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The operands with each index array clipped into its axis. Out-of-bounds index arrays
+    reach a kernel only in a lazy graph (values unknown when recorded), where a bounds check
+    recorded beside it makes every array that depends on the result raise (see guard); the
+    interpreter computes a placeholder meanwhile, as a compiled program does, rather than
+    failing half-way through a graph."""
+    out = list(operands)
+    axis = 0
+    for c in index:
+        if c[0] == "n":
+            continue
+        if c[0] == "a":
+            o = operands[c[1]]
+            n = x.shape[axis]
+            if isinstance(o, np.ndarray) and n > 0:
+                out[c[1]] = np.clip(o.astype(np.intp), -n, n - 1)
+        axis += 1
+    return tuple(out)
 
 
 def _setitem_mask_kernel(k: Any, x: Any, value: Any, mask: Any) -> Any:
@@ -203,6 +254,20 @@ def _getitem_rule(x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
         return jax.eval_shape(lambda *a: _getitem_kernel(k, *a, index=index), x, *operands)
 
 
+def _bounds_kernel(k: Any, indices: Any, *, size: int) -> Any:
+    """[1 if an entry of `indices` is outside [-size, size) else 0, the first such entry] (in
+    the indices' dtype): the flag of a lazy bounds check (see `_lazy.Check`)."""
+    flat = indices.reshape(-1)
+    if flat.shape[0] == 0:
+        return k.zeros(2, dtype=indices.dtype)
+    info = np.iinfo(indices.dtype)
+    bad = flat >= size if size <= info.max else k.zeros(flat.shape, dtype=bool)
+    if -size >= info.min:
+        bad = bad | (flat < -size)
+    return k.stack([k.any(bad).astype(indices.dtype), flat[k.argmax(bad)]])
+
+
+INDEX_BOUNDS = Primitive("index_bounds", _bounds_kernel, rule=lambda i, *, size: Aval((2,), i.dtype))
 GETITEM = Primitive("getitem", _getitem_kernel, rule=_getitem_rule, moves_data=True)
 GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True, moves_data=True)
 SETITEM = Primitive("setitem", _setitem_kernel, rule=same_as_first, in_place=True, quiet=True, moves_data=True)
@@ -243,7 +308,7 @@ def _canonical_slice(s: slice, n: int, fname: str) -> tuple[Any, ...]:
 class _Index:
     """A validated index: its description, operands, and what kind of selection it is."""
 
-    __slots__ = ("desc", "operands", "mask", "empty_mask_ndim", "int_arrays", "ellipsis")
+    __slots__ = ("desc", "operands", "mask", "empty_mask_ndim", "int_arrays", "ellipsis", "pending")
 
     def __init__(self) -> None:
         self.ellipsis = False
@@ -252,6 +317,7 @@ class _Index:
         self.mask: Array | None = None  # a boolean mask array that selects something
         self.empty_mask_ndim: int | None = None  # a mask that selects nothing, over m axes
         self.int_arrays: list[tuple[Array, int]] = []
+        self.pending: list[tuple[Array, int, int]] | None = None  # (index array, axis, size): see guard
 
 
 def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
@@ -386,7 +452,10 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
         else:  # "A": an integer array
             same_device((x, item), fname)
             idx.int_arrays.append((item, axis))
-            _check_bounds(item, x.shape[axis], axis, fname)
+            if check_bounds(item, x.shape[axis], axis, fname):
+                if idx.pending is None:
+                    idx.pending = []
+                idx.pending.append((item, axis, x.shape[axis]))
             desc.append(("a", len(operands)))
             operands.append(item)
             axis += 1
@@ -402,14 +471,42 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
     return idx
 
 
-def _check_bounds(a: Array, n: int, axis: int, fname: str) -> None:
-    host = _concrete(a)
-    if host is None or host.size == 0:
-        return
-    lo, hi = int(host.min()), int(host.max())
-    if lo < -n or hi >= n:
-        bad = lo if lo < -n else hi
-        raise IndexError(f"{fname}: index {bad} in an index array is out of bounds for axis {axis} with size {n}")
+def check_bounds(a: Array, n: int, axis: int, fname: str) -> bool:
+    """IndexError now if the index array `a` is known to hold an entry outside [-n, n): its
+    values are computed (eager devices, lazy arrays already materialized), or the axis is
+    empty. True when the values are pending: the caller then guards its result (`guard`)."""
+    if n == 0 and a.size:
+        raise IndexError(f"{fname}: an index array with entries is out of bounds for axis {axis} with size 0")
+    host = _index_values(a)
+    if host is None:
+        return True
+    if host.size:
+        lo, hi = host.min(), host.max()
+        if lo < -n or hi >= n:
+            bad = (host >= n) if host.dtype.kind == "u" else ((host < -n) | (host >= n))
+            first = host.reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+            raise IndexError(f"{fname}: index {first} is out of bounds for axis {axis} with size {n}")
+    return False
+
+
+def _index_values(a: Array) -> np.ndarray | None:
+    """The values of an index array if they are computed, else None (pending on a lazy
+    device; reading them would run the graph behind them)."""
+    data = a._data
+    if type(data) is _lazy.Node:
+        if data.value is None:
+            return None
+        return np.asarray(data.value)
+    return _concrete(a)
+
+
+def guard(out: Array, pending: list[tuple[Array, int, int]] | None, fname: str) -> None:
+    """Make the lazy result of a gather or scatter by index arrays whose values are pending
+    raise IndexError (naming `fname` and the user's line) when read, if one holds an entry
+    out of bounds: a flag computed beside it is checked after the run (see `_lazy.Check`)."""
+    if pending:
+        for a, axis, n in pending:
+            _lazy.guard(out, bind(INDEX_BOUNDS, a._device, a, size=n), fname, axis, n)
 
 
 def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
@@ -427,7 +524,10 @@ def getitem(x: Array, key: Any) -> Array:
             out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
             Alias.register(x, out, idx.desc, idx.operands)
         return out
-    return bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
+    out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
+    if idx.pending is not None:
+        guard(out, idx.pending, "__getitem__")
+    return out
 
 
 def _is_view(idx: _Index) -> bool:
@@ -656,4 +756,6 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         result = bind(SETITEM_MASK, x._device, x, value, idx.mask)
     else:
         result = bind(SETITEM, x._device, x, value, *idx.operands, index=idx.desc)
+        if idx.pending is not None:
+            guard(result, idx.pending, fname)
     rebind(x, result)

@@ -1,9 +1,11 @@
 """Indexing functions (the standard's chapter of that name): `take` and `take_along_axis`.
 
 Negative indices count from the end of the axis. The standard leaves out-of-bounds indices
-unspecified: on eager devices, where the index values are at hand, they raise IndexError; on
-a lazy device (the values are not known when the call is recorded) they are clamped to the
-axis. Kernels turn negative indices into positive ones, so NumPy and jax agree.
+unspecified; here they raise IndexError on every device: at the call when the index values
+are computed, else (a lazy device, indices still pending) when the result or anything
+computed from it is read (see `_indexing.check_bounds` and `_lazy.Check`). Kernels turn
+negative indices into positive ones, so NumPy and jax agree, and clip out-of-bounds ones (a
+lazy graph computes a placeholder that its bounds check then refuses to hand out).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from ._array_object import Array
 from ._helpers import broadcast_shapes as _broadcast_shapes
 from ._helpers import check_array, normalize_axis, same_device
+from ._indexing import check_bounds, guard
 from ._ops import Primitive, bind
 
 __all__ = ["take", "take_along_axis"]
@@ -31,7 +34,10 @@ def _take_along_axis_kernel(k: Any, x: Any, indices: Any, *, axis: int) -> Any:
     idx = _positive(k, indices, x.shape[axis])
     if k.is_jax:
         return k.take_along_axis(x, idx, axis=axis, mode="clip")
-    return k.take_along_axis(x, idx, axis=axis)
+    try:
+        return k.take_along_axis(x, idx, axis=axis)
+    except IndexError:  # out of bounds, in a lazy graph (see the module's docstring)
+        return k.take_along_axis(x, k.clip(idx, 0, x.shape[axis] - 1), axis=axis)
 
 
 _TAKE = Primitive("take", _take_kernel, moves_data=True)
@@ -40,17 +46,6 @@ _TAKE_ALONG_AXIS = Primitive("take_along_axis", _take_along_axis_kernel, moves_d
 
 def _check_indices(indices: Array, fname: str) -> None:
     check_array(indices, fname, "indices", "integer")
-
-
-def _check_bounds(indices: Array, n: int, fname: str) -> None:
-    """IndexError for indices outside [-n, n), where the values are concrete (eager)."""
-    if indices._device.is_lazy or indices.size == 0:
-        return
-    host = indices._host()
-    lo, hi = int(host.min()), int(host.max())
-    if lo < -n or hi >= n:
-        bad = lo if lo < -n else hi
-        raise IndexError(f"{fname}: index {bad} is out of bounds for an axis of size {n}")
 
 
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
@@ -67,8 +62,11 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
     device = same_device((x, indices), "take")
-    _check_bounds(indices, x.shape[axis], "take")
-    return bind(_TAKE, device, x, indices, axis=axis)
+    pending = check_bounds(indices, x.shape[axis], axis, "take")
+    out = bind(_TAKE, device, x, indices, axis=axis)
+    if pending:
+        guard(out, [(indices, axis, x.shape[axis])], "take")
+    return out
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
@@ -85,5 +83,8 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     others = [s[:axis] + s[axis + 1 :] for s in (x.shape, indices.shape)]
     _broadcast_shapes(*others, fname="take_along_axis")
     device = same_device((x, indices), "take_along_axis")
-    _check_bounds(indices, x.shape[axis], "take_along_axis")
-    return bind(_TAKE_ALONG_AXIS, device, x, indices, axis=axis)
+    pending = check_bounds(indices, x.shape[axis], axis, "take_along_axis")
+    out = bind(_TAKE_ALONG_AXIS, device, x, indices, axis=axis)
+    if pending:
+        guard(out, [(indices, axis, x.shape[axis])], "take_along_axis")
+    return out

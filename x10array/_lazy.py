@@ -33,6 +33,10 @@ Faults lose nothing: a run that raises (a kernel, a failed compile, out of memor
 leaves its targets pending, with their graphs and input buffers, and `lazy_barrier` keeps them
 registered, so a read or the next barrier computes them again (see _run_and_adopt, which
 also keeps donation safe). Out of memory is one MemoryError on both tiers (_out_of_memory).
+
+A gather or scatter by an index array whose values are pending carries a bounds check (see
+`Check`): a flag computed in the same run, after which every value that depends on an
+out-of-bounds index stays unadopted and raises IndexError when read; the others are adopted.
 """
 
 from __future__ import annotations
@@ -123,9 +127,20 @@ class Call:
 class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
-    __slots__ = ("call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "__weakref__")
+    __slots__ = (
+        "call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "checks", "__weakref__",
+    )  # fmt: skip
 
-    def __init__(self, call: Call | None, index: int, shape: tuple[int, ...], dtype: Any, value: Any, size: int):
+    def __init__(
+        self,
+        call: Call | None,
+        index: int,
+        shape: tuple[int, ...],
+        dtype: Any,
+        value: Any,
+        size: int,
+        checks: tuple[Check, ...] | None = None,
+    ):
         self.call = call
         self.index = index
         self.shape = shape
@@ -135,6 +150,59 @@ class Node:
         self.exported = False  # its buffer was handed to the host: never donate it
         self.owner: Any = None  # weak reference to the array made with this node
         self.clean = False  # its value is known to hold no subnormal (see _flush)
+        # the bounds checks of the index arrays it was computed from (pending ones: see Check)
+        self.checks = checks
+
+
+class Check:
+    """A bounds check of an index array whose values were pending when a gather or scatter
+    was recorded (`x[i]`, `take(x, i)`, `z[i] = v`, ...). `flag` is a pending node computed
+    beside the graph (`_indexing.INDEX_BOUNDS`: whether an entry is out of bounds, and the
+    first such); every value computed from the gather or scatter carries the check in its
+    `checks`, so it is computed whenever they are, and a value whose check fails is never
+    adopted: reading it raises IndexError naming the function and the user's line that
+    recorded it, again at every read, while values that do not depend on it are unaffected.
+    `error`: None while unknown, "" when the indices are in bounds, else the message."""
+
+    __slots__ = ("flag", "fname", "axis", "size", "where", "error")
+
+    def __init__(self, flag: Node, fname: str, axis: int, size: int, where: str):
+        self.flag: Node | None = flag
+        self.fname = fname
+        self.axis = axis
+        self.size = size
+        self.where = where
+        self.error: str | None = None
+
+    def settle(self, value: Any) -> None:
+        bad, first = (int(v) for v in np.asarray(value))
+        self.error = (
+            f"{self.fname}: index {first} is out of bounds for axis {self.axis} with size {self.size}"
+            f" (recorded at {self.where}; found when the graph ran)"
+            if bad
+            else ""
+        )
+        self.flag = None
+
+
+def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ...]:
+    if a is b:
+        return a
+    return tuple(dict.fromkeys(a + b))
+
+
+def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+    """Make the pending `out` (a gather or scatter by an index array whose values are
+    pending) carry the bounds check that `flag` computes (see Check)."""
+    check = Check(flag._data, fname, axis, size, _user_line())
+    node = out._data
+    node.checks = (check,) if node.checks is None else node.checks + (check,)
+    if node.value is not None:  # (computed at once: the graph outgrew X10ARRAY_GRAPH_LIMIT)
+        _materialize_nodes([check.flag], out._device)
+        check.settle(check.flag.value)
+        if check.error:
+            raise IndexError(check.error)
+        node.checks = None
 
 
 # (primitive, parameters, input avals) -> output avals; when it evicts (a batch at a time),
@@ -251,9 +319,12 @@ class LazyBackend:
         key = (prim, key_params, tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs]))
         avals = _out_avals(prim, params, key, inputs)
         size = 1
+        checks = None
         for i in inputs:
             if type(i) is Node and i.call is not None:
                 size += i.size
+                if i.checks is not None:
+                    checks = i.checks if checks is None else _merge_checks(checks, i.checks)
         call = Call(prim, params, key_params, inputs, device)
         if size > GRAPH_LIMIT:
             # The sum counts a value used twice twice (it doubles with each reuse, as in
@@ -275,7 +346,7 @@ class LazyBackend:
             _prune(live)
         outs = []
         for index, (shape, dtype) in enumerate(avals):
-            node = Node(call, index, shape, dtype, None, size)
+            node = Node(call, index, shape, dtype, None, size, checks)
             arr = Array._new(node, FROM_NUMPY[dtype], device)
             node.owner = ref = _ref(arr)
             live.append(ref)
@@ -651,7 +722,11 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
 
 def _run_graph(targets: list[Node], device: Device) -> None:
     """Compute the pending graph behind `targets` (interpreted or compiled, see the module's
-    docstring) and hand its outputs over with _run_and_adopt."""
+    docstring) and hand its outputs over with _run_and_adopt. IndexError when one of them
+    depends on an index array found out of bounds (see Check): the others are computed."""
+    requested = None
+    if any(n.checks for n in targets):
+        requested, targets = targets, _bounds_targets(targets)
     key, calls, leaves, leaf_uses, scalars, outputs = _trace(targets, device)
     donate = _donatable(leaves, leaf_uses, targets, calls) if DONATE else (False,) * len(leaves)
     key = key + (donate,)
@@ -670,6 +745,8 @@ def _run_graph(targets: list[Node], device: Device) -> None:
         _run_and_adopt(targets, False, _interpret, calls, key, leaves, leaf_values, scalars, targets, device)
         program.interpreted += program.interpret_cost  # what a compile could have saved
         COUNTERS.interpreted_graphs += 1
+        if requested is not None:
+            _raise_failed(requested)
         return
     first = program.compiled is None
     # (kept in the cache only once it has run: a compile that fails is tried again next time)
@@ -705,6 +782,62 @@ def _run_graph(targets: list[Node], device: Device) -> None:
         COUNTERS.execute_seconds += elapsed
     COUNTERS.donated_buffers += len(donated)
     COUNTERS.execute_count += 1
+    if requested is not None:
+        _raise_failed(requested)
+
+
+def _bounds_targets(requested: list[Node]) -> list[Node]:
+    """The targets of a run whose requested targets carry bounds checks (see Check): those
+    not known to fail, plus the flags of the checks still unknown. IndexError when none is
+    left to run."""
+    targets: list[Node] = []
+    flags: dict[int, Node] = {}
+    for n in requested:
+        for c in n.checks or ():
+            if c.error is None and c.flag.value is not None:  # (computed by an earlier run)
+                c.settle(c.flag.value)
+        if _known_error(n):
+            continue
+        targets.append(n)
+        for c in n.checks or ():
+            if c.error is None:
+                flags[id(c.flag)] = c.flag
+    if not targets:
+        _raise_failed(requested)
+    return targets + list(flags.values())
+
+
+def _raise_failed(requested: list[Node]) -> None:
+    """IndexError for the requested targets that depend on an index out of bounds, if any."""
+    failed = [e for n in requested if n.value is None and (e := _known_error(n))]
+    if failed:
+        raise IndexError(failed[0] if len(failed) == 1 else f"{failed[0]} (and {len(failed) - 1} more)")
+
+
+def _adopt_checked(targets: list[Node], results: tuple) -> None:
+    """_adopt for a run with bounds checks: settle the checks whose flags it computed, then
+    give a value only to the targets whose indices were in bounds (the others stay pending,
+    and raise whenever they are read)."""
+    flags = {id(c.flag): c for n in targets for c in n.checks or () if c.error is None}
+    for node, value in zip(targets, results):
+        check = flags.get(id(node))
+        if check is not None:
+            check.settle(value)
+    for node, value in zip(targets, results):
+        if node.checks:
+            if _known_error(node) or any(c.error is None for c in node.checks):  # (None: cannot happen)
+                continue
+            node.checks = None
+        node.value = value
+        node.call = None
+
+
+def _known_error(node: Node) -> str:
+    """The message of a failed bounds check that `node` depends on, or ""."""
+    for c in node.checks or ():
+        if c.error:
+            return c.error
+    return ""
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
@@ -752,7 +885,12 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
 
 
 def _adopt(targets: list[Node], results: tuple) -> None:
-    """Give pending nodes their values (see _run_and_adopt)."""
+    """Give pending nodes their values (see _run_and_adopt; _adopt_checked when some carry
+    bounds checks)."""
+    for node in targets:
+        if node.checks:
+            _adopt_checked(targets, results)
+            return
     for node, value in zip(targets, results):
         node.value = value
         node.call = None  # drop the graph: its inputs can be freed
@@ -965,7 +1103,7 @@ def _run_single(node: Node, device: Device) -> bool:
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it."""
     call = node.call
     prim = call.prim
-    if COMPILE_THRESHOLD <= 1 or prim.multiple_results or device.kind is not DeviceKind.CPU:
+    if COMPILE_THRESHOLD <= 1 or prim.multiple_results or device.kind is not DeviceKind.CPU or node.checks:
         return False
     args = []
     for i in call.inputs:
@@ -1266,6 +1404,15 @@ def _compile_reason(key: tuple, program: _Program) -> str:
 
 def _avals_text(avals: tuple) -> str:
     return "[" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals) + "]"
+
+
+def _user_line() -> str:
+    """The file:line of the innermost frame outside x10array (cheap: reads no source)."""
+    here = os.path.dirname(__file__)
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(here):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def _user_frame() -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from ._array_object import Array
 from ._dtypes import DEFAULT_INDEX, DType
 from ._helpers import binary_operands, broadcast_shapes, check_array, same_device
+from ._indexing import check_bounds, guard
 from ._ops import Primitive, bind
 from ._statistical_functions import cast, reduction_axes
 
@@ -82,8 +83,9 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
 
 
 def _searchsorted_kernel(k: Any, x1: Any, x2: Any, sorter: Any, *, side: str, dtype: DType) -> Any:
-    if sorter is not None:
-        x1 = k.take(x1, sorter)
+    if sorter is not None:  # negative entries count from the end; mode="clip": see take's kernel
+        sorter = sorter.astype(k.int64)
+        x1 = k.take(x1, k.where(sorter < 0, sorter + x1.shape[0], sorter), mode="clip")
     x1 = cast(x1, dtype.np)
     x2 = k.asarray(x2, dtype=dtype.np)
     return cast(k.searchsorted(x1, x2, side=side), _INDEX)
@@ -114,6 +116,11 @@ def searchsorted(
         if sorter.shape != x1.shape:
             raise ValueError(f"searchsorted: sorter has shape {sorter.shape}, x1 has shape {x1.shape}")
         same_device((x1, sorter), "searchsorted")
+        pending = check_bounds(sorter, x1.shape[0], 0, "searchsorted")
+        out = bind(_SEARCHSORTED, device, x1, x2, sorter, side=side, dtype=dtype)
+        if pending:
+            guard(out, [(sorter, 0, x1.shape[0])], "searchsorted")
+        return out
     return bind(_SEARCHSORTED, device, x1, x2, sorter, side=side, dtype=dtype)
 
 
