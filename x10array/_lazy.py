@@ -1407,10 +1407,12 @@ def _avals_text(avals: tuple) -> str:
 
 
 def _user_line() -> str:
-    """The file:line of the innermost frame outside x10array (cheap: reads no source)."""
+    """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
+    that x10array generates (the wrappers of `_dispatch`) runs in globals without a module
+    name: it counts as x10array's."""
     here = os.path.dirname(__file__)
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(here):
+    while frame is not None and (frame.f_code.co_filename.startswith(here) or "__name__" not in frame.f_globals):
         frame = frame.f_back
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
