@@ -266,3 +266,30 @@ def test_the_issue_table_compiled_in_a_subprocess():
     assert len(lines) == 8
     for line, (pending, name) in zip(lines, [(p, n) for p in (False, True) for n in fnames]):
         assert line == f"{pending} {name} IndexError {fnames[name]}: index 5 is out of bounds for axis 0 with size 5"
+
+
+@pytest.mark.parametrize("op", ["take", "getitem", "take_along_axis"])
+def test_gradients_of_a_gather_never_drop_an_out_of_bounds_index(op, tier):
+    """The backward pass scatters by the same indices: an out-of-bounds one raises there too
+    (on a lazy device, whether or not the gradient depends on the forward values)."""
+    from x10array.autodiff import grad
+
+    device = LAZY if tier.startswith("lazy") else EAGER
+    fname = {"take": "take", "getitem": "__getitem__", "take_along_axis": "take_along_axis"}[op]
+
+    def loss(x, i):
+        picked = {
+            "take": lambda: xp.take(x, i),
+            "getitem": lambda: x[i],
+            "take_along_axis": lambda: xp.take_along_axis(x, i),
+        }[op]()
+        return xp.sum(picked * 3.0)
+
+    for kind in _kinds(tier):
+        x = xp.asarray(X, device=device)
+        good = _index(tier, GOOD + [-1], kind)
+        expected = np.zeros(5)
+        np.add.at(expected, np.array(GOOD + [-1]), 3.0)
+        np.testing.assert_array_equal(np.asarray(grad(loss)(x, good)), expected)
+        with pytest.raises(IndexError, match=f"^({fname}|take): index 5 is out of bounds"):
+            np.asarray(grad(loss)(x, _index(tier, BAD, kind)))

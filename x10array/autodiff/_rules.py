@@ -431,21 +431,25 @@ def _scatter_add(xp: Any, g: Any, indices: Any, n: int, axis: int) -> Any:
     return xp.moveaxis(xp.matmul(moved, onehot), -1, axis)
 
 
+def _positions(xp: Any, indices: Any, n: int, device: Any) -> Any:
+    """`indices` with negative entries counted from the end of an axis of size `n`, by a `take`
+    from arange(n): an out-of-bounds entry raises as the forward gather does (at once, or when
+    a lazy value computed from it is read) rather than dropping its cotangent silently."""
+    flat = xp.take(xp.arange(n, device=device), xp.reshape(indices, (-1,)))
+    return xp.reshape(flat, indices.shape)
+
+
 @defvjp("take")
 def _take(xp: Any, g: Any, ans: Any, x: Any, indices: Any, /, *, axis: Any = None) -> tuple[Any, None]:
-    if axis is None:
-        flat = _scatter_add(xp, g, xp.where(indices < 0, indices + x.shape[0], indices), x.shape[0], 0)
-        return flat, None
-    ax = axis % x.ndim
-    idx = xp.where(indices < 0, indices + x.shape[ax], indices)
-    return _scatter_add(xp, g, idx, x.shape[ax], ax), None
+    ax = 0 if axis is None else axis % x.ndim
+    return _scatter_add(xp, g, _positions(xp, indices, x.shape[ax], g.device), x.shape[ax], ax), None
 
 
 @defvjp("take_along_axis")
 def _take_along_axis(xp: Any, g: Any, ans: Any, x: Any, indices: Any, /, *, axis: int = -1) -> tuple[Any, None]:
     ax = axis % x.ndim
     n = x.shape[ax]
-    idx = xp.where(indices < 0, indices + n, indices)
+    idx = _positions(xp, indices, n, g.device)
     onehot = xp.astype(xp.expand_dims(idx, axis=-1) == xp.arange(n, device=g.device), g.dtype)  # idx shape + (n,)
     contrib = xp.sum(xp.expand_dims(g, axis=-1) * onehot, axis=ax)  # drops axis ax; last axis n
     return xp.moveaxis(contrib, -1, ax), None
@@ -469,8 +473,7 @@ def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
         return out, None
     rest_is_full = all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in keys[1:])
     if _is_array(keys[0]) and rest_is_full and xp.isdtype(keys[0].dtype, "integral") and keys[0].ndim == 1:
-        idx = xp.where(keys[0] < 0, keys[0] + x.shape[0], keys[0])
-        return _scatter_add(xp, g, idx, x.shape[0], 0), None
+        return _scatter_add(xp, g, _positions(xp, keys[0], x.shape[0], g.device), x.shape[0], 0), None
     raise TypeError(
         "autodiff: __getitem__ is differentiable for basic indices, one boolean mask or one 1-D integer array"
     )
