@@ -1002,18 +1002,20 @@ class _CostModel:
     the best choice whatever the error).
 
     - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
-      measured 20 ms plus 3-4.5 ms per operation, from a 20-operation loss to a
-      1,700-operation EM step);
+      of jax 0.10 measured 3-10 ms per recorded operation, more for the functions whose
+      accurate lowering is a formula of several operations, and about 100 ms for the
+      smallest graph (tracing, lowering, XLA's passes), where 20 ms + 3.5 ms per operation
+      was assumed before);
     - interpreting one operation: PER_OP (the interpreter's Python dispatch, ~7-10 us) plus
       PER_ELEMENT for each element of its largest operand or result (NumPy's loop, the copy
       into an owned buffer and the subnormal scan: ~1-3 ns for float64 arithmetic), or
-      PER_FLOP for each multiply-add of a matmul, tensordot, vecdot or convolution (~0.1 ns:
-      a GEMM on a few cores). `library` primitives (an SVD, a solve, an FFT) cost nothing
+      PER_FLOP for each multiply-add of a matmul, tensordot or convolution (~0.2 ns: a
+      float32 GEMM of LeNet's sizes, im2col included). `library` primitives (an SVD, a solve, an FFT) cost nothing
       here: a compiled program calls the same routine, so compiling would not save it.
     """
 
-    COMPILE_FIXED = 0.02
-    COMPILE_PER_OP = 0.0035
+    COMPILE_FIXED = 0.1
+    COMPILE_PER_OP = 0.005
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
     PER_FLOP = 2e-10
