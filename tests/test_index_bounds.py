@@ -55,7 +55,8 @@ OPERATIONS = [
     ("setitem-2d", "__setitem__", X2, lambda n, x, i: _setitem_2d(x, i)),
     ("take", "take", X, lambda n, x, i: n.take(x, i)),
     ("take-axis-1", "take", X2, lambda n, x, i: n.take(x, i, axis=1)),
-    ("take_along_axis", "take_along_axis", X, lambda n, x, i: n.take_along_axis(x, i, axis=-1)),  # NumPy < 2.3 needs the axis
+    # (the axis is given: NumPy before 2.3 has no default for it)
+    ("take_along_axis", "take_along_axis", X, lambda n, x, i: n.take_along_axis(x, i, axis=-1)),
     ("take_along_axis-2d", "take_along_axis", X2, lambda n, x, i: n.take_along_axis(x, i, axis=1), lambda v: [v] * 3),
 ]
 SORTER_GOOD = [0, 1, 2, 3, 4]  # searchsorted needs a permutation that sorts x: any of them, for X

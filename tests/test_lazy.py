@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import math
 import re
 import subprocess

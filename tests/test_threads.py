@@ -317,6 +317,7 @@ def test_jax_64_bit_types_stay_inside_our_calls_in_every_thread(monkeypatch):
     per-thread setting): threads running compiled lazy graphs get float64, and a thread's own
     jax code meanwhile keeps jax's default."""
     import jax.numpy as jnp
+
     from x10array import _lazy
 
     monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)  # every graph compiled: jax runs it
