@@ -246,6 +246,30 @@ def test_asarray_copy_true_is_independent_of_the_source() -> None:
     assert int(x[0]) == 1
 
 
+@pytest.mark.parametrize("to", ["eager", "xla"])
+@pytest.mark.parametrize("how", ["asarray", "to_device"])
+def test_a_device_copy_is_independent_of_shared_host_memory(to: str, how: str, kernels: str) -> None:
+    """A copy to another CPU device shared the source's host buffer on the eager device; a
+    write through a NumPy handle of that buffer (here the array given to `asarray` with
+    copy=None, or an export) then showed in the copy. Found by
+    tests/test_fuzz_differential.py as a reversed view of a written array, copied there and
+    back: ``copy(x[::-1, 1, ...])`` took the later value of ``x[2, 1]``."""
+    d0, d1 = xp.Device("cpu", 0, "eager"), xp.Device("cpu", 1, to)
+
+    def move(a: xp.Array, d: xp.Device) -> xp.Array:
+        return xp.asarray(a, device=d, copy=True) if how == "asarray" else a.to_device(d)
+
+    source = np.arange(9.0).reshape(3, 3)
+    x = xp.asarray(source, device=d0)  # copy=None: may share `source`, as NumPy's asarray does
+    exported = np.asarray(x)  # and so does this handle
+    there = move(x, d1)
+    back = move(move(x[::-1, 1, ...], d1), d0)
+    source[2, 1] = -1.0
+    exported[0, 0] = -2.0
+    np.testing.assert_array_equal(np.asarray(there), np.arange(9.0).reshape(3, 3))
+    np.testing.assert_array_equal(np.asarray(back), [7.0, 4.0, 1.0])
+
+
 def test_dlpack_export_keeps_its_value() -> None:
     x = xp.asarray([1.0, 2.0, 3.0])
     exported = np.from_dlpack(x)

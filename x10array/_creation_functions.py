@@ -63,6 +63,12 @@ def to_device(x: Array, device: Device, /, *, stream: Any = None) -> Array:
     if device == x._device:
         return x
     host = x._host()
+    if device.kind is DeviceKind.CPU:
+        # The new array gets memory of its own. Sharing x's host buffer (copy-on-write
+        # between the two arrays) is not enough: that buffer may be visible outside x10array
+        # (a NumPy array given to `asarray` with copy=None, an `__array__` export), and a
+        # write through such a handle would reach the copy too.
+        return from_host(np.array(host, copy=True), device, shared=False)
     x._shared = True
     return from_host(host, device, shared=True)
 
