@@ -1195,7 +1195,12 @@ class DifferentialMachine(RuleBasedStateMachine):
             seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
             rng = np.random.default_rng(seed)
             host = (rng.integers(-4, 5, size=(m, m)) / 4 + 4 * m * np.eye(m)).astype(a.dtype)
-            mats = {t: strict.asarray(host) if t == "strict" else xp.asarray(host, device=DEVICE[t]) for t in TARGETS}
+            # one copy per target (as in `fresh`): the matrix may be written later, and a write
+            # on array-api-strict into a buffer an x10array target shares would reach that
+            # target (a long run found this way an eager device copy that still shared the
+            # buffer: fixed in to_device, regression test in tests/test_mutation.py)
+            mats = {t: (strict.asarray(host, copy=True) if t == "strict"
+                        else xp.asarray(host, device=DEVICE[t], copy=True)) for t in TARGETS}  # fmt: skip
             mat = self.add(mats, 0, 0.0, f"spd seed={seed}")
             if mat is None:
                 return
