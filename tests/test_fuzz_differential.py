@@ -620,6 +620,8 @@ class DifferentialMachine(RuleBasedStateMachine):
             scale = max(a.scale, 1.0) * max(sb, 1.0)
         elif name == "divide" or name in TRANSCENDENTAL_BINARY:
             scale = 0.0 if a.exact else a.scale * 64  # divisors are exact; |b| >= 1/4 unless 0
+            if name == "logaddexp":  # bounded in ulps of the larger operand near a zero result
+                scale = max(scale, a.scale, sb)  # (docs/eager-and-lazy.md, as NumPy's own error)
         else:
             scale = max(a.scale, sb)
         self.add(outs, a.ulps + ub + cost, scale, f"{name}({a.label}, {b.label if b else scalar!r})")
