@@ -132,18 +132,25 @@ def _wide(k: Any, shape: tuple[int, ...], index: tuple[Any, ...], operands: tupl
     int64: jax makes the size a constant of the index's dtype (an int8 index on an axis of 300
     would fail in jax, not in NumPy)."""
     out = None
+    for i, axis in _index_arrays(index):
+        o = operands[i]
+        dtype = getattr(o, "dtype", None)
+        if dtype is not None and np.iinfo(dtype).max < shape[axis]:
+            out = list(operands) if out is None else out
+            out[i] = o.astype(k.int64)
+    return operands if out is None else tuple(out)
+
+
+def _index_arrays(index: tuple[Any, ...]) -> Any:
+    """(operand position, axis) of each index array in a parsed index (None entries take no
+    axis of the indexed array)."""
     axis = 0
     for c in index:
         if c[0] == "n":
             continue
         if c[0] == "a":
-            o = operands[c[1]]
-            dtype = getattr(o, "dtype", None)
-            if dtype is not None and np.iinfo(dtype).max < shape[axis]:
-                out = list(operands) if out is None else out
-                out[c[1]] = o.astype(k.int64)
+            yield c[1], axis
         axis += 1
-    return operands if out is None else tuple(out)
 
 
 def _covers(index: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
@@ -201,16 +208,11 @@ def _within(x: Any, index: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[
     interpreter computes a placeholder meanwhile, as a compiled program does, rather than
     failing half-way through a graph."""
     out = list(operands)
-    axis = 0
-    for c in index:
-        if c[0] == "n":
-            continue
-        if c[0] == "a":
-            o = operands[c[1]]
-            n = x.shape[axis]
-            if isinstance(o, np.ndarray) and n > 0:
-                out[c[1]] = np.clip(o.astype(np.intp), -n, n - 1)
-        axis += 1
+    for i, axis in _index_arrays(index):
+        o = operands[i]
+        n = x.shape[axis]
+        if isinstance(o, np.ndarray) and n > 0:
+            out[i] = np.clip(o.astype(np.intp), -n, n - 1)
     return tuple(out)
 
 
