@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 import x10array as xp
-from x10array import _lazy, nn
+from x10array import nn
+from x10array._backends import lazy as _lazy
 from x10array.autodiff import value_and_grad
 from x10array.examples.mnist import loss_and_logits
 from x10array.optim import SGD
@@ -62,11 +63,11 @@ def rss_mb() -> float:
 def cache_sizes() -> dict[str, tuple[int, int]]:
     """name -> (entries, bound) of x10array's caches (bound -1: unbounded)."""
     try:
-        from x10array import _lru
+        from x10array._core import lru as _lru
 
         return _lru.caches()
     except ImportError:  # before the caches were bounded: what there was
-        from x10array import _eager
+        from x10array._backends import eager as _eager
 
         return {
             "lazy programs": (len(_lazy._programs), _lazy.CACHE_SIZE),
@@ -160,7 +161,9 @@ def train(device: xp.Device, steps: int, batch_sizes: list[int], eval_every: int
             images, labels = host[eval_size]
             with nn.phase("inference"):
                 _, logits = loss_and_logits(model, xp.asarray(images, device=device), xp.asarray(labels, device=device))
-                correct = int(xp.sum(xp.astype(xp.argmax(logits, axis=1) == xp.asarray(labels, device=device), xp.int64)))
+                correct = int(
+                    xp.sum(xp.astype(xp.argmax(logits, axis=1) == xp.asarray(labels, device=device), xp.int64))
+                )
             assert 0 <= correct <= eval_size
         phase.tick(i)
     assert np.isfinite(float(loss))
@@ -230,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.compiles and device.is_lazy:
             results.append(compiles(device, args.compiles).summary())
         d = xp.metrics() - before
-        print(f"  {name}: {d.compile_count} compiles, {d.cache_hits} hits, {d.interpreted_graphs} interpreted", flush=True)
+        print(
+            f"  {name}: {d.compile_count} compiles, {d.cache_hits} hits, {d.interpreted_graphs} interpreted", flush=True
+        )
 
     print("\n| device | phase | n | s | RSS start MB | after warm-up | end | growth MB | compiles | caches |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")

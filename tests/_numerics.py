@@ -42,7 +42,7 @@ if __name__ == "__main__":  # run from a checkout: import the checkout's x10arra
 from _standard_names import CHAPTERS  # noqa: E402
 
 import x10array as xp  # noqa: E402
-from x10array import _lazy  # noqa: E402
+from x10array._backends import lazy as _lazy  # noqa: E402
 
 EAGER = xp.Device("cpu", 0, "eager")
 LAZY = xp.Device("cpu", 0, "xla")

@@ -40,9 +40,7 @@ def assert_values(actual: np.ndarray, expected: np.ndarray, *, scale: float = 1.
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     if actual.dtype.kind in "fc" and expected.dtype.kind in "fc":
         rtol, atol = TOLERANCE.get(expected.dtype, (1e-11, 1e-13))
-        np.testing.assert_allclose(
-            actual, expected, rtol=rtol * scale, atol=atol * scale, equal_nan=True, err_msg=what
-        )
+        np.testing.assert_allclose(actual, expected, rtol=rtol * scale, atol=atol * scale, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=what, strict=False)
 

@@ -17,12 +17,8 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 # "default": quick enough for every run; "thorough": for a longer local or nightly run
 # (X10ARRAY_HYPOTHESIS_PROFILE=thorough python -m pytest -m "slow or not slow").
-settings.register_profile(
-    "default", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("default", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("X10ARRAY_HYPOTHESIS_PROFILE", "default"))
 
 import x10array as xp  # noqa: E402

@@ -235,7 +235,7 @@ def test_unused_input_gets_zero_gradient():
 
 
 def _public_array_functions():
-    from x10array._dispatch import NOT_ARRAY_FUNCTIONS
+    from x10array._core.dispatch import NOT_ARRAY_FUNCTIONS
 
     for module, prefix in ((xp, ""), (xp.linalg, "linalg."), (xp.fft, "fft.")):
         for name in sorted(dir(module)):

@@ -10,7 +10,9 @@ import textwrap
 import numpy as np
 
 import x10array as xp
-from x10array import _eager, _lazy, _lru
+from x10array._backends import eager as _eager
+from x10array._backends import lazy as _lazy
+from x10array._core import lru as _lru
 
 LAZY = xp.Device("cpu", 0, "xla")
 
@@ -93,7 +95,7 @@ def test_the_eager_jit_cache_is_bounded(monkeypatch):
     an LRU, not wiped when full."""
     small = _lru.LRU("test jitted", 4, register=False)
     monkeypatch.setattr(_eager, "_JITTED", small)
-    old = _eager.set_cpu_kernels("xla")
+    old = xp.set_cpu_kernels("xla")
     try:
         x = xp.asarray(np.arange(12.0))
         for shape in [(12,), (3, 4), (4, 3), (2, 6), (6, 2), (2, 2, 3), (3, 4)]:
@@ -102,7 +104,7 @@ def test_the_eager_jit_cache_is_bounded(monkeypatch):
             assert len(small) <= 4
         assert small.evictions >= 2
     finally:
-        _eager.set_cpu_kernels(old)
+        xp.set_cpu_kernels(old)
 
 
 _COMPILE_MANY = """
@@ -110,7 +112,7 @@ import gc, weakref
 import numpy as np
 import jax
 import x10array as xp
-from x10array import _lazy
+from x10array._backends import lazy as _lazy
 from jax._src import util
 
 LAZY = xp.Device("cpu", 0, "xla")

@@ -61,9 +61,7 @@ def _actual(fn: object, *, drop_self: bool = False) -> list[tuple[str, str, obje
     params = list(inspect.signature(fn).parameters.values())
     if drop_self:
         params = params[1:]
-    return [
-        (p.name, p.kind.name, _REQUIRED if p.default is inspect.Parameter.empty else p.default) for p in params
-    ]
+    return [(p.name, p.kind.name, _REQUIRED if p.default is inspect.Parameter.empty else p.default) for p in params]
 
 
 def _assert_signature(fn: object, expected: str, qualname: str, *, drop_self: bool = False) -> None:

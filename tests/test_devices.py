@@ -16,7 +16,7 @@ import pytest
 from _util import assert_bitwise_equal, assert_values
 
 import x10array as xp
-from x10array._device import parse_device
+from x10array._core.devices import parse_device
 
 CPU0 = xp.Device("cpu", 0)
 CPU1 = xp.Device("cpu", 1)

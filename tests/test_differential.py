@@ -272,6 +272,7 @@ case("where", call("where"), A((3, 4), "bool"), A((3, 4), "float64"), A((4,), "f
 case("where-promote", call("where"), A((3, 4), "bool"), A((3, 4), "int8"), A((3, 4), "int32"))
 case("where-scalars", lambda ns, c, x: ns.where(c, x, 0.0), A((5,), "bool"), A((5,), "float32"))
 
+
 # Sets (the standard leaves the order of unique values unspecified: compare sorted)
 def _sorted_unique_counts(ns: Any, x: Any) -> Any:
     r = ns.unique_counts(x)
@@ -540,6 +541,7 @@ case("fft.fftshift-axes", call("fft.fftshift", axes=1), A((5, 4)))
 case("fft.ifftshift", call("fft.ifftshift"), A((5, 4)))
 
 # -- running a case ----------------------------------------------------------------------------
+
 
 def _inputs(ns: Any, arrays: list[np.ndarray]) -> list[Any]:
     return [ns.asarray(a) for a in arrays]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import x10array as xp
-from x10array import _lazy
+from x10array._backends import lazy as _lazy
 
 LAZY = xp.Device("cpu", 0, "xla")
 
@@ -28,7 +28,9 @@ def tier(request, monkeypatch):
     """Run every graph interpreted (the default for a new graph), or compile every graph at
     its first sighting (the tier where inputs are donated)."""
     monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1 if request.param == "compiled" else 1_000_000)
-    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))  # compile here, not earlier
+    monkeypatch.setattr(
+        _lazy, "_programs", _lazy.LRU("test programs", 256, register=False)
+    )  # compile here, not earlier
     return request.param
 
 

@@ -88,7 +88,7 @@ from hypothesis.stateful import (
 )
 
 import x10array as xp
-from x10array import _lazy
+from x10array._backends import lazy as _lazy
 
 TARGETS = ("eager", "interp", "compiled", "strict")
 EAGER = xp.Device("cpu", 0, "eager")

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import x10array as xp
-from x10array import _lazy
+from x10array._backends import lazy as _lazy
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0, "eager")

@@ -22,7 +22,7 @@ import pytest
 from _standard_names import CHAPTERS
 
 import x10array as xp
-from x10array._ops import OP_TABLE
+from x10array._core.primitive import OP_TABLE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -26,6 +26,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from .extend import settings
+
 __all__ = ["MNIST", "DownloadError", "read_idx", "read_idx_file"]
 
 # Public mirrors of the MNIST files, tried in order (the original site refuses scripted
@@ -162,7 +164,7 @@ def _read_gzip(path: Path, name: str, max_bytes: int) -> bytes:
 def _find_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     if data_dir is not None:
         return Path(data_dir)
-    env = os.environ.get("X10ARRAY_DATA_DIR")
+    env = settings.get("X10ARRAY_DATA_DIR")
     if env:
         return Path(env)
     return Path.home() / ".cache" / "x10array" / "mnist"
@@ -296,7 +298,7 @@ class MNIST:
         if xp is None:
             import x10array as xp
         if device is not None and getattr(xp, "__name__", None) == "x10array":
-            from ._creation_functions import resolve_device
+            from ._api.creation import resolve_device
 
             resolve_device(device, "MNIST")  # checked now, not at the first batch
         self.batch_size = batch_size

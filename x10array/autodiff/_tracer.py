@@ -16,7 +16,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from .. import _array_object
+from .. import extend
 
 __all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp", "call_traced"]
 
@@ -164,11 +164,22 @@ def _operator(name: str, reflected: bool) -> Callable[[Tracer, Any], Any]:
 
 
 # The array object's operator table: each operator maps to the standard function it calls.
-for _op, _fn, _reflected, _ in _array_object._OPERATORS:
-    setattr(Tracer, f"__{_op}__", _operator(_fn.__name__, False))
+for _op, _fname, _reflected, _ in extend.operator_table():
+    setattr(Tracer, f"__{_op}__", _operator(_fname, False))
     if _reflected:
-        setattr(Tracer, f"__r{_op}__", _operator(_fn.__name__, True))
-del _op, _fn, _reflected
+        setattr(Tracer, f"__r{_op}__", _operator(_fname, True))
+del _op, _fname, _reflected
+
+
+def _root_namespace(tracer: Tracer) -> Any:
+    """The namespace of the arrays `tracer` traces, under any nesting of DiffNamespaces."""
+    root = tracer.namespace
+    while isinstance(root, DiffNamespace):
+        root = root.base
+    return root
+
+
+extend.register_tracer(Tracer, _root_namespace)
 
 
 def _unbox(obj: Any) -> Any:

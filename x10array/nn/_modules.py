@@ -140,7 +140,7 @@ def _check_creation(owner: str, seed: Any, xp: Any, device: Any, dtype: Any) -> 
         if not floating:
             raise TypeError(f"{owner}: dtype must be a real floating-point dtype of the namespace, got {dtype!r}")
     if device is not None and getattr(xp, "__name__", None) == "x10array":
-        from .._creation_functions import resolve_device
+        from .._api.creation import resolve_device
 
         resolve_device(device, owner)
 

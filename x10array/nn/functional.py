@@ -16,16 +16,16 @@ Layouts follow the seed (Swift for TensorFlow): images NHWC, filters HWIO
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from .. import _array_object
-from .._ops import Primitive, bind
+from .._core import array as _array_object
+from .._core.primitive import Primitive, bind
 from ..autodiff._tracer import call_traced, defvjp
+from ..extend import settings
 
 __all__ = ["conv2d", "avg_pool2d", "max_pool2d", "relu", "softmax", "log_softmax", "softmax_cross_entropy"]
 
-CONV_LOWERING = os.environ.get("X10ARRAY_CONV_LOWERING", "im2col")
+CONV_LOWERING = settings.get("X10ARRAY_CONV_LOWERING")
 
 
 def _pair(value: Any, fname: str, arg: str) -> tuple[int, int]:
@@ -108,7 +108,7 @@ def _is_x10(x: Any) -> bool:
 def _conv_impl(x: Any, w: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
     """Valid convolution of `x` padded by `pads`: the native primitive or the portable form."""
     if _is_x10(x) and _is_x10(w):
-        from .._helpers import same_device
+        from .._core.validation import same_device
 
         device = same_device((x, w), "conv2d")
         return bind(_CONV2D, device, x, w, strides=strides, pads=pads)

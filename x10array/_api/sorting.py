@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._array_object import Array
-from ._dtypes import DEFAULT_INDEX
-from ._helpers import check_array, normalize_axis
-from ._ops import Primitive, bind
-from ._statistical_functions import cast, check_bool
+from .._core.array import Array
+from .._core.dtypes import DEFAULT_INDEX
+from .._core.primitive import Primitive, bind
+from .._core.validation import check_array, normalize_axis
+from .statistical import cast, check_bool
 
 __all__ = ["argsort", "sort"]
 

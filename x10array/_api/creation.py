@@ -7,12 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
-from ._array_object import Array
-from ._device import Device, DeviceKind, as_device, current_device
-from ._dispatch import is_tracer
-from ._dtypes import FROM_NUMPY, DType, check_dtype
-from ._helpers import (
+from .._core import dtypes as _dtypes
+from .._core.array import Array
+from .._core.backend import impl as backend_impl
+from .._core.devices import Device, DeviceKind, as_device, current_device
+from .._core.dispatch import is_tracer
+from .._core.dtypes import FROM_NUMPY, DType, check_dtype
+from .._core.kernels import NUMPY
+from .._core.primitive import Aval, Primitive, bind, same_as_first
+from .._core.validation import (
     check_array,
     check_int,
     check_result_size,
@@ -21,8 +24,6 @@ from ._helpers import (
     normalize_scalar,
     same_device,
 )
-from ._kernels import NUMPY
-from ._ops import Aval, Primitive, bind, same_as_first
 
 __all__ = [
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
@@ -44,14 +45,7 @@ def from_host(host: np.ndarray, device: Device, *, shared: bool) -> Array:
     dtype = FROM_NUMPY.get(host.dtype)
     if dtype is None:
         raise TypeError(f"x10array has no dtype for NumPy's {host.dtype}")
-    if device.is_lazy:
-        from . import _lazy
-
-        return _lazy.from_host(host, dtype, device, owned=not shared)
-    from ._eager import to_device_buffer
-
-    buf = to_device_buffer(host, device)
-    return Array._new(buf, dtype, device, shared=shared and buf is host)
+    return backend_impl(device).place(host, dtype, device, shared=shared)
 
 
 def to_device(x: Array, device: Device, /, *, stream: Any = None) -> Array:
@@ -128,7 +122,7 @@ def asarray(
             raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
         out = obj
         if cast:
-            from ._data_type_functions import astype
+            from .data_types import astype
 
             out = astype(out, dtype)
         elif copy and not moved:
@@ -224,7 +218,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
             f"from_dlpack: {type(x).__name__} does not implement __dlpack__; pass an array of a DLPack-capable"
             " library (NumPy, jax, PyTorch, ...), or use asarray for Python scalars and sequences"
         )
-    from ._interchange import device_from_dlpack
+    from .interchange import device_from_dlpack
 
     source = device_from_dlpack(x, "from_dlpack")
     target = source if target is None else target
@@ -547,7 +541,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     if len({a._dtype for a in arrays}) != 1:
         raise TypeError("meshgrid: all arrays must have the same dtype")
     same_device(arrays, "meshgrid")
-    from ._manipulation_functions import broadcast_to, reshape
+    from .manipulation import broadcast_to, reshape
 
     n = len(arrays)
     shape = [a.shape[0] for a in arrays]

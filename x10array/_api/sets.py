@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._array_object import Array
-from ._dtypes import DEFAULT_INDEX, DType
-from ._helpers import binary_operands, check_array
-from ._ops import Primitive, bind
-from ._statistical_functions import check_bool
+from .._core.array import Array
+from .._core.dtypes import DEFAULT_INDEX, DType
+from .._core.primitive import Primitive, bind
+from .._core.validation import binary_operands, check_array
+from .statistical import check_bool
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 

@@ -18,10 +18,11 @@ import functools
 import math
 from typing import Any
 
-from ._array_object import Array
-from ._dtypes import CATEGORIES, DType, promote
-from ._helpers import broadcast_shapes as _broadcast_shapes
-from ._helpers import (
+from .._core.array import Array
+from .._core.dtypes import CATEGORIES, DType, promote
+from .._core.primitive import Aval, Primitive, bind
+from .._core.validation import broadcast_shapes as _broadcast_shapes
+from .._core.validation import (
     check_array,
     check_int,
     check_result_size,
@@ -30,7 +31,6 @@ from ._helpers import (
     normalize_axis,
     same_device,
 )
-from ._ops import Aval, Primitive, bind
 
 __all__ = [
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",

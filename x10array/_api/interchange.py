@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ._array_object import Array
-from ._device import Backend, Device, DeviceKind, current_device, jax_devices
+from .._core.array import Array
+from .._core.backend import impl as backend_impl
+from .._core.devices import Device, DeviceKind, current_device, jax_devices
 
 __all__ = ["DLDeviceType", "dlpack_device", "dlpack_export", "device_from_dlpack"]
 
@@ -43,16 +44,10 @@ def _jax_buffer(data: Any) -> bool:
 
 
 def _value(x: Array) -> Any:
-    """The computed buffer of `x` (NumPy or jax), materializing a lazy value."""
-    data = x._data
+    """The computed buffer of `x` (NumPy or jax), computing a pending value."""
+    data = backend_impl(x._device).buffer(x)
     if type(data) is np.ndarray or _jax_buffer(data):
         return data
-    if x._device.backend is Backend.XLA:
-        from . import _lazy
-
-        data = _lazy.materialize(x)
-        if type(data) is np.ndarray or _jax_buffer(data):
-            return data
     return x._host()
 
 

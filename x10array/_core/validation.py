@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ._array_object import Array
-from ._device import Device
-from ._dtypes import CATEGORIES, COMPLEX_OF, DType, promote
+from .array import Array
+from .devices import Device
+from .dtypes import CATEGORIES, COMPLEX_OF, DType, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
 _INT_BOUNDS = {

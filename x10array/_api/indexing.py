@@ -27,7 +27,7 @@ compiled program on XLA, not one per `i`. Out-of-range integers are an IndexErro
 the public layer. Integer index arrays are checked against the axis size here when their
 values are computed (eager devices, lazy arrays already materialized); a lazy index still
 pending is not read for the check: `guard` records a bounds flag beside the graph, and the
-result raises IndexError when read if the flag is set (see `_lazy.Check`). Never a clamp,
+result raises IndexError when read if the flag is set (see the lazy backend's `Check`). Never a clamp,
 never a dropped write.
 """
 
@@ -35,18 +35,17 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 import weakref
 from typing import Any
 
 import numpy as np
 
-from . import _lazy
-from ._array_object import Array
-from ._dtypes import INTEGER, promote
-from ._helpers import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
-from ._kernels import NUMPY
-from ._ops import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
+from .._core.array import Array
+from .._core.backend import impl as backend_impl
+from .._core.dtypes import INTEGER, promote
+from .._core.kernels import NUMPY
+from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
+from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -250,7 +249,7 @@ def _getitem_rule(x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
     except IndexError:  # an empty axis indexed by (zero) integer arrays: let jax decide
         import jax
 
-        from ._kernels import jax_namespace
+        from .._core.kernels import jax_namespace
 
         k = jax_namespace()
         return jax.eval_shape(lambda *a: _getitem_kernel(k, *a, index=index), x, *operands)
@@ -258,7 +257,7 @@ def _getitem_rule(x: Any, *operands: Any, index: tuple[Any, ...]) -> Any:
 
 def _bounds_kernel(k: Any, indices: Any, *, size: int) -> Any:
     """[1 if an entry of `indices` is outside [-size, size) else 0, the first such entry] (in
-    the indices' dtype): the flag of a lazy bounds check (see `_lazy.Check`)."""
+    the indices' dtype): the flag of a lazy bounds check (see the lazy backend's `Check`)."""
     flat = indices.reshape(-1)
     if flat.shape[0] == 0:
         return k.zeros(2, dtype=indices.dtype)
@@ -282,14 +281,8 @@ SETITEM_MASK = Primitive(
 
 
 def _concrete(a: Array) -> np.ndarray | None:
-    """The host value of `a` when it is already computed (eager devices); else None."""
-    data = a._data
-    if type(data) is np.ndarray:
-        return data
-    jax = sys.modules.get("jax")
-    if jax is not None and isinstance(data, jax.Array) and not isinstance(data, jax.core.Tracer):
-        return np.asarray(data)
-    return None
+    """The host value of `a` when it is computed already (nothing is run), else None."""
+    return backend_impl(a._device).known(a)
 
 
 def _canonical_slice(s: slice, n: int, fname: str) -> tuple[Any, ...]:
@@ -325,7 +318,7 @@ class _Index:
 def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
     if item.dtype.kind not in "biu":
         raise TypeError(f"{fname}: index arrays must have an integer or boolean dtype, got NumPy {item.dtype}")
-    from ._creation_functions import asarray
+    from .creation import asarray
 
     return asarray(item, device=x._device)
 
@@ -479,7 +472,7 @@ def check_bounds(a: Array, n: int, axis: int, fname: str) -> bool:
     empty. True when the values are pending: the caller then guards its result (`guard`)."""
     if n == 0 and a.size:
         raise IndexError(f"{fname}: an index array with entries is out of bounds for axis {axis} with size 0")
-    host = _index_values(a)
+    host = _concrete(a)
     if host is None:
         return True
     if host.size:
@@ -491,24 +484,13 @@ def check_bounds(a: Array, n: int, axis: int, fname: str) -> bool:
     return False
 
 
-def _index_values(a: Array) -> np.ndarray | None:
-    """The values of an index array if they are computed, else None (pending on a lazy
-    device; reading them would run the graph behind them)."""
-    data = a._data
-    if type(data) is _lazy.Node:
-        if data.value is None:
-            return None
-        return np.asarray(data.value)
-    return _concrete(a)
-
-
 def guard(out: Array, pending: list[tuple[Array, int, int]] | None, fname: str) -> None:
     """Make the lazy result of a gather or scatter by index arrays whose values are pending
     raise IndexError (naming `fname` and the user's line) when read, if one holds an entry
-    out of bounds: a flag computed beside it is checked after the run (see `_lazy.Check`)."""
+    out of bounds: a flag computed beside it is checked after the run (see the lazy backend's `Check`)."""
     if pending:
         for a, axis, n in pending:
-            _lazy.guard(out, bind(INDEX_BOUNDS, a._device, a, size=n), fname, axis, n)
+            backend_impl(out._device).guard(out, bind(INDEX_BOUNDS, a._device, a, size=n), fname, axis, n)
 
 
 def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tuple[Any, ...], bool]:
@@ -517,7 +499,7 @@ def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tu
     return idx.desc, idx.operands, idx.mask is not None
 
 
-def getitem(x: Array, key: Any) -> Array:
+def getitem(x: Array, key: Any, /) -> Array:
     idx = _parse(x, key, "__getitem__")
     if idx.mask is not None:
         return bind(GETITEM_MASK, x._device, x, *idx.operands, index=idx.desc)
@@ -743,7 +725,7 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
 
 
 @atomic_write
-def setitem(x: Array, key: Any, value: Any) -> None:
+def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
     idx = _parse(x, key, fname)
     if type(value) is Array and _is_its_own_view(x, value, idx):

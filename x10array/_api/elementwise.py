@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ._array_object import Array
-from ._dtypes import CATEGORIES
-from ._helpers import binary_operands, broadcast_shapes
-from ._ops import Primitive, bind
+from .._core.array import Array
+from .._core.dtypes import CATEGORIES
+from .._core.primitive import Primitive, bind
+from .._core.validation import binary_operands, broadcast_shapes
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",

@@ -20,12 +20,14 @@ done in place only when nobody can see them.
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._device import Device, DeviceKind
-from ._dtypes import DType
+from .backend import _IMPLS
+from .devices import Device, DeviceKind
+from .dtypes import DType
 
 __all__ = ["Array"]
 
@@ -89,18 +91,6 @@ class Array:
             n *= d
         return n
 
-    @property
-    def T(self) -> Array:
-        if self.ndim != 2:
-            raise ValueError(f"Array.T: only for 2-D arrays (got {self.ndim}-D); use permute_dims or mT")
-        return _mf.permute_dims(self, (1, 0))
-
-    @property
-    def mT(self) -> Array:
-        if self.ndim < 2:
-            raise ValueError(f"Array.mT: needs at least 2 dimensions, got {self.ndim}")
-        return _la.matrix_transpose(self)
-
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d array")
@@ -114,12 +104,7 @@ class Array:
                 f"__array_namespace__: api_version {api_version!r} is not supported;"
                 f" choose one of {', '.join(_SUPPORTED_VERSIONS)}"
             )
-        import x10array
-
-        return x10array
-
-    def to_device(self, device: Device, /, *, stream: Any = None) -> Array:
-        return _cf.to_device(self, device, stream=stream)
+        return sys.modules[__name__.partition(".")[0]]  # the namespace (x10array), imported already
 
     def _host(self) -> np.ndarray:
         """The value as a NumPy array (materializing and copying to the host as needed).
@@ -127,7 +112,7 @@ class Array:
         The result may share memory with this array: callers that hand it out mark the
         array `_shared`.
         """
-        return _exec.to_host(self)
+        return _IMPLS[self._device.backend].read(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The value as a NumPy array (`numpy.asarray(x)`); a lazy value is computed first.
@@ -150,20 +135,6 @@ class Array:
             return host.copy()
         self._shared = True
         return host
-
-    def __dlpack__(
-        self,
-        /,
-        *,
-        stream: Any = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[Any, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        return _interchange.dlpack_export(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self) -> tuple[Any, int]:
-        return _interchange.dlpack_device(self)
 
     # -- Python scalars ------------------------------------------------------------------
 
@@ -201,12 +172,6 @@ class Array:
 
     # -- indexing ------------------------------------------------------------------------
 
-    def __getitem__(self, key: Any, /) -> Array:
-        return _indexing.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any, /) -> None:
-        _indexing.setitem(self, key, value)
-
     def __iter__(self) -> Any:
         # The standard defines iteration for 1-D arrays (0-d arrays, in order); as NumPy,
         # an n-D array iterates over its first axis and a 0-d array cannot be iterated.
@@ -223,101 +188,79 @@ class Array:
     def __str__(self) -> str:
         return str(self._host())
 
-    # Operators are installed below from one table (`_OPERATORS`).
-    def __abs__(self) -> Array:
-        return _ew.abs(self)
+    # -- installed by the public layer -------------------------------------------------
+    # Indexing, operators, `T`/`mT`, `to_device` and DLPack are functions of the standard's
+    # chapters (`x10array._api`): `_api.operators` installs them on this class from its
+    # operator table, so this module depends on `_core` alone. Their signatures, for type
+    # checkers:
+    if TYPE_CHECKING:
 
-    def __neg__(self) -> Array:
-        return _ew.negative(self)
-
-    def __pos__(self) -> Array:
-        return _ew.positive(self)
-
-    def __invert__(self) -> Array:
-        return _ew.bitwise_invert(self)
+        @property
+        def T(self) -> Array: ...
+        @property
+        def mT(self) -> Array: ...
+        def to_device(self, device: Device, /, *, stream: Any = None) -> Array: ...
+        def __dlpack__(
+            self,
+            /,
+            *,
+            stream: Any = None,
+            max_version: tuple[int, int] | None = None,
+            dl_device: tuple[Any, int] | None = None,
+            copy: bool | None = None,
+        ) -> Any: ...
+        def __dlpack_device__(self) -> tuple[Any, int]: ...
+        def __getitem__(self, key: Any, /) -> Array: ...
+        def __setitem__(self, key: Any, value: Any, /) -> None: ...
+        def __abs__(self) -> Array: ...
+        def __neg__(self) -> Array: ...
+        def __pos__(self) -> Array: ...
+        def __invert__(self) -> Array: ...
+        def __add__(self, other: Any, /) -> Array: ...
+        def __radd__(self, other: Any, /) -> Array: ...
+        def __iadd__(self, other: Any, /) -> Array: ...
+        def __sub__(self, other: Any, /) -> Array: ...
+        def __rsub__(self, other: Any, /) -> Array: ...
+        def __isub__(self, other: Any, /) -> Array: ...
+        def __mul__(self, other: Any, /) -> Array: ...
+        def __rmul__(self, other: Any, /) -> Array: ...
+        def __imul__(self, other: Any, /) -> Array: ...
+        def __truediv__(self, other: Any, /) -> Array: ...
+        def __rtruediv__(self, other: Any, /) -> Array: ...
+        def __itruediv__(self, other: Any, /) -> Array: ...
+        def __floordiv__(self, other: Any, /) -> Array: ...
+        def __rfloordiv__(self, other: Any, /) -> Array: ...
+        def __ifloordiv__(self, other: Any, /) -> Array: ...
+        def __mod__(self, other: Any, /) -> Array: ...
+        def __rmod__(self, other: Any, /) -> Array: ...
+        def __imod__(self, other: Any, /) -> Array: ...
+        def __pow__(self, other: Any, /) -> Array: ...
+        def __rpow__(self, other: Any, /) -> Array: ...
+        def __ipow__(self, other: Any, /) -> Array: ...
+        def __matmul__(self, other: Any, /) -> Array: ...
+        def __rmatmul__(self, other: Any, /) -> Array: ...
+        def __imatmul__(self, other: Any, /) -> Array: ...
+        def __and__(self, other: Any, /) -> Array: ...
+        def __rand__(self, other: Any, /) -> Array: ...
+        def __iand__(self, other: Any, /) -> Array: ...
+        def __or__(self, other: Any, /) -> Array: ...
+        def __ror__(self, other: Any, /) -> Array: ...
+        def __ior__(self, other: Any, /) -> Array: ...
+        def __xor__(self, other: Any, /) -> Array: ...
+        def __rxor__(self, other: Any, /) -> Array: ...
+        def __ixor__(self, other: Any, /) -> Array: ...
+        def __lshift__(self, other: Any, /) -> Array: ...
+        def __rlshift__(self, other: Any, /) -> Array: ...
+        def __ilshift__(self, other: Any, /) -> Array: ...
+        def __rshift__(self, other: Any, /) -> Array: ...
+        def __rrshift__(self, other: Any, /) -> Array: ...
+        def __irshift__(self, other: Any, /) -> Array: ...
+        def __eq__(self, other: Any, /) -> Array: ...  # type: ignore[override]
+        def __ne__(self, other: Any, /) -> Array: ...  # type: ignore[override]
+        def __lt__(self, other: Any, /) -> Array: ...
+        def __le__(self, other: Any, /) -> Array: ...
+        def __gt__(self, other: Any, /) -> Array: ...
+        def __ge__(self, other: Any, /) -> Array: ...
 
 
 _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
-
-# Imported after `Array` exists: these modules use it.
-from . import _creation_functions as _cf  # noqa: E402
-from . import _eager as _exec  # noqa: E402
-from . import _elementwise_functions as _ew  # noqa: E402
-from . import _helpers as _helpers  # noqa: E402
-from . import _indexing as _indexing  # noqa: E402
-from . import _interchange as _interchange  # noqa: E402
-from . import _linear_algebra_functions as _la  # noqa: E402
-from . import _manipulation_functions as _mf  # noqa: E402
-from . import _ops as _ops  # noqa: E402
-
-
-def _forward(fn: Any) -> Any:
-    def method(self: Array, other: Any, /) -> Any:
-        try:
-            return fn(self, other)
-        except _helpers.OperandTypeError:
-            return NotImplemented
-
-    method.__name__ = fn.__name__
-    return method
-
-
-def _reflected(fn: Any) -> Any:
-    def method(self: Array, other: Any, /) -> Any:
-        try:
-            return fn(other, self)
-        except _helpers.OperandTypeError:
-            return NotImplemented
-
-    return method
-
-
-def _inplace(fn: Any) -> Any:
-    @_ops.atomic_write  # read, compute and rebind with no other write between
-    def method(self: Array, other: Any, /) -> Array:
-        result = fn(self, other)
-        if result._dtype is not self._dtype:
-            raise TypeError(
-                f"in-place {fn.__name__}: the result dtype {result._dtype.name} differs from the"
-                f" array's dtype {self._dtype.name}"
-            )
-        if result.shape != self.shape:
-            raise ValueError(
-                f"in-place {fn.__name__}: the result shape {result.shape} differs from the array's shape {self.shape}"
-            )
-        _ops.rebind(self, result)
-        return self
-
-    return method
-
-
-# (operator, function, has a reflected form, has an in-place form)
-_OPERATORS = (
-    ("add", _ew.add, True, True),
-    ("sub", _ew.subtract, True, True),
-    ("mul", _ew.multiply, True, True),
-    ("truediv", _ew.divide, True, True),
-    ("floordiv", _ew.floor_divide, True, True),
-    ("mod", _ew.remainder, True, True),
-    ("pow", _ew.pow, True, True),
-    ("matmul", _la.matmul, True, True),
-    ("and", _ew.bitwise_and, True, True),
-    ("or", _ew.bitwise_or, True, True),
-    ("xor", _ew.bitwise_xor, True, True),
-    ("lshift", _ew.bitwise_left_shift, True, True),
-    ("rshift", _ew.bitwise_right_shift, True, True),
-    ("eq", _ew.equal, False, False),
-    ("ne", _ew.not_equal, False, False),
-    ("lt", _ew.less, False, False),
-    ("le", _ew.less_equal, False, False),
-    ("gt", _ew.greater, False, False),
-    ("ge", _ew.greater_equal, False, False),
-)
-
-for _name, _fn, _has_reflected, _has_inplace in _OPERATORS:
-    setattr(Array, f"__{_name}__", _forward(_fn))
-    if _has_reflected:
-        setattr(Array, f"__r{_name}__", _reflected(_fn))
-    if _has_inplace:
-        setattr(Array, f"__i{_name}__", _inplace(_fn))
-del _name, _fn, _has_reflected, _has_inplace

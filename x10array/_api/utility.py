@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._array_object import Array
-from ._dtypes import DType, promote
-from ._helpers import check_array, check_int, normalize_axis, same_device
-from ._ops import Primitive, bind
-from ._statistical_functions import cast, reduction
+from .._core.array import Array
+from .._core.dtypes import DType, promote
+from .._core.primitive import Primitive, bind
+from .._core.validation import check_array, check_int, normalize_axis, same_device
+from .statistical import cast, reduction
 
 __all__ = ["all", "any", "diff"]
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ._array_object import Array
-from ._dtypes import CATEGORIES, DType, check_dtype, int64, uint64
-from ._helpers import check_array, normalize_axes, normalize_axis
-from ._kernels import NUMPY
-from ._ops import Aval, Primitive, bind
+from .._core.array import Array
+from .._core.dtypes import CATEGORIES, DType, check_dtype, int64, uint64
+from .._core.kernels import NUMPY
+from .._core.primitive import Aval, Primitive, bind
+from .._core.validation import check_array, normalize_axes, normalize_axis
 
 __all__ = [
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ._array_object import Array
-from ._dtypes import DEFAULT_INDEX, DType
-from ._helpers import binary_operands, broadcast_shapes, check_array, same_device
-from ._indexing import check_bounds, guard
-from ._ops import Primitive, bind
-from ._statistical_functions import cast, reduction_axes
+from .._core.array import Array
+from .._core.dtypes import DEFAULT_INDEX, DType
+from .._core.primitive import Primitive, bind
+from .._core.validation import binary_operands, broadcast_shapes, check_array, same_device
+from .indexing import check_bounds, guard
+from .statistical import cast, reduction_axes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 

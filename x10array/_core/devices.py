@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from . import settings
 
 
 class DeviceKind(enum.Enum):
@@ -188,7 +189,7 @@ class _Scope(threading.local):
 
 
 _scope = _Scope()
-_env_default: list[Device] = []
+_env_default: dict[str, Device] = {}  # the setting's text -> its device
 
 
 def current_device() -> Device:
@@ -196,10 +197,13 @@ def current_device() -> Device:
     stack = _scope.stack
     if stack:
         return stack[-1]
-    if not _env_default:
-        spec = os.environ.get("X10ARRAY_DEFAULT_DEVICE")
-        _env_default.append(parse_device(spec, f"X10ARRAY_DEFAULT_DEVICE={spec!r}") if spec else Device.default)
-    return _env_default[0]
+    spec = settings.get("X10ARRAY_DEFAULT_DEVICE")
+    device = _env_default.get(spec)
+    if device is None:
+        device = _env_default[spec] = (
+            parse_device(spec, f"X10ARRAY_DEFAULT_DEVICE={spec!r}") if spec else Device.default
+        )
+    return device
 
 
 @contextlib.contextmanager

@@ -26,40 +26,45 @@ NOT_ARRAY_FUNCTIONS = frozenset(
 )
 
 
+# Tracer types of autodiff systems (x10array.autodiff registers its own through
+# `x10array.extend.register_tracer`) -> the function giving a tracer's root namespace (the
+# array library whose arrays it traces).
+_TRACERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_tracer(tracer_type: type, root_namespace: Callable[[Any], Any]) -> None:
+    """Make public functions forward calls holding a `tracer_type` to the tracer's own
+    namespace (`tracer.namespace`) when `root_namespace(tracer)` is x10array."""
+    _TRACERS[tracer_type] = root_namespace
+
+
 def _find_tracer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    module = sys.modules.get("x10array.autodiff._tracer")
-    if module is None:  # autodiff was never imported: there are no tracers
+    if not _TRACERS:  # no autodiff system imported: there are no tracers
         return None
-    tracer_type = module.Tracer
+    tracers = _TRACERS
     for a in (*args, *kwargs.values()):
-        if type(a) is tracer_type:
+        if type(a) in tracers:
             return a
         if type(a) in (list, tuple):
             for b in a:
-                if type(b) is tracer_type:
+                if type(b) in tracers:
                     return b
     return None
 
 
 def is_tracer(obj: Any) -> bool:
-    module = sys.modules.get("x10array.autodiff._tracer")
-    return module is not None and type(obj) is module.Tracer
+    return type(obj) in _TRACERS
 
 
 def _forward(name: str, tracer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from .autodiff._tracer import DiffNamespace
-
-    namespace = tracer.namespace
-    root = namespace
-    while isinstance(root, DiffNamespace):
-        root = root.base
-    if root is not sys.modules[__package__]:
+    root = _TRACERS[type(tracer)](tracer)
+    if root is not sys.modules[__name__.partition(".")[0]]:  # not x10array's namespace
         library = getattr(root, "__name__", type(root).__name__)
         raise TypeError(
             f"{name}: got an autodiff tracer of {library} arrays, which x10array's functions cannot take;"
             f" call the arrays' own namespace instead: xp = x.__array_namespace__(); xp.{name}(...)"
         )
-    target: Any = namespace
+    target: Any = tracer.namespace
     for part in name.split("."):
         target = getattr(target, part)
     return target(*args, **kwargs)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import os
+import threading
+
+from . import settings
 
 
 @dataclasses.dataclass
@@ -30,6 +32,10 @@ class Metrics:
 
 COUNTERS = Metrics()
 
+# The lock under which a backend changes several counters together (the lazy backend holds it
+# while it runs a graph), so that a snapshot sees them agree. Reentrant.
+LOCK = threading.RLock()
+
 
 def metrics() -> Metrics:
     """A copy of the current counters; subtract two snapshots to measure a region.
@@ -37,16 +43,12 @@ def metrics() -> Metrics:
     Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
     that its counters agree with each other (`execute_count == compile_count + cache_hits`)
     while other threads run graphs."""
-    from ._lazy import _LOCK
-
-    with _LOCK:
+    with LOCK:
         return dataclasses.replace(COUNTERS)
 
 
 def reset_metrics() -> None:
-    from ._lazy import _LOCK
-
-    with _LOCK:
+    with LOCK:
         for f in dataclasses.fields(COUNTERS):
             setattr(COUNTERS, f.name, f.default)
 
@@ -79,4 +81,4 @@ def metrics_report(file: object = None) -> MetricsReport:
 
 
 def log_compiles() -> bool:
-    return os.environ.get("X10ARRAY_LOG_COMPILES", "") not in ("", "0")
+    return bool(settings.get("X10ARRAY_LOG_COMPILES"))

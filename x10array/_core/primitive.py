@@ -8,7 +8,7 @@ abstract evaluation (`jax.eval_shape`), cached by input shapes and dtypes.
 
 `bind(prim, device, *operands, **params)` is the choke point: the public layer has already
 validated, promoted and checked devices; `bind` alone looks at the device's backend and hands
-the call to that backend's executor (eager: run now; XLA: record lazily).
+the call to that backend (`backend.BackendImpl.run`; eager: run now; XLA: record lazily).
 
 Operands are `Array`s or Python scalars (a scalar operand already has the dtype the standard
 gives it: the public layer has checked it). Parameters are hashable Python values (ints,
@@ -22,9 +22,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ._device import Backend, Device
+from .backend import _IMPLS
+from .devices import Device
 
-__all__ = ["Primitive", "bind", "register_backend", "params_key", "OP_TABLE"]
+__all__ = ["Primitive", "bind", "params_key", "OP_TABLE"]
 
 OP_TABLE: dict[str, Primitive] = {}
 
@@ -158,14 +159,6 @@ def params_key(params: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(sorted((name, _tag(value)) for name, value in params.items())) if params else ()
 
 
-# Backend -> executor. An executor has `run(prim, device, operands, params)`.
-_EXECUTORS: dict[Backend, Any] = {}
-
-
-def register_backend(backend: Backend, executor: Any) -> None:
-    _EXECUTORS[backend] = executor
-
-
 # Threads (docs/eager-and-lazy.md, "Threads"): every write (`__setitem__`, an in-place
 # operator, with its replay on views and bases) holds this lock from reading the array to
 # rebinding it, and so does making a view (indexing and registering it), so a write is atomic:
@@ -194,7 +187,7 @@ def assign(target: Any, source: Any) -> None:
     # Another thread may have handed the buffer out (`__array__`, a NumPy view) while it was
     # written in place: it stays marked, so the next write copies.
     target._shared = source._shared or (same and target._shared)
-    _EXECUTORS[target._device.backend].adopt(target)
+    _IMPLS[target._device.backend].adopt(target)
 
 
 def rebind(target: Any, source: Any) -> None:
@@ -207,4 +200,4 @@ def rebind(target: Any, source: Any) -> None:
 
 def bind(prim: Primitive, device: Device, *operands: Any, **params: Any) -> Any:
     """Run or record `prim` on `device`. The only place that decides eager or lazy."""
-    return _EXECUTORS[device.backend].run(prim, device, operands, params)
+    return _IMPLS[device.backend].run(prim, device, operands, params)

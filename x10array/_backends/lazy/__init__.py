@@ -57,33 +57,25 @@ from typing import Any
 
 import numpy as np
 
-from . import _metrics
-from ._array_object import Array
-from ._device import Backend, Device, DeviceKind, as_device
-from ._dtypes import FROM_NUMPY, DType
-from ._kernels import NUMPY, ROUNDING_GUARD, jax_namespace, jax_operand
-from ._lru import LRU, release_jax_traces, tick
-from ._metrics import COUNTERS
-from ._ops import Primitive, params_key, register_backend
+from ..._core import metrics as _metrics
+from ..._core import settings
+from ..._core.array import Array
+from ..._core.backend import register
+from ..._core.devices import Backend, Device, DeviceKind
+from ..._core.dtypes import FROM_NUMPY, DType
+from ..._core.kernels import NUMPY, ROUNDING_GUARD, jax_namespace, jax_operand
+from ..._core.lru import LRU, release_jax_traces, tick
+from ..._core.metrics import COUNTERS, LOCK
+from ..._core.primitive import Primitive, params_key
 
-__all__ = ["lazy_barrier", "from_host", "materialize"]
-
-
-def _env_int(name: str, default: int) -> int:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"{name}={text!r}: expected an integer") from None
+__all__ = ["barrier", "from_host", "materialize"]
 
 
-COMPILE_THRESHOLD = _env_int("X10ARRAY_COMPILE_THRESHOLD", 2)
-COMPILE_PAYBACK = float(os.environ.get("X10ARRAY_COMPILE_PAYBACK", "0.5"))
-CACHE_SIZE = _env_int("X10ARRAY_CACHE_SIZE", 256)
-GRAPH_LIMIT = _env_int("X10ARRAY_GRAPH_LIMIT", 20_000)
-DONATE = os.environ.get("X10ARRAY_DONATE", "1") != "0"
+COMPILE_THRESHOLD = settings.get("X10ARRAY_COMPILE_THRESHOLD")
+COMPILE_PAYBACK = settings.get("X10ARRAY_COMPILE_PAYBACK")
+CACHE_SIZE = settings.get("X10ARRAY_CACHE_SIZE")
+GRAPH_LIMIT = settings.get("X10ARRAY_GRAPH_LIMIT")
+DONATE = settings.get("X10ARRAY_DONATE")
 NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
 
 
@@ -106,8 +98,8 @@ def compile_threshold(n: int | None) -> Any:
 
 # Bounds of the shape/dtype caches (entries; see _lru): a recorded operation's key is
 # (primitive, parameters, input shapes/dtypes), so a run meeting ever-new shapes adds entries.
-SHAPE_CACHE_SIZE = 8192
-DTYPE_CACHE_SIZE = 1024
+SHAPE_CACHE_SIZE = settings.get("X10ARRAY_SHAPE_CACHE_SIZE")
+DTYPE_CACHE_SIZE = settings.get("X10ARRAY_DTYPE_CACHE_SIZE")
 
 
 class Call:
@@ -223,7 +215,7 @@ _PRUNE_AT = [4096]
 # from pending to materialized at most once (`value` set before `call` is dropped), which it
 # sees either way. Holding the lock while a graph runs keeps the donation of its inputs,
 # decided by reference counts, from racing with a recording taking a new reference to one.
-_LOCK = threading.RLock()
+_LOCK = LOCK  # (metrics() snapshots take it too: counters change under it)
 
 
 def _locked(fn: Any) -> Any:
@@ -376,6 +368,30 @@ class LazyBackend:
             live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
 
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+        return from_host(host, dtype, device, owned=not shared)
+
+    def read(self, x: Array) -> np.ndarray:
+        data = materialize(x)
+        if type(data) is np.ndarray:  # a value kept in host memory: seen read-only, like a
+            view = data.view()  # device buffer's host view, so it cannot be written through
+            view.flags.writeable = False
+            return view
+        return np.asarray(data)
+
+    def buffer(self, x: Array) -> Any:
+        return materialize(x)
+
+    def known(self, x: Array) -> np.ndarray | None:
+        value = x._data.value
+        return None if value is None else np.asarray(value)
+
+    def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+        guard(out, flag, fname, axis, size)
+
+    def barrier(self, devices: list[Device] | None, wait: bool) -> None:
+        barrier(list(_live) if devices is None else devices, wait)
+
 
 _ref = weakref.ref
 _last_count: list[int] = [-(2**62)]  # COUNTERS.ops_recorded at the last exact graph count
@@ -421,14 +437,16 @@ def _prune(live: list[weakref.ref[Array]]) -> None:
 
 
 def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-    from ._eager import NUMPY_EXECUTOR
-
+    """A primitive whose result shape depends on values (`unique`, `nonzero`): run it now
+    with its NumPy kernel on the computed operands, and place the results on `device`."""
     COUNTERS.graph_breaks += 1
-    cpu = Device("cpu", 0, Backend.EAGER)
-    host_ops = tuple(Array._new(np.asarray(materialize(o)), o._dtype, cpu) if type(o) is Array else o for o in operands)
-    out = NUMPY_EXECUTOR.run(prim, cpu, host_ops, params)
-    outs = out if prim.multiple_results else (out,)
-    placed = tuple(from_host(o._data, o._dtype, device, owned=True) for o in outs)
+    bufs = [np.asarray(materialize(o)) if type(o) is Array else o for o in operands]
+    if prim.in_place:
+        bufs[0] = np.array(bufs[0])  # a writable copy
+    with np.errstate(all="ignore"):
+        out = prim.kernel(NUMPY, *bufs, **params)
+    outs = [np.asarray(o) for o in (out if prim.multiple_results else (out,))]
+    placed = tuple(from_host(o, FROM_NUMPY[o.dtype], device, owned=True) for o in outs)
     return placed if prim.multiple_results else placed[0]
 
 
@@ -462,25 +480,12 @@ def materialize(x: Array) -> Any:
     return node.value
 
 
-def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
-    """Materialize every live pending array on `devices` (default: all lazy devices) in one
-    compiled program per device, so work they share is computed once (the seed's
-    `LazyTensorBarrier()`). Asynchronous unless `wait=True`."""
-    if not isinstance(wait, bool):
-        raise TypeError(f"lazy_barrier: wait must be a bool, got {type(wait).__name__}")
-    if devices is None:
-        chosen = list(_live)
-    elif isinstance(devices, (Device, str)):
-        chosen = [as_device(devices, "lazy_barrier")]
-    elif isinstance(devices, (list, tuple, set, frozenset)):
-        chosen = [_barrier_device(d) for d in devices]
-    else:
-        raise TypeError(
-            "lazy_barrier: devices must be None, a Device, a device string or a sequence of them,"
-            f" got {type(devices).__name__}"
-        )
+def barrier(devices: list[Device], wait: bool) -> None:
+    """Materialize every live pending array on `devices` in one program per device, so work
+    they share is computed once (the seed's `LazyTensorBarrier()`); block until done if
+    `wait`."""
     COUNTERS.barriers += 1
-    for device in chosen:
+    for device in devices:
         if not device.is_lazy:
             continue
         live = _live.get(device)
@@ -503,12 +508,6 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             for n in nodes:
                 if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
                     n.value.block_until_ready()
-
-
-def _barrier_device(d: Any) -> Device:
-    if not isinstance(d, (Device, str)):
-        raise TypeError(f"lazy_barrier: devices must be x10array Devices or device strings, got {d!r}")
-    return as_device(d, "lazy_barrier")
 
 
 def _pending_nodes(live: list[weakref.ref[Array]]) -> list[Node]:
@@ -733,7 +732,8 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     program = _programs.get(key)
     if program is None:
         program = _programs.put(
-            key, _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets))
+            key,
+            _Program([(c.prim, c.params) for c in calls], outputs, len(leaves), key, _interpret_cost(calls, targets)),
         )
     program.seen += 1
     leaf_values = [n.value for n in leaves]
@@ -1412,9 +1412,10 @@ def _user_line() -> str:
     """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
     that x10array generates (the wrappers of `_dispatch`) runs in globals without a module
     name: it counts as x10array's."""
-    here = os.path.dirname(__file__)
     frame = sys._getframe(1)
-    while frame is not None and (frame.f_code.co_filename.startswith(here) or "__name__" not in frame.f_globals):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or "__name__" not in frame.f_globals
+    ):
         frame = frame.f_back
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
@@ -1424,7 +1425,7 @@ def _user_frame() -> str:
     return f"{filename}:{lineno}"
 
 
-_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep  # x10array/
 
 
 def _user_location() -> tuple[int, str, int]:
@@ -1440,4 +1441,4 @@ def _user_location() -> tuple[int, str, int]:
     return level, frame.f_code.co_filename, frame.f_lineno
 
 
-register_backend(Backend.XLA, LazyBackend())
+register(Backend.XLA, LazyBackend())

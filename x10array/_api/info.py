@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _dtypes
-from ._device import Device, all_devices, as_device, current_device
-from ._dtypes import DType
+from .._core import dtypes as _dtypes
+from .._core.devices import Device, all_devices, as_device, current_device
+from .._core.dtypes import DType
 
 __all__ = ["__array_namespace_info__"]
 

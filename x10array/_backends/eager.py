@@ -13,17 +13,18 @@ thread-local context), so a user's own jax code keeps its defaults.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
-from ._array_object import Array
-from ._device import Backend, Device, DeviceKind
-from ._dtypes import FROM_NUMPY
-from ._kernels import NUMPY, jax_namespace, jax_operand
-from ._lru import LRU, release_jax_traces
-from ._ops import Primitive, params_key, register_backend
+from .._core.array import Array
+from .._core.backend import register
+from .._core.devices import Backend, Device, DeviceKind
+from .._core.dtypes import FROM_NUMPY, DType
+from .._core.kernels import NUMPY, jax_namespace, jax_operand
+from .._core.lru import LRU, release_jax_traces
+from .._core.primitive import Primitive, params_key
+from .._core.settings import get as get_setting
 
 _ndarray = np.ndarray
 
@@ -106,8 +107,10 @@ class XlaEagerExecutor:
 # (primitive, parameters' key) -> its jitted program, which holds one executable per input
 # shapes/dtypes (jax's own bound). Evicting one frees its executables, and what jax kept from
 # tracing them (see _lru.release_jax_traces).
-JIT_CACHE_SIZE = 1024
-_JITTED = LRU("eager jitted programs", JIT_CACHE_SIZE, batch=JIT_CACHE_SIZE // 8, on_evict=lambda _: release_jax_traces())
+JIT_CACHE_SIZE = get_setting("X10ARRAY_EAGER_CACHE_SIZE")
+_JITTED = LRU(
+    "eager jitted programs", JIT_CACHE_SIZE, batch=JIT_CACHE_SIZE // 8, on_evict=lambda _: release_jax_traces()
+)
 
 
 def _jitted(prim: Primitive, key: tuple[Any, ...], params: tuple[tuple[str, Any], ...]) -> Any:
@@ -145,55 +148,48 @@ NUMPY_EXECUTOR = NumpyExecutor()
 _numpy_run = NUMPY_EXECUTOR.run
 XLA_EAGER_EXECUTOR = XlaEagerExecutor()
 
-_cpu_kernels = [os.environ.get("X10ARRAY_EAGER_CPU_KERNELS", "numpy").lower()]
-if _cpu_kernels[0] not in ("numpy", "xla"):
-    raise ValueError(f"X10ARRAY_EAGER_CPU_KERNELS={_cpu_kernels[0]!r}: expected 'numpy' or 'xla'")
-
-
-def set_cpu_kernels(kind: str) -> str:
-    """Choose the eager CPU kernels: 'numpy' (default) or 'xla' (op by op). Returns the old."""
-    if kind not in ("numpy", "xla"):
-        raise ValueError(f"set_cpu_kernels: expected 'numpy' or 'xla', got {kind!r}")
-    old = _cpu_kernels[0]
-    _cpu_kernels[0] = kind
-    return old
+_KERNELS = "X10ARRAY_EAGER_CPU_KERNELS"
 
 
 def executor_for(device: Device) -> Any:
-    if device.kind is DeviceKind.CPU and _cpu_kernels[0] == "numpy":
+    if device.kind is DeviceKind.CPU and get_setting(_KERNELS) == "numpy":
         return NUMPY_EXECUTOR
     return XLA_EAGER_EXECUTOR
 
 
 class EagerBackend:
-    """What `bind` calls for eager devices."""
+    """The `BackendImpl` of eager devices: every value is computed already."""
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        if device.kind is _CPU and _cpu_kernels[0] == "numpy":
+        if device.kind is _CPU and get_setting(_KERNELS) == "numpy":
             return _numpy_run(prim, device, operands, params)
         return XLA_EAGER_EXECUTOR.run(prim, device, operands, params)
 
     def adopt(self, target: Array) -> None:
         """Nothing to track: an eager value is computed already."""
 
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+        buf = to_device_buffer(host, device)
+        return Array._new(buf, dtype, device, shared=shared and buf is host)
+
+    def read(self, x: Array) -> np.ndarray:
+        data = x._data
+        return data if type(data) is _ndarray else np.asarray(data)
+
+    def buffer(self, x: Array) -> Any:
+        return x._data
+
+    def known(self, x: Array) -> np.ndarray | None:
+        return self.read(x)
+
+    def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+        """Eager index values are checked at the call (see `_api.indexing`): nothing pends."""
+
+    def barrier(self, devices: list[Device] | None, wait: bool) -> None:
+        """Nothing pends on an eager device; with `wait`, nothing is in flight either (jax's
+        dispatch is asynchronous, but every read waits for its value)."""
+
 
 _CPU = DeviceKind.CPU
 
-
-def to_host(x: Array) -> np.ndarray:
-    """The value of `x` in host memory (may share memory with `x`)."""
-    data = x._data
-    if type(data) is _ndarray:
-        return data
-    if x._device.backend is Backend.XLA:
-        from . import _lazy
-
-        data = _lazy.materialize(x)
-        if type(data) is _ndarray:  # a lazy value kept in host memory: seen read-only, like
-            view = data.view()  # a device buffer's host view, so it cannot be written through
-            view.flags.writeable = False
-            return view
-    return np.asarray(data)
-
-
-register_backend(Backend.EAGER, EagerBackend())
+register(Backend.EAGER, EagerBackend())

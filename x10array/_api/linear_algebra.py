@@ -12,9 +12,16 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from ._array_object import Array
-from ._helpers import OperandTypeError, binary_operands, broadcast_shapes, check_array, check_int, normalize_axis
-from ._ops import Aval, Primitive, bind
+from .._core.array import Array
+from .._core.primitive import Aval, Primitive, bind
+from .._core.validation import (
+    OperandTypeError,
+    binary_operands,
+    broadcast_shapes,
+    check_array,
+    check_int,
+    normalize_axis,
+)
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -40,7 +47,7 @@ def _matmul_kernel(k: Any, a: Any, b: Any, *, dtype: Any, transposed: tuple[bool
 def _fold_transposes(operands: tuple[Any, ...], producers: list[Any], params: dict[str, Any]) -> Any:
     """matmul(x.T, y) and matmul(x, y.T) of matrices and vectors (no stack dimensions):
     multiply the stored matrix, transposed in the product (see `_matmul_kernel`)."""
-    from ._manipulation_functions import _PERMUTE_DIMS
+    from .manipulation import _PERMUTE_DIMS
 
     if any(len(o.shape) > 2 for o in operands):
         return None

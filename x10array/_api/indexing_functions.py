@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._array_object import Array
-from ._helpers import broadcast_shapes as _broadcast_shapes
-from ._helpers import check_array, normalize_axis, same_device
-from ._indexing import check_bounds, guard
-from ._ops import Primitive, bind
+from .._core.array import Array
+from .._core.primitive import Primitive, bind
+from .._core.validation import broadcast_shapes as _broadcast_shapes
+from .._core.validation import check_array, normalize_axis, same_device
+from .indexing import check_bounds, guard
 
 __all__ = ["take", "take_along_axis"]
 

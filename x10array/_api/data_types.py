@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ._array_object import Array
-from ._device import Device, as_device
-from ._dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
-from ._helpers import check_array, check_scalar
-from ._ops import Primitive, bind
+from .._core.array import Array
+from .._core.devices import Device, as_device
+from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
+from .._core.primitive import Primitive, bind
+from .._core.validation import check_array, check_scalar
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -47,7 +47,7 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | Non
     else:
         out = bind(_ASTYPE, x._device, x, dtype=dtype)
     if device is not None and device != out._device:
-        from ._creation_functions import to_device
+        from .creation import to_device
 
         out = to_device(out, device)
     return out

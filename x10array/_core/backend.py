@@ -1,0 +1,75 @@
+"""The backend protocol: everything the layers above ask of a backend, and the registry.
+
+A backend serves the devices of one `devices.Backend` kind (EAGER, XLA). It registers an
+object implementing `BackendImpl` at import (`register`), and the rest of x10array reaches
+it only through `impl(device)`: `primitive.bind` to run an operation, the public layer
+(`_api`) to place host data, read values, run pending work and check bounds. No module
+above `_core` imports a backend, and the backends never import each other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .devices import Backend, Device
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .array import Array
+    from .dtypes import DType
+    from .primitive import Primitive
+
+__all__ = ["BackendImpl", "register", "impl", "registered"]
+
+
+class BackendImpl(Protocol):
+    """What a backend does for its devices."""
+
+    def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        """Run (eager) or record (lazy) `prim` on `device`; an `Array` or a tuple of them.
+        Operands are `Array`s on `device` or Python scalars, already validated."""
+
+    def adopt(self, target: Array) -> None:
+        """`target` was rebound to a new value (`x += 1`, `x[i] = v`): track it if needed."""
+
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+        """A new array on `device` holding `host`'s value. `shared`: someone else may see or
+        write `host`, so the array must not write it in place (copy, or mark it shared)."""
+
+    def read(self, x: Array) -> np.ndarray:
+        """`x`'s value in host memory, computing it if pending. May share memory with `x`;
+        a value that must not be written through is returned read-only."""
+
+    def buffer(self, x: Array) -> Any:
+        """`x`'s computed device buffer (a NumPy or jax array), computing it if pending."""
+
+    def known(self, x: Array) -> np.ndarray | None:
+        """`x`'s value in host memory if it is computed already (nothing is run), else None."""
+
+    def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+        """`out` came from indexing by an index array whose bounds `flag` (a 0-d bool array,
+        True when an entry is out of bounds) checks: raise IndexError now if the flag is
+        known to be set, or make every value computed from `out` raise when read."""
+
+    def barrier(self, devices: list[Device] | None, wait: bool) -> None:
+        """Run the pending work of `devices` (None: all of this backend's); block until done
+        if `wait`."""
+
+
+_IMPLS: dict[Backend, BackendImpl] = {}
+
+
+def register(backend: Backend, implementation: BackendImpl) -> None:
+    """Make `implementation` serve the devices of kind `backend` (each backend, at import)."""
+    _IMPLS[backend] = implementation
+
+
+def impl(device: Device) -> BackendImpl:
+    """The implementation serving `device`."""
+    return _IMPLS[device.backend]
+
+
+def registered() -> list[BackendImpl]:
+    """Every registered implementation, in registration order."""
+    return list(_IMPLS.values())

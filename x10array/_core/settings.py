@@ -1,0 +1,196 @@
+"""Every `X10ARRAY_*` setting, declared once: its type, default, allowed values and meaning.
+
+A setting's value comes from the environment variable of the same name, read the first time
+the setting is used (and again after `reload()`); a bad value raises ValueError naming the
+variable and what it allows. Code reads settings with `get(name)` (a dict lookup), never
+`os.environ`. `override(...)` changes settings inside a `with` block, for tests and
+experiments; `set(...)` changes one for the rest of the process. Both are process-wide, not
+per thread. The README's table of variables is `table()`'s output (a test checks it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Setting", "SETTINGS", "get", "set", "override", "reload", "table"]
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. `kind` is "str", "choice", "int", "float", "bool" or "path"."""
+
+    name: str
+    kind: str
+    default: Any
+    meaning: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+
+    def allowed(self) -> str:
+        """What the setting accepts, in words (for errors and the README table)."""
+        if self.kind == "choice":
+            return " or ".join(repr(c) for c in self.choices)
+        if self.kind == "bool":
+            return "1/0 (also true/false, yes/no, on/off)"
+        if self.kind in ("int", "float"):
+            number = "an integer" if self.kind == "int" else "a number"
+            return number if self.minimum is None else f"{number} >= {self.minimum:g}"
+        return "a path" if self.kind == "path" else "a string"
+
+    def parse(self, value: Any) -> Any:
+        """The setting's value from environment text or a Python value; ValueError if bad."""
+        try:
+            parsed = _PARSERS[self.kind](self, value)
+        except (TypeError, ValueError):
+            parsed = None
+        if parsed is None or (self.minimum is not None and parsed < self.minimum):
+            raise ValueError(f"{self.name}={value!r}: expected {self.allowed()}")
+        return parsed
+
+
+def _parse_bool(setting: Setting, value: Any) -> bool | None:
+    if type(value) is bool:
+        return value
+    text = str(value).strip().lower()
+    return True if text in _TRUE else False if text in _FALSE else None
+
+
+def _parse_choice(setting: Setting, value: Any) -> str | None:
+    text = str(value).strip().lower()
+    return text if text in setting.choices else None
+
+
+def _parse_number(setting: Setting, value: Any) -> float | None:
+    if type(value) is bool:
+        return None
+    if setting.kind == "int":
+        return int(value) if isinstance(value, int) else int(str(value).strip())
+    return float(value)
+
+
+_PARSERS: dict[str, Callable[[Setting, Any], Any]] = {
+    "bool": _parse_bool,
+    "choice": _parse_choice,
+    "int": _parse_number,
+    "float": _parse_number,
+    "str": lambda setting, value: str(value),
+    "path": lambda setting, value: os.fspath(value) or None,
+}
+
+
+def _declare(*settings: Setting) -> dict[str, Setting]:
+    return {s.name: s for s in settings}
+
+
+SETTINGS: dict[str, Setting] = _declare(
+    Setting(
+        "X10ARRAY_DEFAULT_DEVICE", "str", "",
+        "the default device: `eager`, `xla`, or `kind:ordinal:backend` such as `cpu:0:xla`"
+        " (empty: the first accelerator, else the CPU, eager)",
+    ),
+    Setting(
+        "X10ARRAY_EAGER_CPU_KERNELS", "choice", "numpy", "the eager CPU's kernels (also `set_cpu_kernels`)",
+        choices=("numpy", "xla"),
+    ),
+    Setting(
+        "X10ARRAY_COMPILE_THRESHOLD", "int", 2,
+        "a lazy graph structure is interpreted until seen this many times (1 compiles at once)", minimum=1,
+    ),
+    Setting(
+        "X10ARRAY_COMPILE_PAYBACK", "float", 0.5,
+        "...and then until the estimated cost of interpreting it has reached this many times the estimated"
+        " cost of its compile (a fixed cost model, no clock; 0 compiles at the threshold)", minimum=0,
+    ),
+    Setting("X10ARRAY_CACHE_SIZE", "int", 256, "compiled lazy programs kept (LRU)", minimum=1),
+    Setting(
+        "X10ARRAY_SHAPE_CACHE_SIZE", "int", 8192,
+        "shape/dtype rules of recorded operations kept, by (primitive, parameters, input shapes) (LRU)",
+        minimum=1,
+    ),
+    Setting(
+        "X10ARRAY_DTYPE_CACHE_SIZE", "int", 1024,
+        "result dtypes of elementwise operations kept, by (primitive, parameters, input dtypes) (LRU)",
+        minimum=1,
+    ),
+    Setting(
+        "X10ARRAY_EAGER_CACHE_SIZE", "int", 1024,
+        "jitted programs of the eager XLA kernels kept, one per (primitive, parameters) (LRU)", minimum=1,
+    ),
+    Setting(
+        "X10ARRAY_GRAPH_LIMIT", "int", 20_000,
+        "pending operations before a lazy graph is run with a warning", minimum=1,
+    ),
+    Setting("X10ARRAY_DONATE", "bool", True, "donate overwritten buffers to the compiled program at the barrier"),
+    Setting("X10ARRAY_LOG_COMPILES", "bool", False, "log each XLA compile of a lazy graph and its reason"),
+    Setting(
+        "X10ARRAY_CONV_LOWERING", "choice", "im2col",
+        "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
+        choices=("im2col", "conv"),
+    ),
+    Setting(
+        "X10ARRAY_DATA_DIR", "path", None,
+        "where `datasets.MNIST` looks for (and downloads) the IDX files (unset: ~/.cache/x10array/mnist)",
+    ),
+)  # fmt: skip
+
+_values: dict[str, Any] = {}
+
+
+def _setting(name: str) -> Setting:
+    setting = SETTINGS.get(name)
+    if setting is None:
+        raise ValueError(f"x10array has no setting {name!r}; the settings are: {', '.join(SETTINGS)}")
+    return setting
+
+
+def get(name: str) -> Any:
+    """The current value of setting `name`."""
+    try:
+        return _values[name]
+    except KeyError:
+        pass
+    setting = _setting(name)
+    text = os.environ.get(name)
+    value = setting.default if text is None or (text == "" and setting.kind != "bool") else setting.parse(text)
+    _values[name] = value
+    return value
+
+
+def set(name: str, value: Any) -> None:  # noqa: A001  (settings.set, as in a mapping)
+    """Give setting `name` the value `value` (a Python value or environment-style text)."""
+    _values[name] = _setting(name).parse(value)
+
+
+@contextlib.contextmanager
+def override(**values: Any) -> Iterator[None]:
+    """Settings changed inside the block, restored on exit: `override(X10ARRAY_DONATE=False)`."""
+    parsed = {name: _setting(name).parse(value) for name, value in values.items()}
+    saved = {name: get(name) for name in parsed}
+    _values.update(parsed)
+    try:
+        yield
+    finally:
+        _values.update(saved)
+
+
+def reload() -> None:
+    """Forget the values read so far: the next use reads the environment again."""
+    _values.clear()
+
+
+def table() -> str:
+    """The settings as the README's Markdown table."""
+    lines = ["| variable | default | allowed | meaning |", "|---|---|---|---|"]
+    for s in SETTINGS.values():
+        default = "(unset)" if s.default in (None, "") else f"`{s.default}`"
+        if s.kind == "bool":
+            default = f"`{int(s.default)}`"
+        lines.append(f"| `{s.name}` | {default} | {s.allowed()} | {s.meaning} |")
+    return "\n".join(lines)
