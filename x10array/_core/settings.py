@@ -20,6 +20,7 @@ __all__ = ["Setting", "SETTINGS", "get", "set", "override", "reload", "table"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("", "0", "false", "no", "off")
+_BAD = object()  # what a parser's failure becomes
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,10 @@ class Setting:
         try:
             parsed = _PARSERS[self.kind](self, value)
         except (TypeError, ValueError):
-            parsed = None
-        if parsed is None or (self.minimum is not None and parsed < self.minimum):
+            parsed = _BAD
+        if parsed is None and self.kind == "path":
+            return None  # unset
+        if parsed is None or parsed is _BAD or (self.minimum is not None and parsed < self.minimum):
             raise ValueError(f"{self.name}={value!r}: expected {self.allowed()}")
         return parsed
 
@@ -81,7 +84,7 @@ _PARSERS: dict[str, Callable[[Setting, Any], Any]] = {
     "int": _parse_number,
     "float": _parse_number,
     "str": lambda setting, value: str(value),
-    "path": lambda setting, value: os.fspath(value) or None,
+    "path": lambda setting, value: None if value is None else os.fspath(value) or None,  # None: unset
 }
 
 
