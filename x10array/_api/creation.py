@@ -14,6 +14,7 @@ from .._core.devices import Device, DeviceKind, as_device, current_device
 from .._core.dispatch import is_tracer
 from .._core.dtypes import FROM_NUMPY, DType, check_dtype
 from .._core.kernels import NUMPY
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Aval, Primitive, bind, same_as_first
 from .._core.validation import (
     check_array,
@@ -390,7 +391,8 @@ def _arange_kernel(k: Any, start: int | float, step: int | float, *, num: int, d
     return (start + step * k.arange(num, dtype=k.float64)).astype(dtype.np)
 
 
-_ARANGE = Primitive("arange", _arange_kernel, quiet=True)
+_ARANGE = Primitive("arange", _arange_kernel)
+NUMPY_QUIET.add(_ARANGE)
 
 
 def _real_arg(value: Any, fname: str, arg: str) -> int | float:
@@ -469,7 +471,8 @@ def _linspace_kernel(k: Any, *, start: Any, stop: Any, num: int, endpoint: bool,
     return out.astype(dtype.np)
 
 
-_LINSPACE = Primitive("linspace", _linspace_kernel, quiet=True)
+_LINSPACE = Primitive("linspace", _linspace_kernel)
+NUMPY_QUIET.add(_LINSPACE)
 
 
 def linspace(

@@ -15,6 +15,7 @@ import numpy as np
 from .._core.array import Array
 from .._core.devices import Device, as_device
 from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import check_array, check_scalar
 
@@ -24,7 +25,8 @@ __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 # -- astype ------------------------------------------------------------------------------------
 
 # NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
-_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), quiet=True, elementwise=True)
+_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), elementwise=True)
+NUMPY_QUIET.add(_ASTYPE)
 
 
 def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | None = None) -> Array:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import binary_operands, broadcast_shapes
 
@@ -44,7 +45,9 @@ def _unary(
     lowering: Kernel | None = None,
     passes_bits: bool = False,
 ) -> Callable[[Array], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering, passes_bits=passes_bits)
+    prim = Primitive(name, kernel, elementwise=True, lowering=lowering, passes_bits=passes_bits)
+    if quiet:
+        NUMPY_QUIET.add(prim)
     allowed = CATEGORIES[category]
 
     def function(x: Array, /) -> Array:
@@ -70,7 +73,9 @@ def _binary(
     lowering: Kernel | None = None,
     passes_bits: bool = False,
 ) -> Callable[[Any, Any], Array]:
-    prim = Primitive(name, kernel, quiet=quiet, elementwise=True, lowering=lowering, passes_bits=passes_bits)
+    prim = Primitive(name, kernel, elementwise=True, lowering=lowering, passes_bits=passes_bits)
+    if quiet:
+        NUMPY_QUIET.add(prim)
 
     allowed = CATEGORIES[category]
 
@@ -724,7 +729,8 @@ def _clip_kernel(k: Any, x: Any, lo: Any, hi: Any) -> Any:
     return k.asarray(out, dtype=x.dtype)
 
 
-_CLIP = Primitive("clip", _clip_kernel, quiet=True, elementwise=True, passes_bits=True)
+_CLIP = Primitive("clip", _clip_kernel, elementwise=True, passes_bits=True)
+NUMPY_QUIET.add(_CLIP)
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - the standard's names

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.dtypes import COMPLEX_OF, DEFAULT_FLOAT, REAL_OF, DType, check_dtype
+from .._core.policies import COST_LIBRARY, NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import (
     check_array,
@@ -77,7 +78,9 @@ def _fft_kernel(name: str) -> Callable[..., Any]:
 
 def _transform_1d(name: str, kind: _Kind, doc: str) -> Any:
     category, out_dtype, default_n, _ = kind
-    prim = Primitive(f"fft.{name}", _fft_kernel(name), quiet=True, library=True)
+    prim = Primitive(f"fft.{name}", _fft_kernel(name))
+    NUMPY_QUIET.add(prim)
+    COST_LIBRARY.add(prim)
 
     def function(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
         check_array(x, name, "x", category)
@@ -119,7 +122,9 @@ def _fftn_kernel(name: str) -> Callable[..., Any]:
 def _transform_nd(name: str, kind: _Kind, doc: str) -> Any:
     """`kind`'s default-size rule applies to the last transformed axis; the others keep M."""
     category, out_dtype, default_last, complex_to_complex = kind
-    prim = Primitive(f"fft.{name}", _fftn_kernel(name), quiet=True, library=True)
+    prim = Primitive(f"fft.{name}", _fftn_kernel(name))
+    NUMPY_QUIET.add(prim)
+    COST_LIBRARY.add(prim)
 
     def function(
         x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None, norm: str = "backward"
@@ -181,7 +186,8 @@ def _freq_kernel(k: Any, d: Any, *, n: int, real: bool, dtype: DType) -> Any:
     return k.asarray(ints / (n * d), dtype=dtype.np)
 
 
-_FREQ = Primitive("fft.fftfreq", _freq_kernel, quiet=True)
+_FREQ = Primitive("fft.fftfreq", _freq_kernel)
+NUMPY_QUIET.add(_FREQ)
 
 
 def _frequencies(fname: str, n: Any, d: Any, dtype: Any, device: Any, real: bool) -> Array:

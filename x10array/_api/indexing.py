@@ -44,6 +44,7 @@ from .._core.array import Array
 from .._core.backend import impl as backend_impl
 from .._core.dtypes import INTEGER, promote
 from .._core.kernels import NUMPY
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
 from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
 
@@ -271,10 +272,9 @@ def _bounds_kernel(k: Any, indices: Any, *, size: int) -> Any:
 INDEX_BOUNDS = Primitive("index_bounds", _bounds_kernel, rule=lambda i, *, size: Aval((2,), i.dtype))
 GETITEM = Primitive("getitem", _getitem_kernel, rule=_getitem_rule, moves_data=True)
 GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True, moves_data=True)
-SETITEM = Primitive("setitem", _setitem_kernel, rule=same_as_first, in_place=True, quiet=True, moves_data=True)
-SETITEM_MASK = Primitive(
-    "setitem_mask", _setitem_mask_kernel, rule=same_as_first, in_place=True, quiet=True, moves_data=True
-)
+SETITEM = Primitive("setitem", _setitem_kernel, rule=same_as_first, in_place=True, moves_data=True)
+SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, rule=same_as_first, in_place=True, moves_data=True)
+NUMPY_QUIET.add(SETITEM, SETITEM_MASK)
 
 
 # -- the public layer -------------------------------------------------------------------------

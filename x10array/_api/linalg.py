@@ -23,6 +23,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INT, REAL_OF, DType
+from .._core.policies import COST_LIBRARY, NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import (
     binary_operands,
@@ -242,33 +243,33 @@ def _matrix_rank_kernel(k: Any, x: Any, rtol: Any) -> Any:
     return k.asarray(k.sum(s > tol, axis=-1), dtype=DEFAULT_INT.np)
 
 
-_CHOLESKY = Primitive("linalg.cholesky", _cholesky_kernel, quiet=True, library=True)
-_DET = Primitive("linalg.det", lambda k, x: k.asarray(_lapack(k, "det", x), dtype=x.dtype), quiet=True, library=True)
-_EIG = Primitive("linalg.eig", _eig_kernel, quiet=True, library=True, multiple_results=True)
+_CHOLESKY = Primitive("linalg.cholesky", _cholesky_kernel)
+_DET = Primitive("linalg.det", lambda k, x: k.asarray(_lapack(k, "det", x), dtype=x.dtype))
+_EIG = Primitive("linalg.eig", _eig_kernel, multiple_results=True)
 _EIGVALS = Primitive(
     "linalg.eigvals",
     lambda k, x: k.asarray(_lapack(k, "eigvals", x), dtype=_complex_dtype(x.dtype)),
-    quiet=True,
-    library=True,
 )
-_EIGH = Primitive("linalg.eigh", _eigh_kernel, quiet=True, library=True, multiple_results=True)
+_EIGH = Primitive("linalg.eigh", _eigh_kernel, multiple_results=True)
 _EIGVALSH = Primitive(
     "linalg.eigvalsh",
     lambda k, x: k.asarray(_lapack(k, "eigvalsh", x), dtype=_real_dtype(x.dtype)),
-    quiet=True,
-    library=True,
 )
-_INV = Primitive("linalg.inv", lambda k, x: k.asarray(_lapack(k, "inv", x), dtype=x.dtype), quiet=True, library=True)
-_MATRIX_POWER = Primitive("linalg.matrix_power", _matrix_power_kernel, quiet=True, library=True)
-_MATRIX_RANK = Primitive("linalg.matrix_rank", _matrix_rank_kernel, quiet=True, library=True)
-_PINV = Primitive("linalg.pinv", _pinv_kernel, quiet=True, library=True)
-_QR = Primitive("linalg.qr", _qr_kernel, quiet=True, library=True, multiple_results=True)
-_SLOGDET = Primitive("linalg.slogdet", _slogdet_kernel, quiet=True, library=True, multiple_results=True)
-_SOLVE = Primitive("linalg.solve", _solve_kernel, quiet=True, library=True)
-_SVD = Primitive("linalg.svd", _svd_kernel, quiet=True, library=True, multiple_results=True)
-_SVDVALS = Primitive(
-    "linalg.svdvals", lambda k, x: k.asarray(_svdvals(k, x), dtype=_real_dtype(x.dtype)), quiet=True, library=True
-)
+_INV = Primitive("linalg.inv", lambda k, x: k.asarray(_lapack(k, "inv", x), dtype=x.dtype))
+_MATRIX_POWER = Primitive("linalg.matrix_power", _matrix_power_kernel)
+_MATRIX_RANK = Primitive("linalg.matrix_rank", _matrix_rank_kernel)
+_PINV = Primitive("linalg.pinv", _pinv_kernel)
+_QR = Primitive("linalg.qr", _qr_kernel, multiple_results=True)
+_SLOGDET = Primitive("linalg.slogdet", _slogdet_kernel, multiple_results=True)
+_SOLVE = Primitive("linalg.solve", _solve_kernel)
+_SVD = Primitive("linalg.svd", _svd_kernel, multiple_results=True)
+_SVDVALS = Primitive("linalg.svdvals", lambda k, x: k.asarray(_svdvals(k, x), dtype=_real_dtype(x.dtype)))
+_LIBRARY = (
+    _CHOLESKY, _DET, _EIG, _EIGVALS, _EIGH, _EIGVALSH, _INV, _MATRIX_POWER, _MATRIX_RANK, _PINV, _QR, _SLOGDET, _SOLVE,
+    _SVD, _SVDVALS,
+)  # fmt: skip
+NUMPY_QUIET.add(*_LIBRARY)
+COST_LIBRARY.add(*_LIBRARY)
 
 
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
@@ -414,8 +415,10 @@ def _vector_norm_kernel(k: Any, x: Any, p: Any, *, axes: tuple[int, ...], keepdi
     return k.asarray(out, dtype=real)
 
 
-_MATRIX_NORM = Primitive("linalg.matrix_norm", _matrix_norm_kernel, quiet=True)
-_VECTOR_NORM = Primitive("linalg.vector_norm", _vector_norm_kernel, quiet=True)
+_MATRIX_NORM = Primitive("linalg.matrix_norm", _matrix_norm_kernel)
+_VECTOR_NORM = Primitive("linalg.vector_norm", _vector_norm_kernel)
+NUMPY_QUIET.add(_MATRIX_NORM, _VECTOR_NORM)
+
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 _VECTOR_MODES = {math.inf: "max", -math.inf: "min", 0: "count", 1: "sum", 2: "euclid"}
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core.array import Array
+from .._core.policies import GRAPH_REWRITES
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import (
     OperandTypeError,
@@ -97,7 +98,8 @@ def _matmul_rule(a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = 
     return Aval(shape, dtype.np)
 
 
-_MATMUL = Primitive("matmul", _matmul_kernel, rule=_matmul_rule, fold=_fold_transposes)
+_MATMUL = Primitive("matmul", _matmul_kernel, rule=_matmul_rule)
+GRAPH_REWRITES.register(_MATMUL, _fold_transposes)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _VECDOT = Primitive("vecdot", _vecdot_kernel)

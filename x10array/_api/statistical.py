@@ -24,6 +24,7 @@ import numpy as np
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES, DType, check_dtype, int64, uint64
 from .._core.kernels import NUMPY
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import check_array, normalize_axes, normalize_axis
 
@@ -95,7 +96,8 @@ def _reduction_rule(kernel: Callable[..., Any]) -> Callable[..., Aval]:
 def reduction(
     name: str, category: str, kernel: Callable[..., Any], *, nonempty: bool = False, doc: str = ""
 ) -> Callable[..., Array]:
-    prim = Primitive(name, kernel, rule=_reduction_rule(kernel), quiet=True)
+    prim = Primitive(name, kernel, rule=_reduction_rule(kernel))
+    NUMPY_QUIET.add(prim)
 
     def function(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
         check_array(x, name, "x", category)
@@ -137,7 +139,8 @@ def _moment_kernel(k: Any, x: Any, *, axes: tuple[int, ...], correction: float, 
     return cast(k.sqrt(out) if root else out, x.dtype)
 
 
-_MOMENT = Primitive("var_std", _moment_kernel, quiet=True)
+_MOMENT = Primitive("var_std", _moment_kernel)
+NUMPY_QUIET.add(_MOMENT)
 
 
 def _moment(fname: str, x: Array, axis: Any, correction: Any, keepdims: Any, root: bool) -> Array:
@@ -191,8 +194,8 @@ def _accumulation(name: str, kernel: Callable[..., Any], empty: str) -> Callable
         name,
         reduce_kernel,
         rule=lambda x, *, axes, dtype, keepdims: Aval(reduced_shape(tuple(x.shape), axes, keepdims), dtype.np),
-        quiet=True,
     )
+    NUMPY_QUIET.add(prim)
 
     def function(
         x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: DType | None = None, keepdims: bool = False
@@ -228,7 +231,8 @@ def _cumulative_kernel(k: Any, x: Any, *, op: str, axis: int, dtype: DType, incl
     return cast(out, dtype.np)
 
 
-_CUMULATIVE = Primitive("cumulative", _cumulative_kernel, quiet=True)
+_CUMULATIVE = Primitive("cumulative", _cumulative_kernel)
+NUMPY_QUIET.add(_CUMULATIVE)
 
 
 def _cumulative(op: str, x: Array, axis: Any, dtype: Any, include_initial: Any) -> Array:

@@ -6,6 +6,7 @@ from typing import Any
 
 from .._core.array import Array
 from .._core.dtypes import DType, promote
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import check_array, check_int, normalize_axis, same_device
 from .statistical import cast, reduction
@@ -36,7 +37,8 @@ def _diff_kernel(k: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int
     return k.diff(x, n=n, axis=axis) if n else x
 
 
-_DIFF = Primitive("diff", _diff_kernel, quiet=True)
+_DIFF = Primitive("diff", _diff_kernel)
+NUMPY_QUIET.add(_DIFF)
 
 
 def diff(

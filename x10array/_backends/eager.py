@@ -23,10 +23,12 @@ from .._core.devices import Backend, Device, DeviceKind
 from .._core.dtypes import FROM_NUMPY, DType
 from .._core.kernels import NUMPY, jax_namespace, jax_operand
 from .._core.lru import LRU, release_jax_traces
+from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, params_key
 from .._core.settings import get as get_setting
 
 _ndarray = np.ndarray
+_QUIET = NUMPY_QUIET.members  # (the set itself: registrations after this import are seen)
 
 
 def _wrap_numpy(out: Any, device: Device, operands: tuple[Any, ...]) -> Array:
@@ -66,7 +68,7 @@ class NumpyExecutor:
         ]
         if prim.in_place and operands[0]._shared:
             bufs[0] = bufs[0].copy()
-        out = _run_quiet(prim, bufs, params) if prim.quiet else prim.kernel(NUMPY, *bufs, **params)
+        out = _run_quiet(prim, bufs, params) if prim in _QUIET else prim.kernel(NUMPY, *bufs, **params)
         if prim.multiple_results:
             return tuple(_wrap_numpy(o, device, operands) for o in out)
         return _wrap_numpy(out, device, operands)

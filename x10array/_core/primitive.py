@@ -44,9 +44,6 @@ class Primitive:
     dynamic_shape
         The output shape depends on the values (unique, nonzero, boolean masks): a lazy
         backend must materialize the inputs before running it.
-    quiet
-        The kernel may raise floating-point warnings that the standard does not have
-        (division by zero, overflow to inf): the eager NumPy path silences them.
     multiple_results
         The kernel returns a tuple of buffers.
     in_place
@@ -59,25 +56,19 @@ class Primitive:
         The result has the broadcast shape of the operands, and a dtype that depends on their
         dtypes only: the shape/dtype rule is then derived once per dtype combination rather
         than once per shape.
-    library
-        The kernel is one call into a numerical library routine (LAPACK, FFT) that a compiled
-        program calls as well, no faster: the lazy backend does not count its time towards
-        paying for a compile. (Not matmul: XLA's own GEMM differs from NumPy's BLAS, for
-        better or worse, and fuses with its neighbours.)
     passes_bits
         The lowering may return an operand's bits unchanged through a select or a bit
         operation (abs, negation, copysign, `where`): XLA's flush-to-zero does not apply
         there, so a compiled lazy graph flushes its result (see `_lazy._replay`).
-    fold(operands, producers, params) -> (operands, params) | None
-        A rewrite for a backend that records graphs: `operands` are the recorded operands
-        (with `.shape`), `producers[i]` the (primitive, params, inputs) of the pending
-        operation that makes operand i, or None. A result is what to record instead (matmul
-        absorbs a transpose, which XLA's CPU code would otherwise copy).
+
+    What a backend chooses to do about an op (silence NumPy's warnings, leave it out of a cost
+    model, rewrite it while recording) is not a fact about the op: it is registered beside the
+    primitive in that backend's registry (see `policies`).
     """
 
     __slots__ = (
-        "name", "kernel", "lowering", "rule", "dynamic_shape", "quiet", "multiple_results", "in_place", "elementwise",
-        "moves_data", "library", "fold", "passes_bits",
+        "name", "kernel", "lowering", "rule", "dynamic_shape", "multiple_results", "in_place", "elementwise",
+        "moves_data", "passes_bits",
     )  # fmt: skip
 
     def __init__(
@@ -88,13 +79,10 @@ class Primitive:
         lowering: Callable[..., Any] | None = None,
         rule: Callable[..., Any] | None = None,
         dynamic_shape: bool = False,
-        quiet: bool = False,
         multiple_results: bool = False,
         in_place: bool = False,
         elementwise: bool = False,
         moves_data: bool = False,
-        library: bool = False,
-        fold: Callable[..., Any] | None = None,
         passes_bits: bool = False,
     ) -> None:
         if name in OP_TABLE:
@@ -104,13 +92,10 @@ class Primitive:
         self.lowering = lowering if lowering is not None else kernel
         self.rule = rule
         self.dynamic_shape = dynamic_shape
-        self.quiet = quiet
         self.multiple_results = multiple_results
         self.in_place = in_place
         self.elementwise = elementwise
         self.moves_data = moves_data
-        self.library = library
-        self.fold = fold
         self.passes_bits = passes_bits
         OP_TABLE[name] = self
 

@@ -66,6 +66,7 @@ from ..._core.dtypes import FROM_NUMPY, DType
 from ..._core.kernels import NUMPY, ROUNDING_GUARD, jax_namespace, jax_operand
 from ..._core.lru import LRU, release_jax_traces, tick
 from ..._core.metrics import COUNTERS, LOCK
+from ..._core.policies import COST_LIBRARY, GRAPH_REWRITES
 from ..._core.primitive import Primitive, params_key
 
 __all__ = ["barrier", "from_host", "materialize"]
@@ -298,13 +299,13 @@ class LazyBackend:
         if prim.dynamic_shape:
             return _graph_break(prim, device, operands, params)
         inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
-        if prim.fold is not None:
+        if prim in GRAPH_REWRITES.rules:
             with _LOCK:  # it may take the producers' operands: not while a graph runs (see _LOCK)
                 producers = [
                     (c.prim, c.params, c.inputs) if type(i) is Node and (c := i.call) is not None else None
                     for i in inputs
                 ]
-                folded = prim.fold(inputs, producers, params)
+                folded = GRAPH_REWRITES.rules[prim](inputs, producers, params)
             if folded is not None:
                 inputs, params = folded
         key_params = params_key(params)
@@ -1010,7 +1011,7 @@ class _CostModel:
       PER_ELEMENT for each element of its largest operand or result (NumPy's loop, the copy
       into an owned buffer and the subnormal scan: ~1-3 ns for float64 arithmetic), or
       PER_FLOP for each multiply-add of a matmul, tensordot or convolution (~0.2 ns: a
-      float32 GEMM of LeNet's sizes, im2col included). `library` primitives (an SVD, a solve, an FFT) cost nothing
+      float32 GEMM of LeNet's sizes, im2col included). `COST_LIBRARY` primitives (an SVD, a solve, an FFT) cost nothing
       here: a compiled program calls the same routine, so compiling would not save it.
     """
 
@@ -1047,7 +1048,7 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
                 out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
     total = 0.0
     for c in calls:
-        if c.prim.library:
+        if c.prim in COST_LIBRARY.members:
             continue
         operands = [n for n in c.inputs if type(n) is Node]
         sizes = [_elements(n.shape) for n in operands]
@@ -1275,7 +1276,7 @@ def _replay(
                 and not viewers.get(id(first))  # no live view would see the write
             )
             first = None
-        if prim.library:
+        if prim in COST_LIBRARY.members:
             out = _numpy_step(prim, args, params, flush, args_clean=True)
             clean.add(index)  # library calls are arithmetic
         else:

@@ -1,0 +1,131 @@
+"""Backend policies about primitives, registered beside the primitive they concern.
+
+A `Primitive` (`primitive.py`) holds facts about the op that hold on every backend: its
+kernel, lowering and shape/dtype rule, whether its shape depends on values, whether it
+returns several results or writes in place. A *policy* is one backend's choice about how to
+run an op: the eager NumPy executor silences NumPy's floating-point warnings for some ops,
+the lazy backend's cost model does not count library routines, the lazy recorder rewrites a
+matmul of a transpose. Policies live here, one registry per policy, and are filled right
+under the primitive's definition, as JAX registers a lowering or a transpose rule:
+
+    _SOLVE = Primitive("linalg.solve", _solve_kernel)
+    NUMPY_QUIET.add(_SOLVE)
+    COST_LIBRARY.add(_SOLVE)
+
+Why one small registry object per policy, in `_core`, rather than a table keyed by
+(backend, policy name) or registries inside each backend:
+
+- `_api`, where primitives are defined, may import `_core` only, never a backend; the
+  backends import `_core` only, never `_api`. `_core` is the one place both can reach.
+- A named object is found by grep at every registration and every read, and a misspelt one
+  is an ImportError, not an entry in a table that no backend reads.
+- Each registry names the backend that reads it (`reader`), and tests/test_policies.py
+  checks that this backend does read it and that every entry is a primitive of `OP_TABLE`.
+- The read is as cheap as the attribute it replaced: a backend binds the registry's set or
+  dict once at import (`_QUIET = NUMPY_QUIET.members`) and asks `prim in _QUIET`, one C-level
+  hash lookup on the primitive's identity. The set and dict are never replaced, only added
+  to, so a primitive registered later (by `nn`, or a user's extension) is seen at once.
+
+The registries, and who reads them:
+
+`NUMPY_QUIET` (the eager backend's NumPy executor, `_backends/eager.py`)
+    The kernel may raise floating-point warnings that the standard does not have (division
+    by zero, overflow to inf): the NumPy executor runs it with every warning ignored. (The
+    lazy interpreter ignores them for every op; XLA raises none.)
+`COST_LIBRARY` (the lazy backend's cost model and interpreter, `_backends/lazy/`)
+    The kernel is one call into a numerical library routine (LAPACK, FFT) that a compiled
+    program calls as well, no faster: the cost model does not count its time towards paying
+    for a compile, and the lazy interpreter counts its results as flushed to XLA's numerics
+    already, as an arithmetic op's (see `_replay`).
+    (Not matmul: XLA's own GEMM differs from NumPy's BLAS, for better or worse, and fuses
+    with its neighbours.)
+`GRAPH_REWRITES` (the lazy backend's recorder, `_backends/lazy/`)
+    `rewrite(operands, producers, params) -> (operands, params) | None`: `operands` are the
+    recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the
+    pending operation that makes operand i, or None. A result is what to record instead
+    (matmul absorbs a transpose, which XLA's CPU code would otherwise copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .primitive import Primitive
+
+__all__ = ["PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "REGISTRIES"]
+
+
+def _check(registry: str, prim: Any) -> None:
+    if not isinstance(prim, Primitive):
+        raise TypeError(f"{registry}: expected a Primitive, got {type(prim).__name__}")
+
+
+class PrimitiveSet:
+    """A policy that a primitive has or has not: the set of primitives that have it.
+
+    `members` is the set itself, for a backend's hot path (`prim in members`); register with
+    `add`, which checks what it is given."""
+
+    __slots__ = ("name", "reader", "members")
+
+    def __init__(self, name: str, reader: str) -> None:
+        self.name = name
+        self.reader = reader  # the module (or package) of the backend that reads it
+        self.members: set[Primitive] = set()
+
+    def add(self, *prims: Primitive) -> None:
+        for prim in prims:
+            _check(self.name, prim)
+        self.members.update(prims)
+
+    def __contains__(self, prim: object) -> bool:
+        return prim in self.members
+
+    def __iter__(self) -> Iterator[Primitive]:
+        return iter(self.members)
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}: {len(self.members)} primitives, read by {self.reader}>"
+
+
+class PrimitiveRules:
+    """A policy that gives some primitives a function: primitive -> rule.
+
+    `rules` is the dict itself, for a backend's hot path (`rules.get(prim)`); register with
+    `register`, at most once per primitive."""
+
+    __slots__ = ("name", "reader", "rules")
+
+    def __init__(self, name: str, reader: str) -> None:
+        self.name = name
+        self.reader = reader
+        self.rules: dict[Primitive, Callable[..., Any]] = {}
+
+    def register(self, prim: Primitive, rule: Callable[..., Any]) -> None:
+        _check(self.name, prim)
+        if not callable(rule):
+            raise TypeError(f"{self.name}: the rule of {prim.name} must be callable, got {type(rule).__name__}")
+        if prim in self.rules:
+            raise ValueError(f"{self.name}: {prim.name} has a rule already")
+        self.rules[prim] = rule
+
+    def get(self, prim: Primitive) -> Callable[..., Any] | None:
+        return self.rules.get(prim)
+
+    def __contains__(self, prim: object) -> bool:
+        return prim in self.rules
+
+    def __iter__(self) -> Iterator[Primitive]:
+        return iter(self.rules)
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}: {len(self.rules)} primitives, read by {self.reader}>"
+
+
+NUMPY_QUIET = PrimitiveSet("NUMPY_QUIET", reader="x10array._backends.eager")
+COST_LIBRARY = PrimitiveSet("COST_LIBRARY", reader="x10array._backends.lazy")
+GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.lazy")
+
+# Every registry, for the completeness test.
+REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES)
