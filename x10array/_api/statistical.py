@@ -116,13 +116,35 @@ def _mean_kernel(k: Any, x: Any, *, axes: tuple[int, ...], keepdims: bool) -> An
     return cast(k.mean(x, axis=axes, keepdims=keepdims), x.dtype)
 
 
+def _signed_zero(k: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool, *, negative: bool) -> Any:
+    """`out`, a min (`negative`) or max of `x`, where it is zero: -0 for a min if any zero
+    reduced is -0, +0 for a max if any is +0, as `minimum` and `maximum` order zeros. The
+    standard leaves the choice open; NumPy's reduction loops and XLA's pick a zero by its
+    position (and XLA's vectorized loops otherwise than its small ones), so without this
+    the tiers gave different zeros. NumPy looks only when a result is zero."""
+    if x.dtype.kind != "f" or (not k.is_jax and not k.any(out == 0)):
+        return out
+    sign = k.signbit(x) if negative else ~k.signbit(x)
+    found = k.any((x == 0) & sign, axis=axes, keepdims=keepdims)
+    zero = k.where(found, -0.0 if negative else 0.0, 0.0 if negative else -0.0).astype(x.dtype)
+    return k.where(out == 0, zero, out)
+
+
+def _max_kernel(k: Any, x: Any, *, axes: tuple[int, ...], keepdims: bool) -> Any:
+    return _signed_zero(k, x, k.max(x, axis=axes, keepdims=keepdims), axes, keepdims, negative=False)
+
+
+def _min_kernel(k: Any, x: Any, *, axes: tuple[int, ...], keepdims: bool) -> Any:
+    return _signed_zero(k, x, k.min(x, axis=axes, keepdims=keepdims), axes, keepdims, negative=True)
+
+
 max = reduction(  # noqa: A001 - the standard's name
-    "max", "real numeric", lambda k, x, *, axes, keepdims: k.max(x, axis=axes, keepdims=keepdims),
-    nonempty=True, doc="Maximum over `axis`; NaN propagates; ValueError over a zero-size extent.",
+    "max", "real numeric", _max_kernel,
+    nonempty=True, doc="Maximum over `axis`; NaN propagates; of zeros, +0 if any; ValueError over a zero-size extent.",
 )  # fmt: skip
 min = reduction(  # noqa: A001
-    "min", "real numeric", lambda k, x, *, axes, keepdims: k.min(x, axis=axes, keepdims=keepdims),
-    nonempty=True, doc="Minimum over `axis`; NaN propagates; ValueError over a zero-size extent.",
+    "min", "real numeric", _min_kernel,
+    nonempty=True, doc="Minimum over `axis`; NaN propagates; of zeros, -0 if any; ValueError over a zero-size extent.",
 )  # fmt: skip
 mean = reduction(
     "mean", "floating-point", _mean_kernel, doc="Arithmetic mean over `axis`; NaN for an empty set.",
