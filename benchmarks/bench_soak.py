@@ -15,7 +15,8 @@ Three phases per device, RSS sampled at intervals (after `gc.collect()` and glib
 Targets: RSS growth under 50 MB after warm-up in each phase (the first tenth of the train
 and graphs phases, the first cache-full of compiles), every cache at or below its bound, and
 the compiles of the train phase bounded by its distinct shapes (a training step per batch
-size and the evaluation; at most two programs each: the first step has no momentum yet). `--check` exits 1 unless all are met.
+size and the evaluation; at most two programs each: the first step has no momentum yet).
+`--check` exits 1 unless all are met.
 
 Run: python benchmarks/bench_soak.py [--steps 5000] [--graphs 20000] [--compiles 600]
      [--devices lazy,eager] [--check]
@@ -35,6 +36,8 @@ import numpy as np
 import x10array as xp
 from x10array import nn
 from x10array._backends import lazy as _lazy
+from x10array._core import lru as _lru
+from x10array._core import settings
 from x10array.autodiff import value_and_grad
 from x10array.examples.mnist import loss_and_logits
 from x10array.optim import SGD
@@ -61,20 +64,8 @@ def rss_mb() -> float:
 
 
 def cache_sizes() -> dict[str, tuple[int, int]]:
-    """name -> (entries, bound) of x10array's caches (bound -1: unbounded)."""
-    try:
-        from x10array._core import lru as _lru
-
-        return _lru.caches()
-    except ImportError:  # before the caches were bounded: what there was
-        from x10array._backends import eager as _eager
-
-        return {
-            "lazy programs": (len(_lazy._programs), _lazy.CACHE_SIZE),
-            "lazy shapes": (len(_lazy._avals), -1),
-            "lazy elementwise dtypes": (len(_lazy._elementwise_dtypes), -1),
-            "eager jitted programs": (len(_eager._JITTED), 4096),
-        }
+    """name -> (entries, bound) of x10array's caches."""
+    return _lru.caches()
 
 
 def jax_cache_entries() -> int:
@@ -187,18 +178,14 @@ def graphs(device: xp.Device, count: int) -> Phase:
 
 def compiles(device: xp.Device, count: int) -> Phase:
     """Distinct programs, each compiled at once (a new shape each): the compile cache evicts."""
-    old = _lazy.COMPILE_THRESHOLD
-    _lazy.COMPILE_THRESHOLD = 1
-    try:
-        warm = min(count, _lazy.CACHE_SIZE + 50)
+    with _lazy.compile_threshold(1):
+        warm = min(count, settings.get("X10ARRAY_CACHE_SIZE") + 50)
         phase = Phase(device, "compiles", count, warmup=warm)
         for i in range(1, count + 1):
             x = xp.asarray(np.full(i, 0.5), device=device)
             value = float(xp.sum(xp.sin(x) * 2.0 + 1.0))
             assert abs(value - i * (np.sin(0.5) * 2.0 + 1.0)) < 1e-9 * i
             phase.tick(i)
-    finally:
-        _lazy.COMPILE_THRESHOLD = old
     return phase
 
 
@@ -217,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     devices = {"lazy": xp.Device("cpu", 0, "xla"), "eager": xp.Device("cpu", 0, "eager")}
     print(
         f"x10array soak: {args.steps} steps (batch sizes {batch_sizes}, evaluation every {args.eval_every}), "
-        f"{args.graphs} graphs, {args.compiles} compiles; compile cache {_lazy.CACHE_SIZE}",
+        f"{args.graphs} graphs, {args.compiles} compiles; compile cache {settings.get('X10ARRAY_CACHE_SIZE')}",
         flush=True,
     )
     results = []

@@ -6,6 +6,7 @@ device-copy tests have two distinct eager devices: ``Device("cpu", 0)`` and ``De
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
@@ -22,6 +23,7 @@ settings.register_profile("thorough", max_examples=300, deadline=None, suppress_
 settings.load_profile(os.environ.get("X10ARRAY_HYPOTHESIS_PROFILE", "default"))
 
 import x10array as xp  # noqa: E402
+from x10array._core import settings as x10_settings  # noqa: E402
 
 KERNELS = ("numpy", "xla")
 
@@ -43,6 +45,14 @@ def xla_kernels():
         yield
     finally:
         xp.set_cpu_kernels(old)
+
+
+@pytest.fixture
+def override_settings():
+    """`override_settings(X10ARRAY_NAME=value, ...)`: x10array settings changed until the end
+    of the test (`settings.override`, entered now and left at teardown)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda **values: stack.enter_context(x10_settings.override(**values))
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from _standard_names import CHAPTERS
 
 import x10array as xp
 from x10array import autodiff, datasets, fft, linalg, nn, optim
-from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import graph as _graph
 from x10array.nn import functional as F
 
 EAGER = (xp.Device("cpu", 0), xp.Device("cpu", 1))
@@ -817,7 +817,7 @@ def _normalized(message: str) -> str:
 
 
 def _pending() -> tuple[int, ...]:
-    return tuple(len(v) for v in _lazy._live.values())
+    return tuple(len(v) for v in _graph._live.values())
 
 
 def _signature(result: Any) -> Any:

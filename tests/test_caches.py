@@ -11,8 +11,9 @@ import numpy as np
 
 import x10array as xp
 from x10array._backends import eager as _eager
-from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import shapes as _shapes
 from x10array._core import lru as _lru
+from x10array._core import settings
 
 LAZY = xp.Device("cpu", 0, "xla")
 
@@ -59,19 +60,22 @@ def test_every_cache_is_registered_with_its_bound():
     for name in ("lazy programs", "lazy shapes", "lazy elementwise dtypes", "eager jitted programs"):
         size, bound = found[name]
         assert 0 <= size <= bound
-    assert found["lazy programs"][1] == _lazy.CACHE_SIZE
+    assert found["lazy programs"][1] == settings.get("X10ARRAY_CACHE_SIZE")
+    with settings.override(X10ARRAY_CACHE_SIZE=7, X10ARRAY_SHAPE_CACHE_SIZE=9):  # bounds follow their settings
+        assert _lru.caches()["lazy programs"][1] == 7 and _lru.caches()["lazy shapes"][1] == 9
 
 
-def test_the_shape_cache_is_bounded(monkeypatch):
-    """Ever-new shapes (a fit on new data each time) do not grow the shape cache."""
-    small = _lru.LRU("test shapes", 64, batch=8, register=False)
-    monkeypatch.setattr(_lazy, "_avals", small)
-    monkeypatch.setattr(_lazy, "_avals_entries", small.entries)
+def test_the_shape_cache_is_bounded(override_settings):
+    """Ever-new shapes (a fit on new data each time) do not grow the shape cache, whose bound
+    is its setting's value at each insertion."""
+    override_settings(X10ARRAY_SHAPE_CACHE_SIZE=64)  # (evicts 64 // 8 at a time)
+    cache = _shapes._avals
+    before = cache.evictions
     for n in range(1, 200):
         x = xp.ones((n, 2), device=LAZY)
         y = xp.sum(x * 2.0, axis=0)  # a reduction: shape by abstract evaluation
-        assert len(small) <= 64
-    assert small.evictions >= 199 * 2 - 64
+        assert len(cache) <= 64
+    assert cache.evictions - before >= 199 * 2 - 64
     assert float(y[1]) == 2.0 * 199
     x = xp.ones((3, 2), device=LAZY)  # an evicted shape is derived again, correctly
     assert xp.sum(x * 2.0, axis=0).shape == (2,)
@@ -79,9 +83,9 @@ def test_the_shape_cache_is_bounded(monkeypatch):
 
 def test_the_elementwise_dtype_cache_is_bounded(monkeypatch):
     small = _lru.LRU("test dtypes", 4, register=False)
-    monkeypatch.setattr(_lazy, "_elementwise_dtypes", small)
-    monkeypatch.setattr(_lazy, "_avals", _lru.LRU("test shapes", 64, register=False))
-    monkeypatch.setattr(_lazy, "_avals_entries", _lazy._avals.entries)
+    monkeypatch.setattr(_shapes, "_elementwise_dtypes", small)
+    monkeypatch.setattr(_shapes, "_avals", _lru.LRU("test shapes", 64, register=False))
+    monkeypatch.setattr(_shapes, "_avals_entries", _shapes._avals.entries)
     dtypes = [xp.float32, xp.float64, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8]
     for dt in dtypes:
         x = xp.ones(3, dtype=dt, device=LAZY)
@@ -112,11 +116,12 @@ import gc, weakref
 import numpy as np
 import jax
 import x10array as xp
-from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import compile as _compile
+from x10array._core import settings
 from jax._src import util
 
 LAZY = xp.Device("cpu", 0, "xla")
-BOUND = _lazy.CACHE_SIZE
+BOUND = settings.get("X10ARRAY_CACHE_SIZE")
 
 def jax_cache_entries():
     return sum(c.cache_info().currsize for c in list(util._caches) if hasattr(c, "cache_info"))
@@ -126,7 +131,7 @@ at_bound = None
 for n in range(1, 7 * BOUND + 1):
     x = xp.asarray(np.full(n, 0.5), device=LAZY)
     assert np.isclose(float(xp.sum(xp.sin(x) * 2.0 + 1.0)), n * (np.sin(0.5) * 2.0 + 1.0), rtol=1e-12)
-    for program in _lazy._programs.values():
+    for program in _compile._programs.values():
         if program.compiled is not None and not any(r() is program.compiled for r in compiled):
             compiled.append(weakref.ref(program.compiled))
     if n == BOUND:  # the cache is full; nothing evicted yet
@@ -134,9 +139,9 @@ for n in range(1, 7 * BOUND + 1):
         at_bound = jax_cache_entries()
 gc.collect()
 alive = sum(r() is not None for r in compiled)
-print(len(compiled), alive, len(_lazy._programs), at_bound, jax_cache_entries())
+print(len(compiled), alive, len(_compile._programs), at_bound, jax_cache_entries())
 assert len(compiled) >= 6 * BOUND, len(compiled)  # one compile per new shape
-assert alive <= BOUND and len(_lazy._programs) <= BOUND, (alive, len(_lazy._programs))
+assert alive <= BOUND and len(_compile._programs) <= BOUND, (alive, len(_compile._programs))
 # jax keeps nothing for evicted programs: its caches hold no more than when BOUND programs
 # had been compiled (without the release they hold ~7x that: every compile's traces)
 assert jax_cache_entries() <= at_bound, (jax_cache_entries(), at_bound)

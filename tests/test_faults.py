@@ -2,7 +2,7 @@
 out of memory) loses nothing. Pending arrays stay pending (and registered for the next
 barrier), materialized arrays keep their values, and a donated buffer is consumed only by a
 run whose outputs were handed over. Faults are injected by replacing internal functions of
-`x10array._lazy` at each stage of a barrier, on both tiers."""
+`x10array._backends.lazy` at each stage of a barrier, on both tiers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ import pytest
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import compile as _compile
+from x10array._backends.lazy import executor as _executor
+from x10array._backends.lazy import interpreter as _interpreter
+from x10array._core import lru as _lru
+from x10array._core import metrics as _metrics
 
 LAZY = xp.Device("cpu", 0, "xla")
 
@@ -24,12 +29,12 @@ class Injected(Exception):
 
 
 @pytest.fixture(params=["interpreted", "compiled"])
-def tier(request, monkeypatch):
+def tier(request, monkeypatch, override_settings):
     """Run every graph interpreted (the default for a new graph), or compile every graph at
     its first sighting (the tier where inputs are donated)."""
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1 if request.param == "compiled" else 1_000_000)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1 if request.param == "compiled" else 1_000_000)
     monkeypatch.setattr(
-        _lazy, "_programs", _lazy.LRU("test programs", 256, register=False)
+        _compile, "_programs", _lru.LRU("test programs", 256, register=False)
     )  # compile here, not earlier
     return request.param
 
@@ -42,9 +47,10 @@ def _pending_bad_index(x):
 
 
 @pytest.fixture
-def interpreted(monkeypatch):
+def interpreted():
     """Every graph interpreted (an unchecked compiled gather clamps instead of raising)."""
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", _lazy.NEVER)
+    with _lazy.compile_threshold(None):
+        yield
 
 
 def test_a_failed_barrier_keeps_the_other_pending_arrays(interpreted):
@@ -134,20 +140,20 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
     _step(state)
     with monkeypatch.context() as patch:
         if stage == "before trace":
-            patch.setattr(_lazy, "_trace", _raising)
+            patch.setattr(_executor, "_trace", _raising)
         elif stage == "after trace":
-            patch.setattr(_lazy, "_donatable", _raising)
+            patch.setattr(_executor, "_donatable", _raising)
         elif stage == "in a kernel":
-            real_step = _lazy._numpy_step
+            real_step = _interpreter._numpy_step
 
             def step(prim, *args, **kwargs):
                 if prim.name == "subtract":
                     raise Injected("a kernel raised")
                 return real_step(prim, *args, **kwargs)
 
-            patch.setattr(_lazy, "_numpy_step", step)
+            patch.setattr(_interpreter, "_numpy_step", step)
         elif stage == "converting outputs":
-            real_owned, calls = _lazy._owned, []
+            real_owned, calls = _interpreter._owned, []
 
             def owned(value, dtype):
                 calls.append(1)
@@ -155,7 +161,7 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
                     raise Injected("converting an output failed")
                 return real_owned(value, dtype)
 
-            patch.setattr(_lazy, "_owned", owned)
+            patch.setattr(_interpreter, "_owned", owned)
         elif stage == "in compile":
             import jax
 
@@ -165,9 +171,9 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
 
                 return jax.jit(fails, donate_argnums=(0,) if any(donate) else ())
 
-            patch.setattr(_lazy, "_jitted_program", program)
+            patch.setattr(_executor, "_jitted_program", program)
         elif stage == "after the compiled run":
-            patch.setattr(_lazy._metrics, "log_compiles", _raising)  # after the run, on a compile
+            patch.setattr(_metrics, "log_compiles", _raising)  # after the run, on a compile
         with pytest.raises(Injected):
             xp.lazy_barrier()
     if stage == "after the compiled run":  # the outputs were handed over before the fault
@@ -188,7 +194,7 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
     with monkeypatch.context() as patch:
         if stage == "in the run":
             if tier == "compiled":
-                real_program = _lazy._jitted_program
+                real_program = _executor._jitted_program
 
                 def program(program, key, donate):
                     jitted = real_program(program, key, donate)
@@ -200,24 +206,24 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
 
                     return run
 
-                patch.setattr(_lazy, "_jitted_program", program)
+                patch.setattr(_executor, "_jitted_program", program)
             else:
-                real_step = _lazy._numpy_step
+                real_step = _interpreter._numpy_step
 
                 def step(prim, *args, **kwargs):
                     if prim.name == "subtract":
                         _interrupt()
                     return real_step(prim, *args, **kwargs)
 
-                patch.setattr(_lazy, "_numpy_step", step)
+                patch.setattr(_interpreter, "_numpy_step", step)
         else:
-            real_adopt = _lazy._adopt
+            real_adopt = _executor._adopt
 
             def adopt(targets, results):
                 _interrupt()
                 real_adopt(targets, results)
 
-            patch.setattr(_lazy, "_adopt", adopt)
+            patch.setattr(_executor, "_adopt", adopt)
         with pytest.raises(KeyboardInterrupt):
             xp.lazy_barrier()
     if tier == "compiled":
@@ -228,10 +234,10 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
     _assert_intact(state)
 
 
-def _warm_step_program(monkeypatch):
+def _warm_step_program(override_settings):
     """A state whose step program is compiled and cached (the runs that follow are jax's C++
     fast path), and the state stepped once more, pending."""
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     state = _step_state()
     for _ in range(2):
         _step(state)
@@ -243,13 +249,13 @@ def _warm_step_program(monkeypatch):
     return state, old_w
 
 
-def test_a_cached_donating_run_enters_no_python_code(monkeypatch):
+def test_a_cached_donating_run_enters_no_python_code(monkeypatch, override_settings):
     """What makes the hand-over after a cached run safe from Ctrl-C without a signal handler
     (see _run_and_adopt): from the moment jax takes the donated buffers to the moment the
     result is stored, no Python bytecode runs, so no KeyboardInterrupt can be raised."""
-    state, _ = _warm_step_program(monkeypatch)
+    state, _ = _warm_step_program(override_settings)
     entered: list[str] = []
-    real = _lazy._run_and_adopt
+    real = _executor._run_and_adopt
 
     def watched(targets, donating, run, *args, **kwargs):
         assert donating and not kwargs.get("first")
@@ -263,16 +269,16 @@ def test_a_cached_donating_run_enters_no_python_code(monkeypatch):
 
         real(targets, donating, profiled, *args, **kwargs)
 
-    monkeypatch.setattr(_lazy, "_run_and_adopt", watched)
+    monkeypatch.setattr(_executor, "_run_and_adopt", watched)
     xp.lazy_barrier()
     assert entered == []
     _assert_intact(state)
 
 
-def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monkeypatch):
+def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monkeypatch, override_settings):
     _needs_default_sigint()
-    state, old_w = _warm_step_program(monkeypatch)
-    real_adopt, interrupted = _lazy._adopt, []
+    state, old_w = _warm_step_program(override_settings)
+    real_adopt, interrupted = _executor._adopt, []
 
     def adopt(targets, results):
         if not interrupted:
@@ -280,7 +286,7 @@ def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monke
             _interrupt()  # raised here, after the run, before any target has its value
         real_adopt(targets, results)
 
-    monkeypatch.setattr(_lazy, "_adopt", adopt)
+    monkeypatch.setattr(_executor, "_adopt", adopt)
     with pytest.raises(KeyboardInterrupt):
         xp.lazy_barrier()
     assert interrupted
@@ -288,13 +294,13 @@ def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monke
     _assert_intact(state)
 
 
-def test_a_failed_compile_is_tried_again(monkeypatch):
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
-    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
+def test_a_failed_compile_is_tried_again(monkeypatch, override_settings):
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
     state = _step_state()
     _step(state)
     with monkeypatch.context() as patch:
-        real_program = _lazy._jitted_program
+        real_program = _executor._jitted_program
         failures = []
 
         def program(program, key, donate):
@@ -303,7 +309,7 @@ def test_a_failed_compile_is_tried_again(monkeypatch):
                 raise Injected("compile failed")
             return real_program(program, key, donate)
 
-        patch.setattr(_lazy, "_jitted_program", program)
+        patch.setattr(_executor, "_jitted_program", program)
         with pytest.raises(Injected):
             xp.lazy_barrier()
         before = xp.metrics()
@@ -337,8 +343,8 @@ def test_out_of_memory_at_a_read_is_the_same_memory_error_on_both_tiers(tier):
         float(x[0, 0])
 
 
-def test_the_graph_size_warning_names_the_users_line(monkeypatch):
-    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 50)
+def test_the_graph_size_warning_names_the_users_line(override_settings):
+    override_settings(X10ARRAY_GRAPH_LIMIT=50)
     x = xp.ones(3, device=LAZY)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

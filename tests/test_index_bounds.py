@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 
 import x10array as xp
-from x10array._backends import lazy as _lazy
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0, "eager")
@@ -75,14 +74,14 @@ TIERS = ["eager-numpy", "eager-xla", "lazy-interpreted", "lazy-compiled"]
 
 
 @pytest.fixture(params=TIERS)
-def tier(request, monkeypatch):
+def tier(request, override_settings):
     if request.param == "eager-xla":
         old = xp.set_cpu_kernels("xla")
         request.addfinalizer(lambda: xp.set_cpu_kernels(old))
     if request.param == "lazy-interpreted":
-        monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 10**9)
+        override_settings(X10ARRAY_COMPILE_THRESHOLD=10**9)
     if request.param == "lazy-compiled":
-        monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+        override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     return request.param
 
 

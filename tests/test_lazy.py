@@ -15,6 +15,12 @@ import pytest
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import compile as _compile
+from x10array._backends.lazy import graph as _graph
+from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import trace as _trace
+from x10array._core import lru as _lru
+from x10array._core import settings
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0, "eager")
@@ -51,9 +57,9 @@ def step_program(w, g, lr):
 
 
 @pytest.fixture
-def compile_when_repeated(monkeypatch):
+def compile_when_repeated(override_settings):
     """Compile a graph at its second sighting, without waiting for the compile to pay."""
-    monkeypatch.setattr(_lazy, "COMPILE_PAYBACK", 0.0)
+    override_settings(X10ARRAY_COMPILE_PAYBACK=0.0)
 
 
 def test_barrier_per_step_compiles_once_over_50_steps(compile_when_repeated):
@@ -80,18 +86,18 @@ def test_small_graphs_that_repeat_stay_op_by_op():
     assert d.compile_count == 0 and d.interpreted_graphs == 5
 
 
-def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
+def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_settings):
     """Ski rental on estimates: interpreted until the estimated cost of its interpreted runs
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
-    monkeypatch.setattr(_lazy.COST, "compile_seconds", lambda n_ops: 0.04)
-    monkeypatch.setattr(_lazy, "COMPILE_PAYBACK", 0.5)
-    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))  # none from other tests
+    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.04)
+    override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
+    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))  # none from other tests
     a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
     cheap = xp.asarray(np.arange(3.0), device=LAZY)
 
     def program_of(ops: int) -> Any:
-        return next((p for p in _lazy._programs.values() if len(p.calls) == ops), None)
+        return next((p for p in _compile._programs.values() if len(p.calls) == ops), None)
 
     tiers = []
     for step in range(200):
@@ -104,7 +110,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
     program = program_of(5)
     per_run = program.interpret_cost
     # matmul's 200**3 multiply-adds dominate the estimate of one run
-    assert 200**3 * _lazy.COST.PER_FLOP < per_run < 2 * 200**3 * _lazy.COST.PER_FLOP
+    assert 200**3 * _compile.COST.PER_FLOP < per_run < 2 * 200**3 * _compile.COST.PER_FLOP
     runs = math.ceil(0.02 / per_run - 1e-9)  # interpreted runs until 0.5 * 40 ms is paid
     assert tiers == ["interpreted"] * runs + ["compiled"]
     assert program.interpreted == pytest.approx(runs * per_run)
@@ -113,13 +119,13 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch):
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
-    monkeypatch.setattr(_lazy.COST, "compile_seconds", lambda n_ops: 0.002)
-    monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.002)
+    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
         xp.lazy_barrier()
-    (program,) = _lazy._programs.values()
+    (program,) = _compile._programs.values()
     assert program.compiled is None and program.seen == 4
     assert program.interpreted == 0.0
 
@@ -130,7 +136,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     import time
 
     def tiers() -> list[int]:
-        monkeypatch.setattr(_lazy, "_programs", _lazy.LRU("test programs", 256, register=False))
+        monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
         w = xp.asarray(np.random.default_rng(1).standard_normal((256, 256)), device=LAZY)
         out = []
         for _ in range(40):
@@ -148,8 +154,8 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     assert tiers() == first
 
 
-def test_compile_threshold_one_compiles_at_once(monkeypatch):
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+def test_compile_threshold_one_compiles_at_once(override_settings):
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     x = xp.asarray(np.arange(7.0), device=LAZY)
     before = xp.metrics()
     y = xp.sin(x) + 7.25  # a structure no other test records
@@ -239,13 +245,29 @@ def test_a_value_that_other_pending_work_reads_is_computed_once():
     np.testing.assert_allclose(np.asarray(b), np.exp(np.arange(4.0)) + 1.0)
 
 
-def test_graph_size_is_not_recounted_at_every_operation(monkeypatch):
+def test_outside_references_counts_what_the_caller_does_not():
+    """The reference-count rule (trace.outside_references) discounts its own references, so
+    a caller counts only its own: here the list and the variable, then one more holder.
+    (Counted outside the asserts: pytest's rewritten asserts keep their operands.)"""
+    counts = []
+    for _ in range(20):  # (the interpreter specializes a call after a few runs: both kinds)
+        node = _lazy.Node(None, 0, (), np.dtype("float64"), 0.0, 0)
+        holders = [node]
+        alone = _trace.outside_references(node, 2), _trace.outside_references(holders[0], 2)
+        extra = node
+        held = _trace.outside_references(node, 2)
+        del extra
+        counts.append((alone, held))
+    assert counts == [((0, 0), 1)] * 20
+
+
+def test_graph_size_is_not_recounted_at_every_operation(monkeypatch, override_settings):
     """Reuse makes the summed size bound double at each step; an exact count walks the graph,
     so it runs at most once per GRAPH_LIMIT / 10 operations."""
-    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 1000)
+    override_settings(X10ARRAY_GRAPH_LIMIT=1000)
     counts = []
-    real = _lazy._graph_size
-    monkeypatch.setattr(_lazy, "_graph_size", lambda call, cap: counts.append(1) or real(call, cap))
+    real = _graph._graph_size
+    monkeypatch.setattr(_graph, "_graph_size", lambda call, cap: counts.append(1) or real(call, cap))
     x = xp.zeros((4, 4), device=LAZY)
     before = xp.metrics()
     for i in range(300):  # each write through a view reads the base and writes it back
@@ -260,8 +282,8 @@ def test_graph_size_is_not_recounted_at_every_operation(monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), expected)
 
 
-def test_graph_size_guard_still_fires_after_reset_metrics(monkeypatch):
-    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 200)
+def test_graph_size_guard_still_fires_after_reset_metrics(override_settings):
+    override_settings(X10ARRAY_GRAPH_LIMIT=200)
     x = xp.ones(3, device=LAZY)
     t = x
     for _ in range(1000):
@@ -281,7 +303,7 @@ def test_a_long_graph_of_writes_holds_one_buffer():
     last use is done in place: 300 row updates of a 300 x 1000 array stay near its size."""
     X = xp.asarray(np.zeros((300, 1000)), device=LAZY)
     peak = []
-    real = _lazy._numpy_step
+    real = _interpreter._numpy_step
 
     def step(prim, args, *rest, **kw):
         out = real(prim, args, *rest, **kw)
@@ -290,7 +312,7 @@ def test_a_long_graph_of_writes_holds_one_buffer():
         return out
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_lazy, "_numpy_step", step)
+        mp.setattr(_interpreter, "_numpy_step", step)
         for i in range(300):
             X[i, :] += 1.0
         np.testing.assert_array_equal(np.asarray(X), np.ones((300, 1000)))
@@ -328,7 +350,7 @@ def test_compile_threshold_forces_the_tier_within_a_block():
     """The internal switch the differential fuzzer runs both tiers with: 1 compiles a graph at
     its first sighting, None interprets it (even once compiled), and the setting comes back
     after the block, after an exception too."""
-    before_setting = _lazy.COMPILE_THRESHOLD
+    before_setting = settings.get("X10ARRAY_COMPILE_THRESHOLD")
     x = xp.asarray(np.arange(5.0), device=LAZY)
     for threshold, compiles, interpreted in ((1, 1, 0), (None, 0, 3)):
         with _lazy.compile_threshold(threshold):
@@ -338,9 +360,9 @@ def test_compile_threshold_forces_the_tier_within_a_block():
             assert delta(before).compile_count == compiles
             assert delta(before).interpreted_graphs == interpreted
     with pytest.raises(RuntimeError, match="inside"), _lazy.compile_threshold(1):
-        assert _lazy.COMPILE_THRESHOLD == 1
+        assert settings.get("X10ARRAY_COMPILE_THRESHOLD") == 1
         raise RuntimeError("inside")
-    assert _lazy.COMPILE_THRESHOLD == before_setting
+    assert settings.get("X10ARRAY_COMPILE_THRESHOLD") == before_setting
     with pytest.raises(ValueError, match="compile_threshold"), _lazy.compile_threshold(0):
         pass
 
@@ -365,8 +387,7 @@ def test_matmul_absorbs_a_transpose(dtype):
         assert p._data.call.prim.name == "matmul" and any(p._data.call.params["transposed"])
         assert all(i.call is None for i in p._data.call.inputs)  # the leaves themselves
     for threshold in (1, 2):  # compiled, then interpreted
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_lazy, "COMPILE_THRESHOLD", threshold)
+        with settings.override(X10ARRAY_COMPILE_THRESHOLD=threshold):
             fresh = [X.T @ v, xp.matrix_transpose(X) @ M, X @ N.T, N @ X.T, X.T @ X, v @ X]
             xp.lazy_barrier()
             for got, want, magnitude in zip(fresh, expected, magnitudes):
@@ -397,8 +418,8 @@ def test_data_dependent_shapes_break_the_graph():
     assert delta(before).graph_breaks == 1
 
 
-def test_graph_size_guard_warns_and_materializes(monkeypatch):
-    monkeypatch.setattr(_lazy, "GRAPH_LIMIT", 50)
+def test_graph_size_guard_warns_and_materializes(override_settings):
+    override_settings(X10ARRAY_GRAPH_LIMIT=50)
     x = xp.ones(3, device=LAZY)
     with pytest.warns(RuntimeWarning, match="lazy_barrier"):
         for _ in range(60):

@@ -58,10 +58,8 @@ def test_conv2d_matches_xla_and_its_gradients_match_finite_differences(namespace
         assert abs(np.asarray(g)[idx] - fd) < 1e-5 * max(1.0, abs(fd))
 
 
-def test_conv2d_xla_lowering_matches_numpy_kernel(monkeypatch):
-    from x10array._backends import lazy as _lazy
-
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)
+def test_conv2d_xla_lowering_matches_numpy_kernel(override_settings):
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     rng = np.random.default_rng(2)
     X, W = rng.standard_normal((2, 8, 8, 3)), rng.standard_normal((5, 5, 3, 4))
     results = []

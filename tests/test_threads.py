@@ -316,15 +316,13 @@ def test_a_device_scope_is_per_thread_and_left_where_entered():
     assert xp.asarray(0.0).device == default  # the scope ended in the thread that entered it
 
 
-def test_jax_64_bit_types_stay_inside_our_calls_in_every_thread(monkeypatch):
+def test_jax_64_bit_types_stay_inside_our_calls_in_every_thread(override_settings):
     """x10array asks jax for 64-bit types only inside its own calls (`jax.enable_x64` is a
     per-thread setting): threads running compiled lazy graphs get float64, and a thread's own
     jax code meanwhile keeps jax's default."""
     import jax.numpy as jnp
 
-    from x10array._backends import lazy as _lazy
-
-    monkeypatch.setattr(_lazy, "COMPILE_THRESHOLD", 1)  # every graph compiled: jax runs it
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)  # every graph compiled: jax runs it
     user_default = jnp.asarray(1.0).dtype
 
     def ours() -> list[tuple]:

@@ -1,8 +1,10 @@
 """One size-limited cache with least-recently-used eviction, shared by every cache of x10array.
 
 The caches (see `caches()`): the lazy device's compiled programs, its shape/dtype caches, and
-the eager XLA executor's jitted programs. Each has a fixed bound, so a long run that keeps
-meeting new shapes (a scikit-learn fit on ever-new data, a varying batch size) does not grow.
+the eager XLA executor's jitted programs. Each has a bound, so a long run that keeps meeting
+new shapes (a scikit-learn fit on ever-new data, a varying batch size) does not grow. A bound
+is a number, or a function read at each insertion (the cache's setting: `settings.override`
+then resizes the cache; a smaller bound takes effect at the next insertion).
 
 A lookup is on the hot path of recording (one per recorded operation), so a hit costs one
 dict lookup and one store: each entry is `[value, last use]`, the last use a tick of a global
@@ -27,31 +29,46 @@ _registry: weakref.WeakValueDictionary[str, LRU] = weakref.WeakValueDictionary()
 class LRU:
     """A mapping of at most `maxsize` entries; past it, the least recently used are evicted.
 
+    `maxsize` is a number or a function giving the bound (read at each insertion); `batch`,
+    how many entries an eviction pass drops, a number or a function of the bound.
     `get` and `put` count as uses. `on_evict([(key, value), ...])` is called after each
     eviction pass with what it evicted.
     `entries` is the underlying dict of `key -> [value, last use]`, for hot paths that inline
     `get` (look up, then store `tick()` into the entry's second slot)."""
 
-    __slots__ = ("name", "maxsize", "batch", "entries", "evictions", "on_evict", "__weakref__")
+    __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "__weakref__")
 
     def __init__(
         self,
         name: str,
-        maxsize: int,
-        batch: int = 1,
+        maxsize: int | Callable[[], int],
+        batch: int | Callable[[int], int] = 1,
         on_evict: Callable[[list[tuple[Any, Any]]], None] | None = None,
         register: bool = True,
     ):
-        if maxsize < 1:
+        if not callable(maxsize) and maxsize < 1:
             raise ValueError(f"{name}: the cache bound must be at least 1, got {maxsize}")
         self.name = name
-        self.maxsize = maxsize
-        self.batch = max(1, min(batch, maxsize))
+        self._maxsize = maxsize
+        self._batch = batch
         self.entries: dict[Any, list] = {}
         self.evictions = 0
         self.on_evict = on_evict
         if register:
             _registry[name] = self
+
+    @property
+    def maxsize(self) -> int:
+        """The bound now."""
+        bound = self._maxsize
+        return bound() if callable(bound) else bound
+
+    @property
+    def batch(self) -> int:
+        """How many entries an eviction pass drops, at the bound now (1 to the bound)."""
+        maxsize = self.maxsize
+        batch = self._batch
+        return max(1, min(batch(maxsize) if callable(batch) else batch, maxsize))
 
     def get(self, key: Any, default: Any = None) -> Any:
         entry = self.entries.get(key)

@@ -1,0 +1,299 @@
+"""Stage 5, compiling: the program cache, the tier decision and its cost model, the XLA
+program of a graph, and the compile log.
+
+Each graph structure (trace.GraphKey) has a `_Program` in an LRU cache (X10ARRAY_CACHE_SIZE):
+its sightings, the estimated cost of interpreting it, and once compiled its executable. The
+tier decision (`_interprets`) is ski rental on estimates from a fixed cost model (_CostModel),
+never measured time: interpret until that has cost X10ARRAY_COMPILE_PAYBACK times an estimated
+compile, from the X10ARRAY_COMPILE_THRESHOLD-th sighting on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..._core import metrics as _metrics
+from ..._core import settings
+from ..._core.kernels import ROUNDING_GUARD, jax_namespace
+from ..._core.lru import LRU, release_jax_traces
+from ..._core.metrics import COUNTERS
+from ..._core.policies import COST_LIBRARY
+from .graph import Call, Node, _user_location
+from .interpreter import flushes
+from .trace import GraphKey, Traced
+
+NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
+
+
+def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
+    """Choose the tier inside a `with` block (for tests and fuzzers; process-wide, not per
+    thread): `n=1` compiles every graph at its first sighting (as X10ARRAY_COMPILE_THRESHOLD=1
+    does), another `n` is the threshold of the cost rule (see _compile_pays), and `None`
+    interprets every graph, even one compiled before. It overrides X10ARRAY_COMPILE_THRESHOLD
+    (`settings.override`; None is NEVER): the previous setting comes back on exit."""
+    if n is not None and (type(n) is not int or n < 1):
+        raise ValueError(f"compile_threshold: expected None or a positive int, got {n!r}")
+    return settings.override(X10ARRAY_COMPILE_THRESHOLD=NEVER if n is None else n)
+
+
+class _Program:
+    """A graph's structure: what to run, independent of the values."""
+
+    __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key")
+
+    def __init__(self, calls: list, outputs: tuple, n_leaves: int, key: GraphKey, interpret_cost: float = 0.0):
+        self.calls = calls  # [(prim, params)]
+        self.outputs = outputs  # ((call index, output index), ...)
+        self.n_leaves = n_leaves
+        self.seen = 0
+        self.interpret_cost = interpret_cost  # estimated seconds of one interpreted run (COST)
+        self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
+        self.compiled: Any = None
+        self.key = key
+
+
+def _evicted_programs(evicted: list[tuple[GraphKey, _Program]]) -> None:
+    """A program left the cache: its executable goes with it (the program holds the only
+    reference), and so does what jax kept from tracing and lowering it."""
+    if any(program.compiled is not None for _, program in evicted):
+        release_jax_traces()
+
+
+# graph key -> program (LRU, bounded by X10ARRAY_CACHE_SIZE, read at each insertion)
+_programs = LRU("lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs)
+
+
+def _program_for(key: GraphKey, traced: Traced, targets: list[Node]) -> _Program:
+    """The program of graphs of structure `key` (made at its first sighting), this sighting
+    counted."""
+    program = _programs.get(key)
+    if program is None:
+        calls = traced.calls
+        cost = _interpret_cost(calls, targets)
+        program = _programs.put(
+            key, _Program([(c.prim, c.params) for c in calls], traced.outputs, len(traced.leaves), key, cost)
+        )
+    program.seen += 1
+    return program
+
+
+def _interprets(program: _Program) -> bool:
+    """The tier decision: whether this run of `program` is interpreted (a cold graph, or one
+    whose compile has not paid yet), else compiled (or run compiled)."""
+    threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
+    return threshold >= NEVER or (
+        program.compiled is None and (program.seen < threshold or (threshold > 1 and not _compile_pays(program)))
+    )
+
+
+def _compile_pays(program: _Program) -> bool:
+    """Ski rental: compile once interpreting the graph has cost X10ARRAY_COMPILE_PAYBACK times
+    what its compile is expected to. Both costs are estimates from the graph alone (COST),
+    never measured time: the same program takes the same tier at the same run, every time it
+    is run, so its numbers do not depend on the machine's load."""
+    payback = settings.get("X10ARRAY_COMPILE_PAYBACK")
+    return program.interpreted >= payback * COST.compile_seconds(len(program.calls))
+
+
+class _CostModel:
+    """The fixed cost model of the tier decision, in estimated seconds (calibrated once on a
+    2-core x86-64 machine, XLA CPU from jax 0.10, NumPy 2.4; the constants only have to be
+    right within a factor of a few, since the ski-rental rule stays within a small factor of
+    the best choice whatever the error).
+
+    - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
+      of jax 0.10 measured 3-10 ms per recorded operation, more for the functions whose
+      accurate lowering is a formula of several operations, and about 100 ms for the
+      smallest graph (tracing, lowering, XLA's passes), where 20 ms + 3.5 ms per operation
+      was assumed before);
+    - interpreting one operation: PER_OP (the interpreter's Python dispatch, ~7-10 us) plus
+      PER_ELEMENT for each element of its largest operand or result (NumPy's loop, the copy
+      into an owned buffer and the subnormal scan: ~1-3 ns for float64 arithmetic), or
+      PER_FLOP for each multiply-add of a matmul, tensordot or convolution (~0.2 ns: a
+      float32 GEMM of LeNet's sizes, im2col included). `COST_LIBRARY` primitives (an SVD, a
+      solve, an FFT) cost nothing here: a compiled program calls the same routine, so
+      compiling would not save it.
+    """
+
+    COMPILE_FIXED = 0.1
+    COMPILE_PER_OP = 0.005
+    PER_OP = 1e-5
+    PER_ELEMENT = 2e-9
+    PER_FLOP = 2e-10
+
+    def compile_seconds(self, n_ops: int) -> float:
+        return self.COMPILE_FIXED + n_ops * self.COMPILE_PER_OP
+
+
+COST = _CostModel()
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
+    """The estimated seconds of one interpreted run of the graph `calls` (topological order)
+    that computes `targets`, from its operations and their sizes (see _CostModel)."""
+    out_elements: dict[int, int] = {}
+    for n in targets:
+        if n.call is not None:
+            out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
+    for c in calls:
+        for n in c.inputs:
+            if type(n) is Node and n.call is not None:
+                out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
+    total = 0.0
+    for c in calls:
+        if c.prim in COST_LIBRARY.members:
+            continue
+        operands = [n for n in c.inputs if type(n) is Node]
+        sizes = [_elements(n.shape) for n in operands]
+        out = out_elements.get(id(c), 0)
+        total += COST.PER_OP + COST.PER_ELEMENT * max([out, *sizes]) + COST.PER_FLOP * _flops(c, operands, sizes, out)
+    return total
+
+
+def _flops(call: Call, operands: list[Node], sizes: list[int], out: int) -> int:
+    """The multiply-adds of a matmul, tensordot or convolution (0 for other primitives), from
+    its operands' shapes and sizes and its output's size `out`."""
+    name = call.prim.name
+    if name == "matmul" and len(operands) == 2 and operands[0].shape:
+        return out * operands[0].shape[-1]
+    if name == "nn.conv2d" and len(operands) == 2 and operands[1].shape[-1]:
+        return out * sizes[1] // operands[1].shape[-1]  # HWIO filter: kh kw c per output
+    if name == "nn.conv2d_vjp" and len(operands) == 3 and operands[1].shape[-1]:
+        return 2 * sizes[2] * sizes[1] // operands[1].shape[-1]  # both cotangents
+    if name == "tensordot" and len(sizes) == 2:
+        # a contraction: sqrt(|a| |b| |out|) is m n k for an (m, k) by (k, n) product
+        return int((sizes[0] * sizes[1] * max(out, 1)) ** 0.5)
+    return 0
+
+
+# -- the XLA program of a graph -----------------------------------------------------------------
+
+
+def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...]) -> Any:
+    """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax compiles
+    it at its first call and dispatches later calls through its fast path. A function of its
+    own per program: the program holds the only reference to it, so evicting the program
+    frees its executable (and _evicted_programs what jax's tracing caches kept)."""
+    import jax
+
+    k = jax_namespace()
+    ops = key.ops
+    outputs = program.outputs
+    params_of = [p for _, p in program.calls]
+
+    flush = flushes()  # (probed outside the trace)
+
+    def replay(one: Any, donated: list, kept: list, scalars: list) -> tuple:
+        donated_it, kept_it = iter(donated), iter(kept)
+        leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
+        token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
+        try:
+            return _replay_compiled(k, ops, leaf_values, scalars, outputs, params_of, flush)
+        finally:
+            ROUNDING_GUARD.reset(token)
+
+    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
+    # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
+    return functools.partial(jitted, _ONE)
+
+
+_ONE = np.float64(1.0)
+_PRODUCTS = frozenset({"multiply", "square"})
+_SUMS = frozenset({"add", "subtract"})
+
+
+def _replay_compiled(
+    k: Any, ops: tuple, leaf_values: list, scalars: list, outputs: tuple, params_of: list, flush: bool
+) -> tuple:
+    """The steps of a graph (`ops` as in trace.GraphKey) through their lowerings, `k` being
+    jax's kernel namespace, as jax.jit traces them into one program: the values of `outputs`.
+
+    With XLA's numerics (`flush`), as the interpreter (interpreter._replay): XLA's CPU
+    arithmetic flushes subnormals by itself, but not where a lowering passes an operand's bits
+    through (abs, negation, copysign, a select) or tests them (atan2, pow): the operands and
+    results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
+    runtime 1.0 (see _core.kernels._rounded), which flushes. So do the products (multiply,
+    square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
+    Only those: a multiplication after every operation doubled the time of a compiled LeNet
+    step (it splits XLA's fusions)."""
+    feeds_sum: set[int] = set()  # the products that an addition reads
+    for prim, _, refs in ops:
+        if prim.name in _SUMS:
+            feeds_sum.update(r[1] for r in refs if r[0] == "c" and ops[r[1]][0].name in _PRODUCTS)
+    values: list[list] = []
+    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
+        args = [_operand(r, values, leaf_values, scalars) for r in refs]
+        if flush and prim.passes_bits:
+            args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
+        out = prim.lowering(k, *args, **params)
+        outs = list(out) if prim.multiple_results else [out]
+        if (flush and prim.passes_bits) or index in feeds_sum:
+            outs = [k.rounded(o) for o in outs]
+        values.append(outs)
+    return tuple(values[c][i] for c, i in outputs)
+
+
+def _operand(ref: tuple, values: list, leaf_values: list, scalars: list) -> Any:
+    """The value an input ref (see trace.GraphKey) names."""
+    tag = ref[0]
+    if tag == "l":
+        return leaf_values[ref[1]]
+    if tag == "c":
+        return values[ref[1]][ref[2]]
+    if tag == "s":
+        return scalars[ref[1]]
+    return None
+
+
+# -- counting and logging compiled runs ---------------------------------------------------------
+
+
+def _count_compiled_run(program: _Program, key: GraphKey, first: bool, elapsed: float, donated: int) -> None:
+    """Count a compiled run of `program` that took `elapsed` seconds and donated `donated`
+    buffers; its `first` run compiled it (logged when X10ARRAY_LOG_COMPILES is set)."""
+    if first:  # the first call compiles (and runs once)
+        COUNTERS.compile_seconds += elapsed
+        COUNTERS.compile_count += 1
+        if _metrics.log_compiles():
+            _log_compile(program, key)
+    else:
+        COUNTERS.cache_hits += 1
+        COUNTERS.execute_seconds += elapsed
+    COUNTERS.donated_buffers += donated
+    COUNTERS.execute_count += 1
+
+
+def _log_compile(program: _Program, key: GraphKey) -> None:
+    _, filename, lineno = _user_location()
+    print(f"x10array: compiling ({_compile_reason(key, program)}) at {filename}:{lineno}", flush=True)
+
+
+def _compile_reason(key: GraphKey, program: _Program) -> str:
+    """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
+    prims = [op[0] for op in key.ops]
+    for other, cached in reversed(_programs.items()):  # most recently used first
+        # the program itself is cached under an equal key (not always the same tuple): skip it
+        if cached is program or cached.compiled is None or [op[0] for op in other.ops] != prims:
+            continue
+        if other.leaf_avals != key.leaf_avals:
+            return f"input shapes/dtypes changed: {_avals_text(other.leaf_avals)} -> {_avals_text(key.leaf_avals)}"
+        for (prim, old, _), (_, new, _) in zip(other.ops, key.ops):
+            if old != new:
+                return f"shapes/dtypes or parameters of {prim.name} changed: {dict(old)} -> {dict(new)}"
+        return "same graph, other donation or outputs"
+    return f"new graph of {len(prims)} operations"
+
+
+def _avals_text(avals: tuple) -> str:
+    return "[" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals) + "]"

@@ -1,0 +1,454 @@
+"""Stage 6, the executor: run pending graphs and hand their values to their nodes.
+
+`_materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
+under the lazy lock it traces the graph behind its targets (trace.py), takes its program
+(compile.py), interprets it (interpreter.py) or runs it compiled, and gives each target its
+value (`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
+both tiers (`_out_of_memory`). `LazyBackend` is the backend object registered for XLA devices:
+recording from graph.Recorder, the rest of the protocol here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import signal as _signal
+import threading
+import time
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..._core import settings
+from ..._core.array import Array
+from ..._core.devices import Device, DeviceKind
+from ..._core.dtypes import FROM_NUMPY, DType
+from ..._core.kernels import NUMPY
+from ..._core.metrics import COUNTERS
+from ..._core.primitive import Primitive
+from .compile import _count_compiled_run, _interprets, _jitted_program, _Program, _program_for
+from .graph import _LOCK, Check, Node, Recorder, _graph_size, _live, _locked, _user_line
+from .interpreter import _interpret, _owned, _run_single
+from .trace import GraphKey, Traced, _donatable, _trace
+
+
+class LazyBackend(Recorder):
+    """What `bind` and the public layer call for XLA devices (`_core.backend.BackendImpl`):
+    recording (`run`, `adopt`: graph.Recorder), and the rest of the protocol here."""
+
+    def run_now(self, nodes: list[Node], device: Device) -> None:
+        _materialize_nodes(nodes, device)
+
+    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        return _graph_break(prim, device, operands, params)
+
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+        return from_host(host, dtype, device, owned=not shared)
+
+    def read(self, x: Array) -> np.ndarray:
+        data = materialize(x)
+        if type(data) is np.ndarray:  # a value kept in host memory: seen read-only, like a
+            view = data.view()  # device buffer's host view, so it cannot be written through
+            view.flags.writeable = False
+            return view
+        return np.asarray(data)
+
+    def buffer(self, x: Array) -> Any:
+        return materialize(x)
+
+    def known(self, x: Array) -> np.ndarray | None:
+        value = x._data.value
+        return None if value is None else np.asarray(value)
+
+    def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+        guard(out, flag, fname, axis, size)
+
+    def barrier(self, devices: list[Device] | None, wait: bool) -> None:
+        barrier(list(_live) if devices is None else devices, wait)
+
+
+def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False) -> Array:
+    """Place a host array on a lazy device (materialized at once: a transfer, not a graph).
+
+    On the CPU the host buffer is the device's memory, as for the interpreter's results: it
+    is kept as it is (copied unless `owned`: nobody else may write it), and placed with jax
+    only when a compiled program reads it (see _run_compiled)."""
+    COUNTERS.transfers_to_device += 1
+    if device.kind is DeviceKind.CPU:
+        return Array._new(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
+    import jax
+
+    with jax.enable_x64(True):
+        buf = jax.device_put(host, device.jax_device)
+    return Array._new(_leaf(buf, host.dtype), dtype, device)
+
+
+def _leaf(buffer: Any, dtype: Any) -> Node:
+    return Node(None, 0, tuple(buffer.shape), np.dtype(dtype), buffer, 0)
+
+
+def materialize(x: Array) -> Any:
+    """The device buffer of a lazy array, computing its pending graph if needed."""
+    node = x._data
+    if node.value is None:
+        _materialize_nodes([node], x._device)
+    COUNTERS.transfers_to_host += 1
+    node.exported = True
+    return node.value
+
+
+def barrier(devices: list[Device], wait: bool) -> None:
+    """Materialize every live pending array on `devices` in one program per device, so work
+    they share is computed once (the seed's `LazyTensorBarrier()`); block until done if
+    `wait`."""
+    COUNTERS.barriers += 1
+    for device in devices:
+        if not device.is_lazy:
+            continue
+        live = _live.get(device)
+        if not live:
+            continue
+        with _LOCK:
+            # What other threads record meanwhile is appended after the part taken, and kept
+            # for the next barrier (each slice operation is atomic).
+            taken = live[:]
+            del live[: len(taken)]
+            try:
+                nodes = _pending_nodes(taken)
+                if nodes:
+                    _materialize_nodes(nodes, device)
+            except BaseException:
+                live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
+                raise
+            del taken
+        if wait:
+            for n in nodes:
+                if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
+                    n.value.block_until_ready()
+
+
+def _pending_nodes(live: list[weakref.ref[Array]]) -> list[Node]:
+    """The nodes of the pending arrays in a live list. (A function of its own: no array may
+    stay in the barrier's frame, which the traceback of a failed run keeps alive, and with it
+    the array, registered and failing every later barrier.)"""
+    return [a._data for r in live if (a := r()) is not None and a._data.value is None]
+
+
+def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
+    """Make the pending `out` (a gather or scatter by an index array whose values are
+    pending) carry the bounds check that `flag` computes (see graph.Check)."""
+    check = Check(flag._data, fname, axis, size, _user_line())
+    node = out._data
+    node.checks = (check,) if node.checks is None else node.checks + (check,)
+    if node.value is not None:  # (computed at once: the graph outgrew X10ARRAY_GRAPH_LIMIT)
+        _materialize_nodes([check.flag], out._device)
+        check.settle(check.flag.value)
+        if check.error:
+            raise IndexError(check.error)
+        node.checks = None
+
+
+def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """A primitive whose result shape depends on values (`unique`, `nonzero`): run it now
+    with its NumPy kernel on the computed operands, and place the results on `device`."""
+    COUNTERS.graph_breaks += 1
+    bufs = [np.asarray(materialize(o)) if type(o) is Array else o for o in operands]
+    if prim.in_place:
+        bufs[0] = np.array(bufs[0])  # a writable copy
+    with np.errstate(all="ignore"):
+        out = prim.kernel(NUMPY, *bufs, **params)
+    outs = [np.asarray(o) for o in (out if prim.multiple_results else (out,))]
+    placed = tuple(from_host(o, FROM_NUMPY[o.dtype], device, owned=True) for o in outs)
+    return placed if prim.multiple_results else placed[0]
+
+
+# -- running a graph ----------------------------------------------------------------------------
+
+
+@_locked
+def _materialize_nodes(targets: list[Node], device: Device) -> None:
+    targets = [n for n in dict.fromkeys(targets) if n.value is None]
+    if not targets:
+        return
+    try:
+        if len(targets) == 1 and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
+            value = _run_single(targets[0], device)
+            if value is not None:
+                _adopt(targets, (value,))
+                COUNTERS.interpreted_graphs += 1
+                return
+        _run_graph(targets, device)
+    except MemoryError as error:  # NumPy's, from the interpreter (or ours: kept)
+        if str(error).startswith("x10array:"):
+            raise
+        raise _out_of_memory(error, targets, device) from None
+    except RuntimeError as error:  # jax's JaxRuntimeError, from a compiled run
+        if not str(error).startswith("RESOURCE_EXHAUSTED"):
+            raise
+        raise _out_of_memory(error, targets, device) from None
+
+
+def _run_graph(targets: list[Node], device: Device) -> None:
+    """Compute the pending graph behind `targets` (interpreted or compiled, see the package's
+    docstring) and hand its outputs over with _run_and_adopt. IndexError when one of them
+    depends on an index array found out of bounds (see graph.Check): the others are computed."""
+    requested = None
+    if any(n.checks for n in targets):
+        requested, targets = targets, _bounds_targets(targets)
+    traced = _trace(targets, device)
+    if settings.get("X10ARRAY_DONATE"):
+        donate = _donatable(traced.leaves, traced.leaf_uses, targets, traced.calls)
+    else:
+        donate = (False,) * len(traced.leaves)
+    key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
+    program = _program_for(key, traced, targets)
+    if _interprets(program):  # cold, or not yet worth a compile: run it op by op
+        _run_and_adopt(targets, False, _interpret, traced, targets, device)
+        program.interpreted += program.interpret_cost  # what a compile could have saved
+        COUNTERS.interpreted_graphs += 1
+    else:
+        _run_compiled(program, key, traced, targets, device)
+    if requested is not None:
+        _raise_failed(requested)
+
+
+def _run_compiled(program: _Program, key: GraphKey, traced: Traced, targets: list[Node], device: Device) -> None:
+    """Run the graph compiled (its first compiled run compiles it) and hand its outputs over."""
+    import jax
+
+    first = program.compiled is None
+    # (kept in the cache only once it has run: a compile that fails is tried again next time)
+    compiled = _jitted_program(program, key, key.donate) if first else program.compiled
+    leaf_values = [n.value for n in traced.leaves]
+    for i, node in enumerate(traced.leaves):
+        if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
+            with jax.enable_x64(True):
+                node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
+    donated = [v for v, d in zip(leaf_values, key.donate) if d]
+    kept = [v for v, d in zip(leaf_values, key.donate) if not d]
+    scalars = traced.scalars
+    start = time.perf_counter()
+    with jax.enable_x64(True), jax.default_device(device.jax_device):
+        if first:
+            with warnings.catch_warnings():
+                # XLA may decline a donation (no output to alias): memory, not correctness
+                warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+                if donated:
+                    _check_memory(compiled, donated, kept, scalars, len(traced.calls), device)
+                _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars, first=True)
+        else:
+            _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
+    elapsed = time.perf_counter() - start
+    program.compiled = compiled
+    _count_compiled_run(program, key, first, elapsed, len(donated))
+
+
+def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
+    """Run a graph, `run(*args)` (the outputs of `targets`, in order), and give each target
+    its value: the one place where pending nodes become materialized, and its invariant is
+    that *a failed run loses nothing*. A node drops its graph only when it receives its
+    value, so if `run` raises (a compile error, a kernel, out of memory, an interrupt) every
+    target stays pending and can be computed again: its graph and its input buffers are
+    untouched (jax raises before it donates when a trace or a compile fails; an allocation
+    that cannot succeed is refused before the run by _check_memory).
+
+    Donation is the exception: a compiled run that donates its inputs consumes them, and its
+    outputs are then the only copy of those values, so once it has run they must reach their
+    nodes whatever happens, a KeyboardInterrupt included (Python raises it at the first check
+    after a call returns, which would drop the call's result). So, when `donating`, the
+    run's result is stored by C code (`out.extend(map(...))`: no check between the return
+    and the store), and if anything interrupts the hand-over it is completed before the
+    exception goes on. That covers a cached program, which jax runs in C++ without entering
+    Python code (a test checks this). A program's first run (`first`) goes through jax's
+    Python code after the run, so there Ctrl-C is deferred until the hand-over is done (by
+    swapping the SIGINT handler, only when it is Python's default one and in the main
+    thread, where signals are handled: a system call each way, too slow for every run).
+    Without donation an interrupted hand-over leaves some targets materialized and the others
+    pending, which is as good: every value is still there."""
+    if not donating:
+        _adopt(targets, run(*args))
+        return
+    deferred = first and _main_thread() and _signal.getsignal(_SIGINT) is _default_int_handler
+    if deferred:
+        received: list[Any] = []
+        _signal.signal(_SIGINT, lambda signum, frame: received.append(frame))
+    out: list = []
+    try:
+        out.extend(map(run, *zip(args)))  # run(*args), its result stored by C code
+        _adopt(targets, out[0])
+    except BaseException:
+        if out:
+            _adopt(targets, out[0])  # the run finished: hand its outputs over, then raise
+        raise
+    finally:
+        if deferred:
+            _signal.signal(_SIGINT, _default_int_handler)
+            if received:
+                raise KeyboardInterrupt
+
+
+def _adopt(targets: list[Node], results: tuple) -> None:
+    """Give pending nodes their values (see _run_and_adopt; _adopt_checked when some carry
+    bounds checks)."""
+    for node in targets:
+        if node.checks:
+            _adopt_checked(targets, results)
+            return
+    for node, value in zip(targets, results):
+        node.value = value
+        node.call = None  # drop the graph: its inputs can be freed
+
+
+_SIGINT = _signal.SIGINT
+_default_int_handler = _signal.default_int_handler
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def _main_thread() -> bool:
+    return threading.get_ident() == _MAIN_THREAD
+
+
+# -- bounds checks (see graph.Check) ------------------------------------------------------------
+
+
+def _bounds_targets(requested: list[Node]) -> list[Node]:
+    """The targets of a run whose requested targets carry bounds checks (see graph.Check):
+    those not known to fail, plus the flags of the checks still unknown. IndexError when none
+    is left to run."""
+    targets: list[Node] = []
+    flags: dict[int, Node] = {}
+    for n in requested:
+        for c in n.checks or ():
+            if c.error is None and c.flag.value is not None:  # (computed by an earlier run)
+                c.settle(c.flag.value)
+        if _known_error(n):
+            continue
+        targets.append(n)
+        for c in n.checks or ():
+            if c.error is None:
+                flags[id(c.flag)] = c.flag
+    if not targets:
+        _raise_failed(requested)
+    return targets + list(flags.values())
+
+
+def _raise_failed(requested: list[Node]) -> None:
+    """IndexError for the requested targets that depend on an index out of bounds, if any."""
+    failed = [e for n in requested if n.value is None and (e := _known_error(n))]
+    if failed:
+        raise IndexError(failed[0] if len(failed) == 1 else f"{failed[0]} (and {len(failed) - 1} more)")
+
+
+def _adopt_checked(targets: list[Node], results: tuple) -> None:
+    """_adopt for a run with bounds checks: settle the checks whose flags it computed, then
+    give a value only to the targets whose indices were in bounds (the others stay pending,
+    and raise whenever they are read)."""
+    flags = {id(c.flag): c for n in targets for c in n.checks or () if c.error is None}
+    for node, value in zip(targets, results):
+        check = flags.get(id(node))
+        if check is not None:
+            check.settle(value)
+    for node, value in zip(targets, results):
+        if node.checks:
+            if _known_error(node) or any(c.error is None for c in node.checks):  # (None: cannot happen)
+                continue
+            node.checks = None
+        node.value = value
+        node.call = None
+
+
+def _known_error(node: Node) -> str:
+    """The message of a failed bounds check that `node` depends on, or ""."""
+    for c in node.checks or ():
+        if c.error:
+            return c.error
+    return ""
+
+
+# -- out of memory ------------------------------------------------------------------------------
+
+
+def _check_memory(compiled: Any, donated: list, kept: list, scalars: list, n_ops: int, device: Device) -> None:
+    """Before a program's first run with donated inputs: refuse (MemoryError) a program whose
+    outputs and temporaries need more memory than the device has. XLA would fail to
+    allocate them only after it has taken the donated buffers (jax deletes them), and the
+    values in them would be lost; refused now, nothing has been run or donated. (The
+    compile is jax's: the run that follows reuses it.)"""
+    fn, lead = (compiled.func, compiled.args) if isinstance(compiled, functools.partial) else (compiled, ())
+    try:
+        stats = fn.lower(*lead, donated, kept, scalars).compile().memory_analysis()
+    except MemoryError:
+        raise
+    except Exception:  # no analysis on this backend: let the run decide
+        return
+    if stats is None:
+        return
+    needed = stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    if needed > _device_memory(device):
+        raise MemoryError(_oom_text(needed, n_ops, device))
+
+
+def _device_memory(device: Device) -> int:
+    """The most memory a device can give a program: an accelerator's limit, or the host's
+    memory and swap."""
+    found = _DEVICE_MEMORY.get(device)
+    if found is None:
+        found = 0
+        if device.kind is not DeviceKind.CPU:
+            try:
+                found = int((device.jax_device.memory_stats() or {}).get("bytes_limit", 0))
+            except Exception:
+                found = 0
+        if not found:
+            found = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            try:
+                with open("/proc/meminfo") as f:
+                    for line in f:
+                        if line.startswith("SwapTotal:"):
+                            found += int(line.split()[1]) * 1024
+            except OSError:
+                pass
+        _DEVICE_MEMORY[device] = found
+    return found
+
+
+_DEVICE_MEMORY: dict[Device, int] = {}
+
+
+def _out_of_memory(error: BaseException, targets: list[Node], device: Device) -> MemoryError:
+    """One MemoryError for both tiers (NumPy's from the interpreter, XLA's RESOURCE_EXHAUSTED
+    status from a compiled run), with the size asked for and the graph's size."""
+    asked = None
+    shape, dtype = getattr(error, "shape", None), getattr(error, "dtype", None)
+    if shape is not None and dtype is not None:  # NumPy's _ArrayMemoryError
+        asked = math.prod(shape) * np.dtype(dtype).itemsize
+    else:
+        found = re.search(r"allocat\w* (\d+) bytes", str(error))
+        if found:
+            asked = int(found.group(1))
+    seen: set[int] = set()
+    n_ops = sum(_graph_size(n.call, 1 << 62, seen) for n in targets if n.call is not None)
+    return MemoryError(_oom_text(asked, n_ops, device))
+
+
+def _oom_text(asked: int | None, n_ops: int, device: Device) -> str:
+    size = "memory" if asked is None else f"{asked:,} bytes ({_human_bytes(asked)})"
+    return (
+        f"x10array: out of memory running a lazy graph of {n_ops} operations on "
+        f"{device.kind.name.lower()}:{device.ordinal}:xla: "
+        f"could not allocate {size}; the pending arrays are kept (delete what you do not need, "
+        "or compute in smaller pieces)"
+    )
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} EiB"

@@ -1,0 +1,333 @@
+"""Stage 2, the graph: its nodes (Call, Node, Check) and their recording.
+
+`Recorder.run` is what `bind` calls for an operation on a lazy device: it records a `Call`
+and one pending `Node` per output (shapes and dtypes from the `shapes` stage), wraps each in
+an `Array`, and registers the array in its device's *live list* (weak references), which the
+barrier walks. A graph that grows past X10ARRAY_GRAPH_LIMIT operations is run at once, with a
+warning (the size guard). Nothing here runs a graph: `Recorder` asks its subclass, the
+backend of the `executor` stage, for that (`run_now`, `graph_break`).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+import warnings
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..._core import settings
+from ..._core.array import Array
+from ..._core.devices import Device
+from ..._core.dtypes import FROM_NUMPY
+from ..._core.kernels import jax_operand
+from ..._core.metrics import COUNTERS, LOCK
+from ..._core.policies import GRAPH_REWRITES
+from ..._core.primitive import Primitive, params_key
+from .shapes import _out_avals
+
+
+class Call:
+    """One recorded primitive application (may have several outputs)."""
+
+    __slots__ = ("prim", "params", "key_params", "inputs", "device", "outputs", "__weakref__")
+
+    def __init__(self, prim: Primitive, params: dict[str, Any], key_params: tuple, inputs: tuple, device: Device):
+        self.prim = prim
+        self.params = params
+        self.key_params = key_params
+        self.inputs = inputs  # Nodes and Python scalars (or None)
+        self.device = device
+        self.outputs: tuple[weakref.ref[Node], ...] = ()  # of a multiple-results call only
+
+
+class Node:
+    """One lazy value: pending (`call` set) or materialized (`value` set)."""
+
+    __slots__ = (
+        "call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "checks", "__weakref__",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        call: Call | None,
+        index: int,
+        shape: tuple[int, ...],
+        dtype: Any,
+        value: Any,
+        size: int,
+        checks: tuple[Check, ...] | None = None,
+    ):
+        self.call = call
+        self.index = index
+        self.shape = shape
+        self.dtype = dtype
+        self.value = value
+        self.size = size  # an upper bound on the pending graph behind this node
+        self.exported = False  # its buffer was handed to the host: never donate it
+        self.owner: Any = None  # weak reference to the array made with this node
+        self.clean = False  # its value is known to hold no subnormal (see interpreter._flush)
+        # the bounds checks of the index arrays it was computed from (pending ones: see Check)
+        self.checks = checks
+
+
+class Check:
+    """A bounds check of an index array whose values were pending when a gather or scatter
+    was recorded (`x[i]`, `take(x, i)`, `z[i] = v`, ...). `flag` is a pending node computed
+    beside the graph (`_api.indexing.INDEX_BOUNDS`: whether an entry is out of bounds, and the
+    first such); every value computed from the gather or scatter carries the check in its
+    `checks`, so it is computed whenever they are, and a value whose check fails is never
+    adopted: reading it raises IndexError naming the function and the user's line that
+    recorded it, again at every read, while values that do not depend on it are unaffected.
+    `error`: None while unknown, "" when the indices are in bounds, else the message."""
+
+    __slots__ = ("flag", "fname", "axis", "size", "where", "error")
+
+    def __init__(self, flag: Node, fname: str, axis: int, size: int, where: str):
+        self.flag: Node | None = flag
+        self.fname = fname
+        self.axis = axis
+        self.size = size
+        self.where = where
+        self.error: str | None = None
+
+    def settle(self, value: Any) -> None:
+        bad, first = (int(v) for v in np.asarray(value))
+        self.error = (
+            f"{self.fname}: index {first} is out of bounds for axis {self.axis} with size {self.size}"
+            f" (recorded at {self.where}; found when the graph ran)"
+            if bad
+            else ""
+        )
+        self.flag = None
+
+
+def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ...]:
+    if a is b:
+        return a
+    return tuple(dict.fromkeys(a + b))
+
+
+# Threads (docs/eager-and-lazy.md, "Threads"): the lazy backend's lock, one for all lazy
+# devices, reentrant. Held while a graph is traced, run and its results stored
+# (executor._materialize_nodes: so the caches of compiled programs, the compile-cost model and
+# a program's counts are only touched under it), while a barrier takes a live list or a live
+# list is pruned, and while a recording reads the graph beyond its own operands (a fold
+# reading producers, counting a graph's size). Recording otherwise takes no lock: under the
+# GIL it makes new nodes and appends to a live list, each atomic, and a node it reads turns
+# from pending to materialized at most once (`value` set before `call` is dropped), which it
+# sees either way. Holding the lock while a graph runs keeps the donation of its inputs,
+# decided by reference counts, from racing with a recording taking a new reference to one.
+_LOCK = LOCK  # (metrics() snapshots take it too: counters change under it)
+
+
+def _locked(fn: Any) -> Any:
+    """`fn`, run holding the lazy backend's lock."""
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _LOCK:
+            return fn(*args, **kwargs)
+
+    locked.__name__ = locked.__qualname__ = fn.__name__
+    locked.__doc__ = fn.__doc__
+    locked.__wrapped__ = fn  # type: ignore[attr-defined]
+    return locked
+
+
+class _RecorderState:
+    """The recorder's mutable state, in one place. Written without the lock unless said (see
+    _LOCK): each write replaces one attribute, atomically under the GIL.
+
+    - `prune_at`: the length past which a recording prunes its live list (written by _prune,
+      under the lock);
+    - `last_count`: COUNTERS.ops_recorded at the last exact count of a graph's size (see
+      _counted_size; two threads racing at worst both count);
+    - `last_live`: (device, its live list) of the last recording: most operations go to the
+      last device (one tuple, replaced whole: threads read it whole)."""
+
+    __slots__ = ("prune_at", "last_count", "last_live")
+
+    def __init__(self) -> None:
+        self.prune_at = 4096
+        self.last_count = -(2**62)
+        self.last_live: tuple[Device | None, list[weakref.ref[Array]] | None] = (None, None)
+
+
+_STATE = _RecorderState()
+# live pending arrays, per device, for the barrier
+_live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
+_ref = weakref.ref
+_REWRITES = GRAPH_REWRITES.rules  # (the live dict: bound once for the hot path)
+
+
+class Recorder:
+    """The recording half of the lazy backend: `run` and `adopt` of the backend protocol
+    (`_core.backend.BackendImpl`). Its subclass (executor.LazyBackend) runs graphs:
+    `run_now(nodes, device)` computes pending nodes at once, `graph_break(...)` runs a
+    primitive whose result shape depends on values."""
+
+    def run_now(self, nodes: list[Node], device: Device) -> None:
+        raise NotImplementedError
+
+    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs."""
+        if prim.dynamic_shape:
+            return self.graph_break(prim, device, operands, params)
+        inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
+        if prim in _REWRITES:
+            folded = _fold(prim, inputs, params)
+            if folded is not None:
+                inputs, params = folded
+        key_params = params_key(params)
+        in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
+        avals = _out_avals(prim, params, key_params, in_avals, inputs)
+        size = 1
+        checks = None
+        for i in inputs:
+            if type(i) is Node and i.call is not None:
+                size += i.size
+                if i.checks is not None:
+                    checks = i.checks if checks is None else _merge_checks(checks, i.checks)
+        call = Call(prim, params, key_params, inputs, device)
+        limit = settings.get("X10ARRAY_GRAPH_LIMIT")  # (a dict lookup, once per operation)
+        if size > limit:
+            size = _counted_size(call, limit)
+        COUNTERS.ops_recorded += 1
+        last = _STATE.last_live
+        live = last[1] if last[0] is device else _live_list(device)
+        if len(live) > _STATE.prune_at:
+            _prune(live)
+        outs = []
+        for index, (shape, dtype) in enumerate(avals):
+            node = Node(call, index, shape, dtype, None, size, checks)
+            arr = Array._new(node, FROM_NUMPY[dtype], device)
+            node.owner = ref = _ref(arr)
+            live.append(ref)
+            outs.append(arr)
+        if prim.multiple_results:
+            call.outputs = tuple(_ref(a._data) for a in outs)
+        if size > limit:
+            self._outgrown(outs, device, limit)
+        return tuple(outs) if prim.multiple_results else outs[0]
+
+    def adopt(self, target: Array) -> None:
+        """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
+        owner now, so the barrier computes it and graphs that use it keep it."""
+        node = target._data
+        if node.value is None:
+            node.owner = ref = _ref(target)
+            last = _STATE.last_live
+            live = last[1] if last[0] is target._device else _live_list(target._device)
+            live.append(ref)
+
+    def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
+        """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
+        COUNTERS.guard_materializations += 1
+        level, filename, lineno = _user_location()
+        warnings.warn(
+            f"x10array: a pending lazy graph grew past {limit} operations (recorded at "
+            f"{filename}:{lineno}) and was run now; call x10array.lazy_barrier() once per step "
+            "(or raise X10ARRAY_GRAPH_LIMIT)",
+            RuntimeWarning,
+            stacklevel=level,
+        )
+        self.run_now([a._data for a in outs], device)
+
+
+def _fold(prim: Primitive, inputs: tuple, params: dict[str, Any]) -> tuple[tuple, dict[str, Any]] | None:
+    """`prim`'s rewrite (GRAPH_REWRITES) of its operands given their producers (matmul
+    absorbing a transpose): new (inputs, params), or None."""
+    with _LOCK:  # it may take the producers' operands: not while a graph runs (see _LOCK)
+        producers = [
+            (c.prim, c.params, c.inputs) if type(i) is Node and (c := i.call) is not None else None for i in inputs
+        ]
+        return _REWRITES[prim](inputs, producers, params)
+
+
+def _counted_size(call: Call, limit: int) -> int:
+    """The size of the graph behind `call`, whose summed bound is past `limit`.
+
+    The sum counts a value used twice twice (it doubles with each reuse, as in an EM or
+    optimizer loop, or writes through a view): count the distinct operations before judging,
+    but not at every operation (a count walks the graph): until `limit` / 10 more operations
+    are recorded, assume the limit (so a graph that outgrows it is caught at most that many
+    operations late)."""
+    since = COUNTERS.ops_recorded - _STATE.last_count  # negative after reset_metrics()
+    if not 0 <= since < max(1, limit // 10):
+        _STATE.last_count = COUNTERS.ops_recorded
+        with _LOCK:  # the walk reads other nodes' calls
+            return _graph_size(call, limit + 1)
+    return limit
+
+
+def _live_list(device: Device) -> list[weakref.ref[Array]]:
+    live = _live.get(device)
+    if live is None:
+        with _LOCK:  # two threads must not each make a list for a new device
+            live = _live[device]
+    _STATE.last_live = (device, live)
+    return live
+
+
+def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
+    """The number of distinct pending operations behind `call` (itself included), counted up
+    to `cap` (those not already in `seen`, which is updated, when given)."""
+    if seen is None:
+        seen = set()
+    if id(call) in seen:
+        return 0
+    before = len(seen)
+    seen.add(id(call))
+    stack = [call]
+    while stack and len(seen) - before < cap:
+        for i in stack.pop().inputs:
+            if type(i) is Node and i.call is not None and id(i.call) not in seen:
+                seen.add(id(i.call))
+                stack.append(i.call)
+    return len(seen) - before
+
+
+@_locked
+def _prune(live: list[weakref.ref[Array]]) -> None:
+    """Forget dead or materialized arrays (the list only grows between barriers). Other
+    threads may append meanwhile: only the part read is replaced (one atomic slice
+    assignment), so their appends are kept."""
+    n = len(live)
+    live[:n] = [r for r in live[:n] if (a := r()) is not None and a._data.value is None]
+    _STATE.prune_at = max(4096, 2 * len(live))
+
+
+# -- where in the user's code -----------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep  # x10array/
+
+
+def _user_line() -> str:
+    """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
+    that x10array generates (the wrappers of `_core.dispatch`) runs in globals without a module
+    name: it counts as x10array's."""
+    frame = sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or "__name__" not in frame.f_globals
+    ):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _user_location() -> tuple[int, str, int]:
+    """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
+    `warnings.warn` called by the function that calls this one, its file, its line)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    if frame is None:
+        return 1, "<unknown>", 0
+    return level, frame.f_code.co_filename, frame.f_lineno

@@ -1,0 +1,299 @@
+"""Stage 4, the interpreter: run a graph step by step with the NumPy kernels (the cold tier).
+
+A graph seen for the first time, or one whose compile has not paid yet (compile.py), runs
+here: each primitive through its NumPy kernel (`_core.kernels.NUMPY`), the one the eager
+device runs, with XLA's treatment of subnormals (see _flush), so both tiers agree within the
+bounds that docs/eager-and-lazy.md states. `_run_single` is the common one-operation case,
+run without tracing a graph.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..._core.devices import Device, DeviceKind
+from ..._core.kernels import NUMPY
+from ..._core.policies import COST_LIBRARY
+from ..._core.primitive import Primitive
+from .graph import Node
+from .trace import Traced
+
+
+def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple:
+    """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
+    the values of `targets`, owned (see _owned) and on `device`."""
+    import jax
+
+    flush = flushes()
+    host_leaves = [np.asarray(n.value) for n in traced.leaves]
+    with np.errstate(all="ignore"):
+        out = _replay(
+            traced.ops,
+            host_leaves,
+            traced.scalars,
+            traced.outputs,
+            [c.params for c in traced.calls],
+            flush=flush,
+            leaves=traced.leaves,
+        )
+    results = []
+    on_cpu = device.kind is DeviceKind.CPU
+    with jax.enable_x64(True):
+        for node, value in zip(targets, out):
+            value = _owned(value, node.dtype)
+            # On the CPU a host buffer is the device's memory: keep it until a compiled program
+            # reads it (then it is placed once, see executor._run_compiled).
+            results.append(value if on_cpu else jax.device_put(value, device.jax_device))
+    return tuple(results)
+
+
+def _run_single(node: Node, device: Device) -> np.ndarray | None:
+    """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
+    on the CPU. It would be run op by op anyway; skip keying and caching a graph for it. Its
+    value, or None when `node` is not such a case."""
+    call = node.call
+    prim = call.prim
+    if prim.multiple_results or device.kind is not DeviceKind.CPU or node.checks:
+        return None
+    args = []
+    for i in call.inputs:
+        if type(i) is Node:
+            if i.value is None:
+                return None
+            args.append(np.asarray(i.value))
+        else:
+            args.append(i)
+    flush = flushes()
+    with np.errstate(all="ignore"):
+        value = _numpy_step(prim, args, call.params, flush)
+    return _owned(value, node.dtype)
+
+
+def _replay(
+    ops: tuple, leaf_values: list, scalars: list, outputs: tuple, params_of: list, flush: bool, leaves: list[Node]
+) -> tuple:
+    """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
+    `leaf_values` and `scalars`: the values of `outputs`.
+
+    With XLA's numerics (`flush`), on both tiers: an arithmetic step reads subnormal operands
+    as zeros and its subnormal results are flushed to zeros (signs kept), so they are clean
+    operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
+    are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once in
+    their life: a weight matrix read by every step is not scanned at every step. Here
+    `_flush` does it; the compiled tier, compile._replay_compiled, does the same.
+
+    An intermediate value is dropped after its last use (a long graph of writes holds one
+    buffer at a time, not one per step), and a write (`in_place`) into an intermediate at its
+    last use writes into that buffer instead of a copy, as XLA would (see _Buffers)."""
+    values: list[list] = []
+    clean: set[int] = set()  # steps whose results are flushed already
+    flushed: dict[tuple, Any] = {}  # ref -> its value flushed, while later steps read it
+    last_use = _last_uses(ops)
+    keep = set(outputs)
+    buffers = _Buffers()
+    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
+        arithmetic = flush and not prim.moves_data
+        library = prim in _LIBRARY
+        args = _operands(refs, values, leaf_values, scalars, clean, flushed if arithmetic else None, leaves)
+        private = (
+            prim.in_place
+            and not library
+            and refs[0][0] == "c"
+            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, last_use, keep)
+        )
+        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
+        if arithmetic or library:  # (library calls are arithmetic)
+            clean.add(index)
+        outs = list(out) if prim.multiple_results else [out]
+        buffers.produced(index, outs, args, prim.in_place)
+        values.append(outs)
+        for r in refs:  # drop what no later step reads
+            slot = (r[1], r[2]) if r[0] == "c" else None
+            if slot is not None and last_use[slot] == index and slot not in keep:
+                values[r[1]][r[2]] = None
+                flushed.pop(r, None)
+                buffers.dropped(slot)
+        args = outs = out = None
+    return tuple(values[c][i] for c, i in outputs)
+
+
+_LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
+
+
+def _last_uses(ops: tuple) -> dict[tuple, int]:
+    """(call, output) -> the index of the last step that reads it."""
+    last_use: dict[tuple, int] = {}
+    for index, (_, _, refs) in enumerate(ops):
+        for r in refs:
+            if r[0] == "c":
+                last_use[(r[1], r[2])] = index
+    return last_use
+
+
+def _operands(
+    refs: tuple, values: list, leaf_values: list, scalars: list, clean: set[int], flushed: dict | None, leaves: list
+) -> list:
+    """A step's operands, from its input refs (see trace.GraphKey). When `flushed` is given
+    (an arithmetic step with XLA's numerics), flushed (see _flush), each value once while it
+    lives (`flushed` keeps them by ref) unless it comes from a `clean` step."""
+    args = []
+    for r in refs:
+        tag = r[0]
+        if tag == "l":
+            value = leaf_values[r[1]]
+        elif tag == "c":
+            value = values[r[1]][r[2]]
+            if r[1] in clean:
+                args.append(value)
+                continue
+        elif tag == "s":
+            value = scalars[r[1]]
+        else:
+            args.append(None)
+            continue
+        if flushed is not None:
+            found = flushed.get(r)
+            if found is None:
+                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else _flush(value)
+                flushed[r] = found
+            value = found
+        args.append(value)
+    return args
+
+
+class _Buffers:
+    """What the interpreter knows of its intermediate buffers, to decide whether a write may
+    go into one in place (see _Buffers.writable)."""
+
+    __slots__ = ("passed_through", "viewers", "viewed")
+
+    def __init__(self) -> None:
+        self.passed_through: set[int] = set()  # ids of buffers a kernel returned as they came in
+        self.viewers: dict[int, int] = {}  # id(buffer) -> live slots holding a NumPy view of it
+        self.viewed: dict[tuple, int] = {}  # slot -> id(buffer) it views
+
+    def writable(self, first: Any, slot: tuple, index: int, refs: tuple, last_use: dict, keep: set) -> bool:
+        """Whether step `index` may write in place into `first`, its first operand (the value
+        in `slot`): no later step reads it (nor an output), the step reads it once, and it is
+        a writable buffer of its own that no other value shares."""
+        return (
+            last_use[slot] == index
+            and slot not in keep
+            and refs.count(refs[0]) == 1
+            and type(first) is np.ndarray
+            and first.base is None
+            and first.flags.writeable
+            and id(first) not in self.passed_through
+            and not self.viewers.get(id(first))  # no live view would see the write
+        )
+
+    def produced(self, index: int, outs: list, args: list, in_place: bool) -> None:
+        """Step `index` returned `outs` from `args`."""
+        if not in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
+            for o in outs:
+                if any(o is a for a in args):
+                    self.passed_through.add(id(o))
+        for i, o in enumerate(outs):
+            if type(o) is np.ndarray and o.base is not None:
+                owner = _owner(o)
+                self.viewed[(index, i)] = owner
+                self.viewers[owner] = self.viewers.get(owner, 0) + 1
+
+    def dropped(self, slot: tuple) -> None:
+        """The value in `slot` was dropped (its views with it)."""
+        owner = self.viewed.pop(slot, None)
+        if owner is not None:
+            self.viewers[owner] -= 1
+
+
+def _owner(a: np.ndarray) -> int:
+    """id of the array that owns the memory a NumPy view shows."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return id(a)
+
+
+def _numpy_step(
+    prim: Primitive,
+    args: list[Any],
+    params: dict[str, Any],
+    flush: bool,
+    args_clean: bool = False,
+    first_is_private: bool = False,
+) -> Any:
+    """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
+    operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
+    with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
+    flushed the operands already)."""
+    if prim.in_place and not first_is_private:
+        args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
+    if not flush or prim.moves_data:
+        return prim.kernel(NUMPY, *args, **params)
+    out = prim.kernel(NUMPY, *(args if args_clean else [_flush(a) for a in args]), **params)
+    return tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
+
+
+def _owned(value: Any, dtype: Any) -> np.ndarray:
+    """A host buffer as a node's value: the recorded dtype (the lowering's is the contract),
+    in memory of its own (never a view of another value), and read-only: node values are
+    immutable, and an export (DLPack, `__array__`) must not write into them."""
+    value = np.asarray(value)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    elif value.base is not None:
+        value = value.copy()
+    value.flags.writeable = False
+    return value
+
+
+# -- subnormals ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def flushes() -> bool:
+    """Whether XLA flushes subnormals on this machine's CPU (jax sets flush-to-zero for its
+    work): probed once, by a compiled multiplication, the first time a graph runs."""
+    import jax
+
+    with jax.enable_x64(True):
+        tiny = np.finfo(np.float32).tiny
+        return float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0
+
+
+def _flush(value: Any) -> Any:
+    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
+    denormals-are-zero): the interpreter applies it to the operands and results of every
+    arithmetic step, and a compiled graph does the same (see compile._replay_compiled), so
+    both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee")."""
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
+        return value
+    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
+    tiny = np.finfo(parts[0].dtype).tiny
+    if not any(_has_subnormal(p, tiny) for p in parts):
+        return value
+    value = value.copy()
+    for p in (value.real, value.imag) if value.dtype.kind == "c" else (value,):
+        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+    return value
+
+
+def _flush_leaf(node: Node, value: Any) -> Any:
+    if node.clean:
+        return value
+    out = _flush(value)
+    node.clean = out is value
+    return out
+
+
+def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
+    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
+    no magnitude is below `tiny`; zeros and subnormals (and NaN minima) take a closer look."""
+    magnitude = np.abs(part)
+    if magnitude.min() >= tiny:
+        return False
+    return bool(magnitude[magnitude < tiny].any())

@@ -1,0 +1,220 @@
+"""Stage 3, the trace: walk the pending graph behind a barrier's targets, key it by its
+structure (`GraphKey`), and decide which input buffers the run may donate.
+
+What a graph keeps and what it may consume is decided by reference counts (`outside_references`):
+a pending value that something outside the graph still holds becomes an output too (so it is
+not computed again later), and an input buffer is donated only if nothing outside can see it.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from typing import Any, NamedTuple
+
+from ..._core.devices import Device
+from .graph import Call, Node
+
+
+class GraphKey(NamedTuple):
+    """A graph's structure, the key of the program cache (compile.py): graphs with equal keys
+    run the same program, on other values (leaf buffers and Python scalars are its inputs, so
+    changing a scalar does not recompile). A tuple underneath: hashing and comparing it cost
+    what a plain tuple's do (C code, once per barrier); the fields have names for readers.
+
+    - `device`: where it runs;
+    - `ops`: per call, in topological order, `(primitive, key parameters, input refs)`, an
+      input ref being `("l", leaf)`, `("c", call, output)` (the output of an earlier call),
+      `("s", scalar, its type)` or `("none",)`;
+    - `outputs`: `(call, output)` of each target, in order;
+    - `leaf_avals`: `(shape, dtype)` of each leaf (a materialized input);
+    - `donate`: per leaf, whether the run may reuse its buffer (see _donatable)."""
+
+    device: Device
+    ops: tuple
+    outputs: tuple
+    leaf_avals: tuple
+    donate: tuple[bool, ...]
+
+
+class Traced(NamedTuple):
+    """What _trace found: the key's parts (`ops`, `outputs`, `leaf_avals`: see GraphKey), the
+    calls in topological order, the leaves, how many times the graph reads each, and the
+    Python scalars it reads (numbered by the "s" refs)."""
+
+    ops: tuple
+    outputs: tuple
+    leaf_avals: tuple
+    calls: list[Call]
+    leaves: list[Node]
+    leaf_uses: list[int]
+    scalars: list
+
+
+def outside_references(obj: Any, known: int) -> int:
+    """How many references to `obj` exist besides the `known` ones its caller counts (the
+    graph's own uses of it, the caller's lists and variables holding it): above 0, something
+    outside the graph being run holds it (an array, a pending call of another graph, a user's
+    variable). The lazy backend's one reading of reference counts: a held pending value joins
+    the graph's outputs (_join_shared_with_pending), the inputs behind it stay for its rerun
+    (_rerun_leaves), and only a buffer nobody else holds is donated (_donatable). This call's
+    own references (its parameter, getrefcount's argument) are not counted. Callers hold the
+    lazy lock (graph._LOCK), so no recording takes a reference meanwhile."""
+    return sys.getrefcount(obj) - known - _OWN_REFERENCES
+
+
+# `obj` and getrefcount's argument: a call moves its arguments into the callee's frame (a test,
+# test_lazy.test_outside_references_counts_what_the_caller_does_not, checks it)
+_OWN_REFERENCES = 2
+
+
+def _trace(targets: list[Node], device: Device) -> Traced:
+    """Walk the pending graph behind `targets`: its structure, the calls in topological
+    order, the leaf buffers and scalars it reads, and where the targets are.
+
+    Pending values inside the graph that an array still holds join `targets` (in place): they
+    are computed anyway, and kept, so that reading them later does not compute them again
+    (`y = f(x)` then `float(y[0])`, `float(y[1])`, ... runs `f` once). So do the held
+    outputs of a multiple-results call in the graph (`u, s, vh = svd(x)` then `float(s[0])`
+    computes `u` and `vh` too, instead of the SVD again later)."""
+    target_ids = {id(n) for n in targets}
+    order: list[Call] = []
+    call_ids: dict[int, int] = {}
+    leaves: list[Any] = []
+    leaf_ids: dict[int, int] = {}
+    leaf_uses: list[int] = []
+    scalars: list[Any] = []
+    ops: list[tuple] = []
+
+    def ref(i: Any) -> tuple:
+        if type(i) is Node:
+            if i.value is not None:
+                lid = leaf_ids.get(id(i))
+                if lid is None:
+                    lid = leaf_ids[id(i)] = len(leaves)
+                    leaves.append(i)
+                    leaf_uses.append(0)
+                leaf_uses[lid] += 1
+                return ("l", lid)
+            _join_if_held(i, target_ids, targets)
+            return ("c", call_ids[id(i.call)], i.index)
+        if i is None:
+            return ("none",)
+        scalars.append(i)
+        return ("s", len(scalars) - 1, type(i))
+
+    # iterative post-order DFS over calls
+    stack: list[tuple[Call, bool]] = [(n.call, False) for n in reversed(targets) if n.value is None]
+    while stack:
+        call, expanded = stack.pop()
+        if id(call) in call_ids:
+            continue
+        if expanded:
+            refs = tuple(ref(i) for i in call.inputs)
+            call_ids[id(call)] = len(order)
+            order.append(call)
+            ops.append((call.prim, call.key_params, refs))
+            for sibling_ref in call.outputs:
+                _join_if_held(sibling_ref(), target_ids, targets)
+            continue
+        stack.append((call, True))
+        for i in call.inputs:
+            if type(i) is Node and i.value is None and id(i.call) not in call_ids:
+                stack.append((i.call, False))
+    i = call = None  # the loop variables must not hold a reference during the count below
+    _join_shared_with_pending(order, target_ids, targets)
+    outputs = tuple([(call_ids[id(n.call)], n.index) for n in targets if n.value is None])
+    leaf_avals = tuple([(n.shape, n.dtype) for n in leaves])
+    return Traced(tuple(ops), outputs, leaf_avals, order, leaves, leaf_uses, scalars)
+
+
+def _pending_uses(calls: list[Call]) -> dict[int, list]:
+    """id(pending node) -> [node, how many times the calls read it]. (The loop variables die
+    with this frame: callers compare reference counts with these uses.)"""
+    uses: dict[int, list] = {}
+    for c in calls:
+        for n in c.inputs:
+            if type(n) is Node and n.value is None:
+                entry = uses.get(id(n))
+                if entry is None:
+                    uses[id(n)] = [n, 1]
+                else:
+                    entry[1] += 1
+    return uses
+
+
+def _join_shared_with_pending(order: list[Call], target_ids: set[int], targets: list[Node]) -> None:
+    """Make the pending values of the graph that pending work outside it also reads (a value
+    `b = f(a)` holds, when the graph computes `a` for another target) outputs too: the later
+    graph then reads them instead of computing them again. Found by reference count: more
+    references than the graph's own uses."""
+    uses = _pending_uses(order)
+    for key, entry in uses.items():
+        # known references: the graph's uses and `entry`
+        if key not in target_ids and outside_references(entry[0], entry[1] + 1) > 0:
+            target_ids.add(key)
+            targets.append(entry[0])
+
+
+def _join_if_held(node: Node | None, target_ids: set[int], targets: list[Node]) -> None:
+    """Make a pending node that an array still holds one of the graph's outputs."""
+    if node is None or node.value is not None or id(node) in target_ids:
+        return
+    owner = node.owner() if node.owner is not None else None
+    if owner is not None and owner._data is node:
+        target_ids.add(id(node))
+        targets.append(node)
+
+
+def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
+    """ids of the leaves that a later graph may read again: those behind an intermediate value
+    of this graph that is still held outside it (by an array, or by a pending call that is not
+    part of this run), since that value stays pending and will be recomputed from them."""
+    uses = _pending_uses(calls)
+    target_ids = {id(n) for n in targets}
+    known = collections.Counter(id(t.call) for t in targets)  # output nodes of each call we know
+    held: set[int] = set()  # calls with an output still held outside this graph
+    for key, entry in uses.items():
+        if key not in target_ids:
+            known[id(entry[0].call)] += 1
+            # known references: the graph's uses and `entry`
+            if outside_references(entry[0], entry[1] + 1) > 0:
+                held.add(id(entry[0].call))
+    for c in calls:
+        # known references: `calls`, `c` and the `call` of each live output node
+        if outside_references(c, known[id(c)] + 2) > 0:
+            held.add(id(c))
+    c = None
+    rerun: set[int] = set()
+    for c in reversed(calls):  # consumers before producers
+        if id(c) in held:
+            for n in c.inputs:
+                if type(n) is Node:
+                    if n.value is None:
+                        held.add(id(n.call))
+                    else:
+                        rerun.add(id(n))
+    return rerun
+
+
+def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node], calls: list[Call]) -> tuple[bool, ...]:
+    """Which input buffers nobody can see after this run (overwritten weights, say), and that
+    an output of the same shape and dtype could reuse: XLA may write the outputs into them."""
+    slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
+    mask = []
+    rerun: set[int] | None = None
+    for i in range(len(leaves)):
+        node = leaves[i]
+        # known references: the graph's uses, `leaves` and `node`
+        private = outside_references(node, leaf_uses[i] + 2) == 0
+        aval = (node.shape, node.dtype)
+        donate = private and not node.exported and slots[aval] > 0
+        if donate:
+            if rerun is None:
+                rerun = _rerun_leaves(calls, targets)
+            donate = id(node) not in rerun
+        if donate:
+            slots[aval] -= 1
+        mask.append(donate)
+        del node
+    return tuple(mask)
