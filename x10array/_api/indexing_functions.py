@@ -3,7 +3,7 @@
 Negative indices count from the end of the axis. The standard leaves out-of-bounds indices
 unspecified; here they raise IndexError on every device: at the call when the index values
 are computed, else (a lazy device, indices still pending) when the result or anything
-computed from it is read (see `_indexing.check_bounds` and `_lazy.Check`). Kernels turn
+computed from it is read (see `_indexing.check_bounds` and `_backends/lazy/graph.Check`). Kernels turn
 negative indices into positive ones, so NumPy and jax agree, and clip out-of-bounds ones (a
 lazy graph computes a placeholder that its bounds check then refuses to hand out).
 """

@@ -29,7 +29,7 @@ NUMPY.lax = None
 NUMPY.rounded = lambda x: x
 
 # A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
-# (see `rounded` and _lazy._jitted_program).
+# (see `rounded` and _backends/lazy/compile._jitted_program).
 ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_guard", default=None)
 
 

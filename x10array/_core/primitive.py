@@ -59,7 +59,7 @@ class Primitive:
     passes_bits
         The lowering may return an operand's bits unchanged through a select or a bit
         operation (abs, negation, copysign, `where`): XLA's flush-to-zero does not apply
-        there, so a compiled lazy graph flushes its result (see `_lazy._replay`).
+        there, so a compiled lazy graph flushes its result (see `_backends/lazy/compile._replay_compiled`).
 
     What a backend chooses to do about an op (silence NumPy's warnings, leave it out of a cost
     model, rewrite it while recording) is not a fact about the op: it is registered beside the
