@@ -30,6 +30,8 @@ def _shape_cache_batch(bound: int) -> int:
     return bound // 8
 
 
+# Both caches are bounded because a recorded operation's key holds its input shapes/dtypes:
+# a run meeting ever-new shapes (a fit on new data each time) adds entries.
 # (primitive, parameters, input avals) -> output avals; when it evicts (a batch at a time),
 # jax's own traces of those shapes go too (see _core.lru.release_jax_traces)
 _avals = LRU(
