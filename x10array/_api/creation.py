@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def to_device(x: Array, device: Device, /, *, stream: Any = None) -> Array:
 
 def _python_dtype(obj: Any) -> DType | None:
     """The standard's default dtype for a Python scalar or nested sequence of them."""
-    kinds = set()
+    kinds: set[type] = set()
 
     def walk(o: Any) -> None:
         if isinstance(o, (list, tuple)):
@@ -122,7 +123,7 @@ def asarray(
         if copy is False and (moved or cast):
             raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
         out = obj
-        if cast:
+        if cast and dtype is not None:
             from .data_types import astype
 
             out = astype(out, dtype)
@@ -137,16 +138,16 @@ def asarray(
     if isinstance(obj, (bool, int, float, complex, list, tuple)) and not isinstance(obj, np.generic):
         inferred = _python_dtype(obj)
         if inferred is not None:
-            target = dtype or inferred
-            if isinstance(obj, int) and not isinstance(obj, bool) and target.kind in ("signed", "unsigned"):
-                info = np.iinfo(target.np)
+            host_dtype = dtype or inferred
+            if isinstance(obj, int) and not isinstance(obj, bool) and host_dtype.kind in ("signed", "unsigned"):
+                info = np.iinfo(host_dtype.np)
                 if not info.min <= obj <= info.max:
-                    raise OverflowError(f"asarray: the Python int {obj} does not fit in {target.name}")
+                    raise OverflowError(f"asarray: the Python int {obj} does not fit in {host_dtype.name}")
             if copy is False:
                 raise ValueError("asarray: copy=False is impossible for Python scalars and sequences")
             try:
                 with np.errstate(over="ignore"):  # floats beyond float32's range become inf
-                    host = np.array(obj, dtype=target.np)
+                    host = np.array(obj, dtype=host_dtype.np)
             except (ValueError, OverflowError, TypeError) as e:
                 raise type(e)(f"asarray: {e}") from None
             return from_host(host, device, shared=False)
@@ -234,7 +235,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         if buf.dtype not in FROM_NUMPY:
             raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
         return Array._new(buf, FROM_NUMPY[buf.dtype], target)
-    host_device = "cpu" if source.kind is not DeviceKind.CPU else None
+    host_device: Literal["cpu"] | None = "cpu" if source.kind is not DeviceKind.CPU else None
     try:
         host = np.from_dlpack(x, device=host_device, copy=copy)
     except (RuntimeError, BufferError, TypeError) as e:
@@ -438,13 +439,13 @@ def arange(
     if is_float:
         num = max(0, math.ceil((stop - start) / step))
     else:
-        num = max(0, -((start - stop) // step))  # exact ceiling division
+        num = max(0, -int((start - stop) // step))  # exact ceiling division (of ints)
     if dtype.kind != "real" and num:
         info = np.iinfo(dtype.np)
         last = start + (num - 1) * step
         if not (info.min <= start <= info.max and info.min <= last <= info.max):
             raise OverflowError(f"arange: the values from {start} to {last} do not fit in {dtype.name}")
-        start, step = _wrap_int(start, dtype), _wrap_int(step, dtype)
+        start, step = _wrap_int(int(start), dtype), _wrap_int(int(step), dtype)
     elif dtype.kind == "real":
         try:
             start, step = float(start), float(step)
@@ -500,7 +501,7 @@ def linspace(
     dtype = check_dtype(dtype, "linspace")
     if dtype.kind not in ("real", "complex") or (is_complex and dtype.kind != "complex"):
         raise TypeError(f"linspace: dtype must be floating-point (complex for complex bounds), got {dtype.name}")
-    convert = complex if dtype.kind == "complex" else float
+    convert: Callable[[Any], complex] = complex if dtype.kind == "complex" else float
     try:
         start, stop = convert(start), convert(stop)
     except OverflowError:

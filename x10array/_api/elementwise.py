@@ -443,7 +443,7 @@ def _int_power(k: Any, a: Any, b: Any) -> Any:
         return k.power(a, b)
     one = k.ones_like(a)
 
-    def step(_: Any, carry: tuple) -> tuple:
+    def step(_: Any, carry: tuple[Any, ...]) -> tuple[Any, ...]:
         acc, base, e = carry
         acc = k.where((e & 1) == 1, acc * base, acc)
         return acc, base * base, e >> 1

@@ -148,7 +148,9 @@ def _transform_nd(name: str, kind: _Kind, doc: str) -> Any:
             if not isinstance(s, Sequence) or isinstance(s, str):
                 raise TypeError(f"{name}: s must be a sequence of ints, got {type(s).__name__}")
             if len(s) != len(axes_):
-                raise ValueError(f"{name}: s and axes must have the same length, got {tuple(s)} and {tuple(axes)}")
+                raise ValueError(
+                    f"{name}: s and axes must have the same length, got {tuple(s)} and {tuple(axes or ())}"
+                )
             sizes = [check_int(v, name, "s") for v in s]
             last = len(sizes) - 1
             for i, (v, a) in enumerate(zip(sizes, axes_)):

@@ -375,7 +375,7 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
         elif isinstance(item, (bool, np.bool_)):
             kinds.append(("b", bool(item)))
         elif type(item) is Array or isinstance(item, np.ndarray):
-            a = item if type(item) is Array else _as_index_array(x, item, fname)
+            a = _as_index_array(x, item, fname) if isinstance(item, np.ndarray) else item
             if a._dtype.kind == "bool":
                 kinds.append(("m", a))
                 consumed += a.ndim
@@ -615,7 +615,7 @@ class Alias:
 
     __slots__ = ("base", "index", "operands", "views", "prune_at")
 
-    def __init__(self, base: Array | None, index: tuple[Any, ...] | None, operands: tuple[Any, ...] | None):
+    def __init__(self, base: Array | None, index: tuple[Any, ...] | None, operands: tuple[Any, ...]):
         self.base = base  # a strong reference, as a NumPy view has to its base
         self.index = index
         self.operands = operands
@@ -628,7 +628,7 @@ class Alias:
         base, index, operands = _root_index(base, index, operands)
         alias = base._alias
         if alias is None:
-            alias = base._alias = Alias(None, None, None)
+            alias = base._alias = Alias(None, None, ())
         if len(alias.views) >= alias.prune_at:
             alias.views = [r for r in alias.views if r() is not None]
             alias.prune_at = max(16, 2 * len(alias.views))
@@ -654,6 +654,7 @@ class Alias:
     def refresh(self, view: Array) -> None:
         """Index the base again: `view` sees the base's new value (and so do its views)."""
         base = self.base
+        assert base is not None, "Alias.refresh: only a view's alias has a base"
         assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
         for inner in self._live_views():
             inner._alias.refresh(inner)

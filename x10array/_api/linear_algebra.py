@@ -45,7 +45,7 @@ def _matmul_kernel(k: Any, a: Any, b: Any, *, dtype: Any, transposed: tuple[bool
         return k.lax.dot_general(a, b, (((contract_a,), (contract_b,)), ((), ())))
 
 
-def _fold_transposes(operands: tuple[Any, ...], producers: list[Any], params: dict[str, Any]) -> Any:
+def _fold_transposes(operands: Sequence[Any], producers: list[Any], params: dict[str, Any]) -> Any:
     """matmul(x.T, y) and matmul(x, y.T) of matrices and vectors (no stack dimensions):
     multiply the stored matrix, transposed in the product (see `_matmul_kernel`)."""
     from .manipulation import _PERMUTE_DIMS

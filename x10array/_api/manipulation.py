@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES, DType, promote
@@ -133,11 +133,11 @@ def broadcast_shapes(*shapes: tuple[int | None, ...]) -> tuple[int | None, ...]:
             raise ValueError(f"broadcast_shapes: shapes[{i}] {dims} has a negative dimension")
         checked.append(dims)
     if all(None not in s for s in checked):
-        return _broadcast_shapes(*checked, fname="broadcast_shapes")
+        return _broadcast_shapes(*cast(list[tuple[int, ...]], checked), fname="broadcast_shapes")
     ndim = max(len(s) for s in checked)
     padded = [(1,) * (ndim - len(s)) + s for s in checked]
     known = [tuple(1 if d is None else d for d in s) for s in padded]
-    out = list(_broadcast_shapes(*known, fname="broadcast_shapes"))  # checks the known sizes
+    out: list[int | None] = list(_broadcast_shapes(*known, fname="broadcast_shapes"))  # checks the known sizes
     for i in range(ndim):
         if any(s[i] is None for s in padded):
             out[i] = None

@@ -54,12 +54,15 @@ def diff(
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
     dtype = x._dtype
+
+    def off_axis(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return shape[:axis] + shape[axis + 1 :]
+
     for arg, extra in (("prepend", prepend), ("append", append)):
         if extra is None:
             continue
         check_array(extra, "diff", arg, "numeric")
         same_device((x, extra), "diff")
-        off_axis = lambda shape: shape[:axis] + shape[axis + 1 :]  # noqa: E731
         if extra.ndim != x.ndim or off_axis(extra.shape) != off_axis(x.shape):
             raise ValueError(
                 f"diff: {arg} has shape {extra.shape}; it must match x's shape {x.shape} except along axis {axis}"

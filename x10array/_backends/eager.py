@@ -43,7 +43,8 @@ def _wrap_numpy(out: Any, device: Device, operands: tuple[Any, ...]) -> Array:
 
 
 try:  # NumPy's own error-state variable: `np.errstate` without building one per call
-    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    # Private names, absent from NumPy's stubs (hence the ignore); the ImportError branch covers their absence.
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
 
     _IGNORE_ALL = _make_extobj(all="ignore")
 

@@ -14,7 +14,7 @@ import enum
 import functools
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
 from . import settings
 
@@ -76,6 +76,10 @@ class Device:
     """
 
     __slots__ = ("kind", "ordinal", "backend", "_hash")
+    kind: DeviceKind
+    ordinal: int
+    backend: Backend
+    _hash: int
 
     default = _DefaultDescriptor(Backend.EAGER)
     default_xla = _DefaultDescriptor(Backend.XLA)
@@ -168,6 +172,10 @@ def parse_device(text: str, where: str | None = None) -> Device:
         raise ValueError(f"{where}: {str(e).removeprefix('Device: ')}") from None
 
 
+@overload
+def as_device(device: Device | str, fname: str, *, none: Device | None = None) -> Device: ...
+@overload
+def as_device(device: Any, fname: str, *, none: Device | None = None) -> Device | None: ...
 def as_device(device: Any, fname: str, *, none: Device | None = None) -> Device | None:
     """A `device=` argument: a Device, a device string (as X10ARRAY_DEFAULT_DEVICE takes:
     'eager', 'xla', 'cpu:0:xla', ...), or None (returns `none`)."""
@@ -213,7 +221,8 @@ def device_scope(device: Device | str) -> Iterator[Device]:
     own default)."""
     if not isinstance(device, (Device, str)):
         raise TypeError(f"device_scope: expected an x10array.Device or a device string such as 'xla', got {device!r}")
-    device = as_device(device, "device_scope")
+    if isinstance(device, str):
+        device = parse_device(device, f"device_scope: device {device!r}")
     stack = _scope.stack
     depth = len(stack)
     stack.append(device)

@@ -51,7 +51,7 @@ class LRU:
         self.name = name
         self._maxsize = maxsize
         self._batch = batch
-        self.entries: dict[Any, list] = {}
+        self.entries: dict[Any, list[Any]] = {}
         self.evictions = 0
         self.on_evict = on_evict
         if register:
@@ -132,7 +132,7 @@ class LRU:
         return f"<LRU {self.name}: {len(self.entries)}/{self.maxsize}, {self.evictions} evicted>"
 
 
-def _last_use(item: tuple[Any, list]) -> int:
+def _last_use(item: tuple[Any, list[Any]]) -> int:
     return item[1][1]
 
 

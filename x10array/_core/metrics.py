@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import Protocol
 
 from . import settings
 
@@ -63,7 +64,13 @@ class MetricsReport(str):
         return str(self)
 
 
-def metrics_report(file: object = None) -> MetricsReport:
+class TextWriter(Protocol):
+    """What `metrics_report(file=...)` writes to: anything with `write(str)` (sys.stdout, a text file)."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+def metrics_report(file: TextWriter | None = None) -> MetricsReport:
     """The counters as a table of text. Printed only when asked: `metrics_report(file=sys.stdout)`
     (or `print(metrics_report())`)."""
     if file is not None and not callable(getattr(file, "write", None)):
