@@ -117,40 +117,64 @@ def asarray(
     if copy not in (None, True, False):
         raise ValueError(f"asarray: copy must be True, False or None, got {copy!r}")
     if type(obj) is Array:
-        target = obj._device if device is None else resolve_device(device, "asarray")
-        moved = target != obj._device
-        cast = dtype is not None and dtype is not obj._dtype
-        if copy is False and (moved or cast):
-            raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
-        out = obj
-        if cast and dtype is not None:
-            from .data_types import astype
-
-            out = astype(out, dtype)
-        elif copy and not moved:
-            out = bind(_COPY, out._device, out)
-        if moved:
-            out = to_device(out, target)
-        return out
+        if device is None and dtype is None and not copy:
+            return obj  # the common case: nothing to do
+        return _asarray_array(obj, dtype, device, copy)
     device = resolve_device(device, "asarray")
     if is_tracer(obj):  # not through __array__: that would drop the gradient silently
         raise TypeError("asarray: x is an autodiff tracer; use its namespace's asarray")
     if isinstance(obj, (bool, int, float, complex, list, tuple)) and not isinstance(obj, np.generic):
-        inferred = _python_dtype(obj)
-        if inferred is not None:
-            host_dtype = dtype or inferred
-            if isinstance(obj, int) and not isinstance(obj, bool) and host_dtype.kind in ("signed", "unsigned"):
-                info = np.iinfo(host_dtype.np)
-                if not info.min <= obj <= info.max:
-                    raise OverflowError(f"asarray: the Python int {obj} does not fit in {host_dtype.name}")
-            if copy is False:
-                raise ValueError("asarray: copy=False is impossible for Python scalars and sequences")
-            try:
-                with np.errstate(over="ignore"):  # floats beyond float32's range become inf
-                    host = np.array(obj, dtype=host_dtype.np)
-            except (ValueError, OverflowError, TypeError) as e:
-                raise type(e)(f"asarray: {e}") from None
-            return from_host(host, device, shared=False)
+        out = _asarray_python(obj, dtype, device, copy)
+        if out is not None:
+            return out
+    host, owned = _host_in_dtype(_host_array(obj), dtype, copy)
+    return from_host(host, device, shared=not owned)
+
+
+def _asarray_array(obj: Array, dtype: DType | None, device: Any, copy: bool | None) -> Array:
+    """`asarray` of an x10array array: itself, or a copy cast to `dtype` and moved to `device`."""
+    target = obj._device if device is None else resolve_device(device, "asarray")
+    moved = target != obj._device
+    cast = dtype is not None and dtype is not obj._dtype
+    if copy is False and (moved or cast):
+        raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
+    out = obj
+    if cast and dtype is not None:
+        from .data_types import astype
+
+        out = astype(out, dtype)
+    elif copy and not moved:
+        out = bind(_COPY, out._device, out)
+    if moved:
+        out = to_device(out, target)
+    return out
+
+
+def _asarray_python(obj: Any, dtype: DType | None, device: Device, copy: bool | None) -> Array | None:
+    """`asarray` of a Python scalar or nested sequence of them, in the standard's default
+    dtype for it unless `dtype` is given; None when the sequence holds other objects (NumPy
+    arrays, say): NumPy converts those."""
+    inferred = _python_dtype(obj)
+    if inferred is None:
+        return None
+    target = dtype or inferred
+    if isinstance(obj, int) and not isinstance(obj, bool) and target.kind in ("signed", "unsigned"):
+        info = np.iinfo(target.np)
+        if not info.min <= obj <= info.max:
+            raise OverflowError(f"asarray: the Python int {obj} does not fit in {target.name}")
+    if copy is False:
+        raise ValueError("asarray: copy=False is impossible for Python scalars and sequences")
+    try:
+        with np.errstate(over="ignore"):  # floats beyond float32's range become inf
+            host = np.array(obj, dtype=target.np)
+    except (ValueError, OverflowError, TypeError) as e:
+        raise type(e)(f"asarray: {e}") from None
+    return from_host(host, device, shared=False)
+
+
+def _host_array(obj: Any) -> np.ndarray:
+    """Any other object as a NumPy array (without a copy where NumPy can avoid one), through
+    `__array__`, `__array_interface__`, `__dlpack__` or the buffer protocol, in that order."""
     try:
         if hasattr(obj, "__array__") or isinstance(obj, np.generic) or hasattr(obj, "__array_interface__"):
             host = np.asarray(obj)
@@ -165,20 +189,22 @@ def asarray(
             f"asarray: cannot convert {type(obj).__name__} to an array of numbers; pass an array, a Python"
             " scalar or a nested sequence of them"
         )
+    return host
+
+
+def _host_in_dtype(host: np.ndarray, dtype: DType | None, copy: bool | None) -> tuple[np.ndarray, bool]:
+    """`host` cast to `dtype` (or copied when `copy`), and whether the result is a buffer of
+    its own (else it is the caller's: the array made from it is marked shared)."""
     if host.dtype not in FROM_NUMPY and (dtype is None or host.dtype.kind not in "biufc"):
         raise TypeError(f"asarray: the dtype {host.dtype} is not one of the standard's dtypes")
     if dtype is not None and host.dtype != dtype.np:
         if copy is False:
             raise ValueError("asarray: copy=False, but the dtype must change")
         with np.errstate(over="ignore", invalid="ignore"):
-            host = host.astype(dtype.np)
-        owned = True
-    elif copy:
-        host = host.copy()
-        owned = True
-    else:
-        owned = False
-    return from_host(host, device, shared=not owned)
+            return host.astype(dtype.np), True
+    if copy:
+        return host.copy(), True
+    return host, False
 
 
 def _has_buffer(obj: Any) -> bool:

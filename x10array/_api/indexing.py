@@ -356,11 +356,30 @@ def _is_full(kind: str, item: Any) -> bool:
 
 
 def _parse(x: Array, key: Any, fname: str) -> _Index:
+    """The validated `_Index` of `x[key]`: classify the items, then either a sole index (a
+    boolean mask, True or False) or a description built one axis at a time."""
     items = key if type(key) is tuple else (key,)
-    # First pass: classify, convert NumPy arrays and scalars, count the axes consumed.
+    kinds, consumed, n_ellipsis, sole = _classify(x, items, fname)
+    if sole:
+        return _sole_index(x, kinds, len(items), fname)
+    if consumed > x.ndim:
+        raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
+    if not n_ellipsis:
+        kinds.append(("e", None))
+    idx = _describe(x, kinds, x.ndim - consumed, fname)
+    idx.ellipsis = n_ellipsis > 0
+    return idx
+
+
+def _classify(x: Array, items: tuple[Any, ...], fname: str) -> tuple[list[tuple[str, Any]], int, int, bool]:
+    """Each index item as (kind, value), NumPy arrays and scalars converted: "n" None, "e"
+    ellipsis, "s" slice, "b" a Python or NumPy bool, "m" a boolean array, "A" an integer
+    array, "i" an integer. Also the number of axes the items consume, the number of
+    ellipses, and whether a "b" or "m" item is present (it must be the sole index)."""
     kinds: list[tuple[str, Any]] = []
     consumed = 0
     n_ellipsis = 0
+    sole = False
     for item in items:
         if item is None:
             kinds.append(("n", None))
@@ -374,11 +393,13 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
             consumed += 1
         elif isinstance(item, (bool, np.bool_)):
             kinds.append(("b", bool(item)))
+            sole = True
         elif type(item) is Array or isinstance(item, np.ndarray):
             a = _as_index_array(x, item, fname) if isinstance(item, np.ndarray) else item
             if a._dtype.kind == "bool":
                 kinds.append(("m", a))
                 consumed += a.ndim
+                sole = True
             elif a._dtype in INTEGER:
                 kinds.append(("A", a))
                 consumed += 1
@@ -398,16 +419,21 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
                 ) from None
             kinds.append(("i", value))
             consumed += 1
+    return kinds, consumed, n_ellipsis, sole
 
+
+def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str) -> _Index:
+    """The `_Index` of a key holding a boolean mask ("m") or a bool ("b"): IndexError unless
+    it is the sole index (the first such item decides)."""
     for position, (kind, item) in enumerate(kinds):
         if kind == "m":
             same_device((x, item), fname)
             # `x[mask, :]` / `x[mask, ...]` (trailing full slices) mean `x[mask]`: NumPy's
             # reading, which scikit-learn uses; other combinations stay out of scope.
-            n_items = 1 if position == 0 and all(_is_full(k, i) for k, i in kinds[1:]) else len(items)
-            return _check_mask(x, item, n_items, fname)
+            sole = 1 if position == 0 and all(_is_full(k, i) for k, i in kinds[1:]) else n_items
+            return _check_mask(x, item, sole, fname)
         if kind == "b":
-            if len(items) != 1:
+            if n_items != 1:
                 raise IndexError(f"{fname}: a boolean index must be the sole index")
             idx = _Index()
             if item:
@@ -416,14 +442,13 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
                 idx.empty_mask_ndim = 0
                 idx.desc = (("z", 0),)
             return idx
+    raise AssertionError("_sole_index: no boolean item")  # pragma: no cover - _classify said there was one
 
-    if consumed > x.ndim:
-        raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
-    fill = x.ndim - consumed
-    if not n_ellipsis:
-        kinds.append(("e", None))
 
-    # Second pass: build the description, one axis at a time.
+def _describe(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> _Index:
+    """The description of an index of None, slices, integers and integer arrays (`kinds`,
+    with one ellipsis standing for `fill` full axes), one axis at a time; integers are
+    bounds-checked now, integer arrays when their values are known (else `pending`)."""
     idx = _Index()
     desc: list[Any] = []
     operands: list[Any] = []
@@ -462,7 +487,6 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
             raise IndexError(f"{fname}: index arrays of shapes {shapes} cannot be broadcast together") from None
     idx.desc = tuple(desc)
     idx.operands = tuple(operands)
-    idx.ellipsis = n_ellipsis > 0
     return idx
 
 

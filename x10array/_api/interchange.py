@@ -82,6 +82,8 @@ def _device_type(value: Any) -> int:
 
 
 def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
+    """`x.__dlpack__(...)`: a DLPack capsule of x's value, zero-copy unless `copy` or the
+    device asks for one (a zero-copy export marks `x` shared)."""
     if copy not in (None, True, False):
         raise ValueError(f"__dlpack__: copy must be True, False or None, got {copy!r}")
     if max_version is not None and (
@@ -89,6 +91,24 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
     ):
         raise TypeError(f"__dlpack__: max_version must be a (major, minor) tuple of ints, got {max_version!r}")
     here = dlpack_device(x)
+    to_host = _export_to_host(here, dl_device, stream, copy)
+    data = _value(x)
+    if to_host:
+        data, copy = x._host(), True
+    elif copy and type(data) is not np.ndarray and here[0] == DLDeviceType.CPU:
+        # A copy of a CPU device buffer is made by NumPy's exporter from a host view: it
+        # is then an ordinary writable host array (jax would hand out a legacy capsule
+        # that consumers must treat as read-only).
+        data = x._host()
+    capsule, copy = _capsule(data, stream, max_version, copy)
+    if not copy:
+        x._shared = True
+    return capsule
+
+
+def _export_to_host(here: tuple[DLDeviceType, int], dl_device: Any, stream: Any, copy: Any) -> bool:
+    """Whether the export asked for by `dl_device` (None: where the value is, `here`) is a
+    copy to the host; BufferError if it is to any other device, or `copy=False` forbids it."""
     if dl_device is not None:
         try:
             target = (_device_type(dl_device[0]), int(dl_device[1]))
@@ -105,15 +125,12 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
         raise BufferError(f"__dlpack__: exporting to the CPU from {here} needs a copy, but copy=False")
     if target[0] == DLDeviceType.CPU and stream is not None:
         raise ValueError(f"__dlpack__: the CPU has no streams; stream must be None, got {stream!r}")
+    return to_host
 
-    data = _value(x)
-    if to_host:
-        data, copy = x._host(), True
-    elif copy and type(data) is not np.ndarray and here[0] == DLDeviceType.CPU:
-        # A copy of a CPU device buffer is made by NumPy's exporter from a host view: it
-        # is then an ordinary writable host array (jax would hand out a legacy capsule
-        # that consumers must treat as read-only).
-        data = x._host()
+
+def _capsule(data: Any, stream: Any, max_version: Any, copy: bool | None) -> tuple[Any, bool | None]:
+    """The capsule of the buffer `data` (NumPy or jax) from its own exporter, and whether it
+    is a copy (None: the exporter chose, without one)."""
     kwargs: dict[str, Any] = {"stream": stream}
     if max_version is not None and (type(data) is np.ndarray or tuple(max_version) >= (1, 0)):
         # (jax refuses pre-1.0 versions it could serve: leave it to make its legacy capsule)
@@ -121,7 +138,7 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
     if copy is not None:
         kwargs["copy"] = copy
     try:
-        capsule = data.__dlpack__(**kwargs)
+        return data.__dlpack__(**kwargs), copy
     except BufferError:
         # NumPy cannot signal a read-only buffer (a lazy value: immutable) to a pre-1.0
         # consumer. By default export a copy; with copy=False, the buffer itself, as jax
@@ -131,17 +148,12 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
             raise
         if copy is None:
             kwargs["copy"] = True
-            capsule = data.__dlpack__(**kwargs)
-            copy = True
-        else:
-            data.flags.writeable = True
-            try:
-                capsule = data.__dlpack__(**kwargs)
-            finally:
-                data.flags.writeable = False
-    if not copy:
-        x._shared = True
-    return capsule
+            return data.__dlpack__(**kwargs), True
+        data.flags.writeable = True
+        try:
+            return data.__dlpack__(**kwargs), copy
+        finally:
+            data.flags.writeable = False
 
 
 def device_from_dlpack(obj: Any, fname: str) -> Device:
