@@ -22,9 +22,11 @@ from ..._core.kernels import ROUNDING_GUARD, jax_namespace
 from ..._core.lru import LRU, release_jax_traces
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
+from ..._core.primitive import Primitive
 from .graph import Call, Node, _user_location
 from .interpreter import flushes
-from .trace import GraphKey, Traced
+from .shapes import ShapeDtype
+from .trace import GraphKey, Op, Ref, Slot, Traced
 
 NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
 
@@ -45,7 +47,14 @@ class _Program:
 
     __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key")
 
-    def __init__(self, calls: list, outputs: tuple, n_leaves: int, key: GraphKey, interpret_cost: float = 0.0):
+    def __init__(
+        self,
+        calls: list[tuple[Primitive, dict[str, Any]]],
+        outputs: tuple[Slot, ...],
+        n_leaves: int,
+        key: GraphKey,
+        interpret_cost: float = 0.0,
+    ):
         self.calls = calls  # [(prim, params)]
         self.outputs = outputs  # ((call index, output index), ...)
         self.n_leaves = n_leaves
@@ -194,7 +203,7 @@ def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...]) 
 
     flush = flushes()  # (probed outside the trace)
 
-    def replay(one: Any, donated: list, kept: list, scalars: list) -> tuple:
+    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
         donated_it, kept_it = iter(donated), iter(kept)
         leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
         token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
@@ -214,8 +223,14 @@ _SUMS = frozenset({"add", "subtract"})
 
 
 def _replay_compiled(
-    k: Any, ops: tuple, leaf_values: list, scalars: list, outputs: tuple, params_of: list, flush: bool
-) -> tuple:
+    k: Any,
+    ops: tuple[Op, ...],
+    leaf_values: list[Any],
+    scalars: list[Any],
+    outputs: tuple[Slot, ...],
+    params_of: list[dict[str, Any]],
+    flush: bool,
+) -> tuple[Any, ...]:
     """The steps of a graph (`ops` as in trace.GraphKey) through their lowerings, `k` being
     jax's kernel namespace, as jax.jit traces them into one program: the values of `outputs`.
 
@@ -231,7 +246,7 @@ def _replay_compiled(
     for prim, _, refs in ops:
         if prim.name in _SUMS:
             feeds_sum.update(r[1] for r in refs if r[0] == "c" and ops[r[1]][0].name in _PRODUCTS)
-    values: list[list] = []
+    values: list[list[Any]] = []
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         args = [_operand(r, values, leaf_values, scalars) for r in refs]
         if flush and prim.passes_bits:
@@ -244,7 +259,7 @@ def _replay_compiled(
     return tuple(values[c][i] for c, i in outputs)
 
 
-def _operand(ref: tuple, values: list, leaf_values: list, scalars: list) -> Any:
+def _operand(ref: Ref, values: list[list[Any]], leaf_values: list[Any], scalars: list[Any]) -> Any:
     """The value an input ref (see trace.GraphKey) names."""
     tag = ref[0]
     if tag == "l":
@@ -295,5 +310,5 @@ def _compile_reason(key: GraphKey, program: _Program) -> str:
     return f"new graph of {len(prims)} operations"
 
 
-def _avals_text(avals: tuple) -> str:
+def _avals_text(avals: tuple[ShapeDtype, ...]) -> str:
     return "[" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals) + "]"

@@ -141,12 +141,13 @@ def _pending_nodes(live: list[weakref.ref[Array]]) -> list[Node]:
 def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
     """Make the pending `out` (a gather or scatter by an index array whose values are
     pending) carry the bounds check that `flag` computes (see graph.Check)."""
-    check = Check(flag._data, fname, axis, size, _user_line())
+    flag_node = flag._data
+    check = Check(flag_node, fname, axis, size, _user_line())
     node = out._data
     node.checks = (check,) if node.checks is None else node.checks + (check,)
     if node.value is not None:  # (computed at once: the graph outgrew X10ARRAY_GRAPH_LIMIT)
-        _materialize_nodes([check.flag], out._device)
-        check.settle(check.flag.value)
+        _materialize_nodes([flag_node], out._device)
+        check.settle(flag_node.value)
         if check.error:
             raise IndexError(check.error)
         node.checks = None
@@ -276,7 +277,7 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
     if deferred:
         received: list[Any] = []
         _signal.signal(_SIGINT, lambda signum, frame: received.append(frame))
-    out: list = []
+    out: list[tuple[Any, ...]] = []
     try:
         out.extend(map(run, *zip(args)))  # run(*args), its result stored by C code
         _adopt(targets, out[0])
@@ -291,7 +292,7 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
                 raise KeyboardInterrupt
 
 
-def _adopt(targets: list[Node], results: tuple) -> None:
+def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
     """Give pending nodes their values (see _run_and_adopt; _adopt_checked when some carry
     bounds checks)."""
     for node in targets:
@@ -323,13 +324,13 @@ def _bounds_targets(requested: list[Node]) -> list[Node]:
     flags: dict[int, Node] = {}
     for n in requested:
         for c in n.checks or ():
-            if c.error is None and c.flag.value is not None:  # (computed by an earlier run)
+            if c.error is None and c.flag is not None and c.flag.value is not None:  # (computed by an earlier run)
                 c.settle(c.flag.value)
         if _known_error(n):
             continue
         targets.append(n)
         for c in n.checks or ():
-            if c.error is None:
+            if c.error is None and c.flag is not None:  # (the flag is set while the error is unknown)
                 flags[id(c.flag)] = c.flag
     if not targets:
         _raise_failed(requested)
@@ -343,7 +344,7 @@ def _raise_failed(requested: list[Node]) -> None:
         raise IndexError(failed[0] if len(failed) == 1 else f"{failed[0]} (and {len(failed) - 1} more)")
 
 
-def _adopt_checked(targets: list[Node], results: tuple) -> None:
+def _adopt_checked(targets: list[Node], results: tuple[Any, ...]) -> None:
     """_adopt for a run with bounds checks: settle the checks whose flags it computed, then
     give a value only to the targets whose indices were in bounds (the others stay pending,
     and raise whenever they are read)."""
@@ -372,12 +373,15 @@ def _known_error(node: Node) -> str:
 # -- out of memory ------------------------------------------------------------------------------
 
 
-def _check_memory(compiled: Any, donated: list, kept: list, scalars: list, n_ops: int, device: Device) -> None:
+def _check_memory(
+    compiled: Any, donated: list[Any], kept: list[Any], scalars: list[Any], n_ops: int, device: Device
+) -> None:
     """Before a program's first run with donated inputs: refuse (MemoryError) a program whose
     outputs and temporaries need more memory than the device has. XLA would fail to
     allocate them only after it has taken the donated buffers (jax deletes them), and the
     values in them would be lost; refused now, nothing has been run or donated. (The
     compile is jax's: the run that follows reuses it.)"""
+    fn: Any  # a jax.jit function (its `lower` is jax's AOT API)
     fn, lead = (compiled.func, compiled.args) if isinstance(compiled, functools.partial) else (compiled, ())
     try:
         stats = fn.lower(*lead, donated, kept, scalars).compile().memory_analysis()

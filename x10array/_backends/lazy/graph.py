@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 import weakref
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,14 @@ class Call:
 
     __slots__ = ("prim", "params", "key_params", "inputs", "device", "outputs", "__weakref__")
 
-    def __init__(self, prim: Primitive, params: dict[str, Any], key_params: tuple, inputs: tuple, device: Device):
+    def __init__(
+        self,
+        prim: Primitive,
+        params: dict[str, Any],
+        key_params: tuple[Any, ...],
+        inputs: tuple[Any, ...],
+        device: Device,
+    ):
         self.prim = prim
         self.params = params
         self.key_params = key_params
@@ -153,7 +161,7 @@ class _RecorderState:
     def __init__(self) -> None:
         self.prune_at = 4096
         self.last_count = -(2**62)
-        self.last_live: tuple[Device | None, list[weakref.ref[Array]] | None] = (None, None)
+        self.last_live: tuple[Device | None, list[weakref.ref[Array]]] = (None, [])
 
 
 _STATE = _RecorderState()
@@ -240,7 +248,9 @@ class Recorder:
         self.run_now([a._data for a in outs], device)
 
 
-def _fold(prim: Primitive, inputs: tuple, params: dict[str, Any]) -> tuple[tuple, dict[str, Any]] | None:
+def _fold(
+    prim: Primitive, inputs: tuple[Any, ...], params: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
     """`prim`'s rewrite (GRAPH_REWRITES) of its operands given their producers (matmul
     absorbing a transpose): new (inputs, params), or None."""
     with _LOCK:  # it may take the producers' operands: not while a graph runs (see _LOCK)
@@ -312,7 +322,7 @@ def _user_line() -> str:
     """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
     that x10array generates (the wrappers of `_core.dispatch`) runs in globals without a module
     name: it counts as x10array's."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename.startswith(_PACKAGE_DIR) or "__name__" not in frame.f_globals
     ):
@@ -323,7 +333,7 @@ def _user_line() -> str:
 def _user_location() -> tuple[int, str, int]:
     """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
     `warnings.warn` called by the function that calls this one, its file, its line)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back

@@ -19,10 +19,10 @@ from ..._core.kernels import NUMPY
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from .graph import Node
-from .trace import Traced
+from .trace import Op, Ref, Slot, Traced
 
 
-def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple:
+def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
     the values of `targets`, owned (see _owned) and on `device`."""
     import jax
@@ -55,6 +55,8 @@ def _run_single(node: Node, device: Device) -> np.ndarray | None:
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it. Its
     value, or None when `node` is not such a case."""
     call = node.call
+    if call is None:
+        return None
     prim = call.prim
     if prim.multiple_results or device.kind is not DeviceKind.CPU or node.checks:
         return None
@@ -73,8 +75,14 @@ def _run_single(node: Node, device: Device) -> np.ndarray | None:
 
 
 def _replay(
-    ops: tuple, leaf_values: list, scalars: list, outputs: tuple, params_of: list, flush: bool, leaves: list[Node]
-) -> tuple:
+    ops: tuple[Op, ...],
+    leaf_values: list[Any],
+    scalars: list[Any],
+    outputs: tuple[Slot, ...],
+    params_of: list[dict[str, Any]],
+    flush: bool,
+    leaves: list[Node],
+) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs`.
 
@@ -88,9 +96,9 @@ def _replay(
     An intermediate value is dropped after its last use (a long graph of writes holds one
     buffer at a time, not one per step), and a write (`in_place`) into an intermediate at its
     last use writes into that buffer instead of a copy, as XLA would (see _Buffers)."""
-    values: list[list] = []
+    values: list[list[Any]] = []
     clean: set[int] = set()  # steps whose results are flushed already
-    flushed: dict[tuple, Any] = {}  # ref -> its value flushed, while later steps read it
+    flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
     last_use = _last_uses(ops)
     keep = set(outputs)
     buffers = _Buffers()
@@ -116,16 +124,16 @@ def _replay(
                 values[r[1]][r[2]] = None
                 flushed.pop(r, None)
                 buffers.dropped(slot)
-        args = outs = out = None
+        del args, outs, out
     return tuple(values[c][i] for c, i in outputs)
 
 
 _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 
 
-def _last_uses(ops: tuple) -> dict[tuple, int]:
+def _last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
     """(call, output) -> the index of the last step that reads it."""
-    last_use: dict[tuple, int] = {}
+    last_use: dict[Slot, int] = {}
     for index, (_, _, refs) in enumerate(ops):
         for r in refs:
             if r[0] == "c":
@@ -134,8 +142,14 @@ def _last_uses(ops: tuple) -> dict[tuple, int]:
 
 
 def _operands(
-    refs: tuple, values: list, leaf_values: list, scalars: list, clean: set[int], flushed: dict | None, leaves: list
-) -> list:
+    refs: tuple[Ref, ...],
+    values: list[list[Any]],
+    leaf_values: list[Any],
+    scalars: list[Any],
+    clean: set[int],
+    flushed: dict[Ref, Any] | None,
+    leaves: list[Node],
+) -> list[Any]:
     """A step's operands, from its input refs (see trace.GraphKey). When `flushed` is given
     (an arithmetic step with XLA's numerics), flushed (see _flush), each value once while it
     lives (`flushed` keeps them by ref) unless it comes from a `clean` step."""
@@ -173,9 +187,11 @@ class _Buffers:
     def __init__(self) -> None:
         self.passed_through: set[int] = set()  # ids of buffers a kernel returned as they came in
         self.viewers: dict[int, int] = {}  # id(buffer) -> live slots holding a NumPy view of it
-        self.viewed: dict[tuple, int] = {}  # slot -> id(buffer) it views
+        self.viewed: dict[Slot, int] = {}  # slot -> id(buffer) it views
 
-    def writable(self, first: Any, slot: tuple, index: int, refs: tuple, last_use: dict, keep: set) -> bool:
+    def writable(
+        self, first: Any, slot: Slot, index: int, refs: tuple[Ref, ...], last_use: dict[Slot, int], keep: set[Slot]
+    ) -> bool:
         """Whether step `index` may write in place into `first`, its first operand (the value
         in `slot`): no later step reads it (nor an output), the step reads it once, and it is
         a writable buffer of its own that no other value shares."""
@@ -190,7 +206,7 @@ class _Buffers:
             and not self.viewers.get(id(first))  # no live view would see the write
         )
 
-    def produced(self, index: int, outs: list, args: list, in_place: bool) -> None:
+    def produced(self, index: int, outs: list[Any], args: list[Any], in_place: bool) -> None:
         """Step `index` returned `outs` from `args`."""
         if not in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
             for o in outs:
@@ -202,7 +218,7 @@ class _Buffers:
                 self.viewed[(index, i)] = owner
                 self.viewers[owner] = self.viewers.get(owner, 0) + 1
 
-    def dropped(self, slot: tuple) -> None:
+    def dropped(self, slot: Slot) -> None:
         """The value in `slot` was dropped (its views with it)."""
         owner = self.viewed.pop(slot, None)
         if owner is not None:

@@ -24,6 +24,8 @@ from ..._core.kernels import NUMPY, jax_namespace
 from ..._core.lru import LRU, release_jax_traces, tick
 from ..._core.primitive import Primitive
 
+ShapeDtype = tuple[tuple[int, ...], np.dtype[Any]]  # an array's aval: (shape, dtype)
+
 
 def _shape_cache_batch(bound: int) -> int:
     """Evict an eighth of the shape cache at a time: one sort serves many insertions."""
@@ -45,7 +47,13 @@ _avals_entries = _avals.entries
 _elementwise_dtypes = LRU("lazy elementwise dtypes", functools.partial(settings.get, "X10ARRAY_DTYPE_CACHE_SIZE"))
 
 
-def _out_avals(prim: Primitive, params: dict[str, Any], key_params: tuple, in_avals: tuple, inputs: tuple) -> tuple:
+def _out_avals(
+    prim: Primitive,
+    params: dict[str, Any],
+    key_params: tuple[Any, ...],
+    in_avals: tuple[Any, ...],
+    inputs: tuple[Any, ...],
+) -> tuple[ShapeDtype, ...]:
     """The ((shape, dtype), ...) of each output of `prim` applied to `inputs` (their avals:
     `in_avals`; `key_params`: `params` as a hashable key)."""
     key = (prim, key_params, in_avals)
@@ -60,13 +68,15 @@ def _out_avals(prim: Primitive, params: dict[str, Any], key_params: tuple, in_av
         if dtype is None:
             dtype = _elementwise_dtypes.put(dtype_key, _elementwise_dtype(prim, params, in_avals, inputs))
         shape = np.broadcast_shapes(*(a[0] for a in in_avals if type(a) is tuple))
-        found = ((tuple(shape), dtype),)
+        found: tuple[ShapeDtype, ...] = ((tuple(shape), dtype),)
     else:
         found = _abstract(prim, params, in_avals, inputs)
     return _avals.put(key, found)
 
 
-def _elementwise_dtype(prim: Primitive, params: dict[str, Any], in_avals: tuple, inputs: tuple) -> Any:
+def _elementwise_dtype(
+    prim: Primitive, params: dict[str, Any], in_avals: tuple[Any, ...], inputs: tuple[Any, ...]
+) -> Any:
     """The result dtype of an elementwise primitive: its NumPy kernel on 0-d operands (tens
     of microseconds, where jax's abstract evaluation takes about a millisecond, the bulk of a
     cold graph's recording). The eager device's dtypes come from the same kernel, and the op
@@ -81,7 +91,9 @@ def _elementwise_dtype(prim: Primitive, params: dict[str, Any], in_avals: tuple,
         return _abstract(prim, params, scalar_avals, inputs)[0][1]
 
 
-def _abstract(prim: Primitive, params: dict[str, Any], in_avals: tuple, inputs: tuple) -> tuple:
+def _abstract(
+    prim: Primitive, params: dict[str, Any], in_avals: tuple[Any, ...], inputs: tuple[Any, ...]
+) -> tuple[ShapeDtype, ...]:
     """Output (shape, dtype)s by abstract evaluation of the lowering (jax.eval_shape)."""
     import jax
 

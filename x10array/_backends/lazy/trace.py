@@ -13,7 +13,14 @@ import sys
 from typing import Any, NamedTuple
 
 from ..._core.devices import Device
+from ..._core.primitive import Primitive
 from .graph import Call, Node
+from .shapes import ShapeDtype
+
+# The parts of a GraphKey (see there), named for annotations:
+Ref = tuple[Any, ...]  # an input ref: ("l", leaf), ("c", call, output), ("s", scalar, its type) or ("none",)
+Op = tuple[Primitive, tuple[Any, ...], tuple[Ref, ...]]  # (primitive, key parameters, input refs)
+Slot = tuple[int, int]  # (call, output): where a step's value is
 
 
 class GraphKey(NamedTuple):
@@ -31,9 +38,9 @@ class GraphKey(NamedTuple):
     - `donate`: per leaf, whether the run may reuse its buffer (see _donatable)."""
 
     device: Device
-    ops: tuple
-    outputs: tuple
-    leaf_avals: tuple
+    ops: tuple[Op, ...]
+    outputs: tuple[Slot, ...]
+    leaf_avals: tuple[ShapeDtype, ...]
     donate: tuple[bool, ...]
 
 
@@ -42,13 +49,13 @@ class Traced(NamedTuple):
     calls in topological order, the leaves, how many times the graph reads each, and the
     Python scalars it reads (numbered by the "s" refs)."""
 
-    ops: tuple
-    outputs: tuple
-    leaf_avals: tuple
+    ops: tuple[Op, ...]
+    outputs: tuple[Slot, ...]
+    leaf_avals: tuple[ShapeDtype, ...]
     calls: list[Call]
     leaves: list[Node]
     leaf_uses: list[int]
-    scalars: list
+    scalars: list[Any]
 
 
 def outside_references(obj: Any, known: int) -> int:
@@ -84,9 +91,9 @@ def _trace(targets: list[Node], device: Device) -> Traced:
     leaf_ids: dict[int, int] = {}
     leaf_uses: list[int] = []
     scalars: list[Any] = []
-    ops: list[tuple] = []
+    ops: list[Op] = []
 
-    def ref(i: Any) -> tuple:
+    def ref(i: Any) -> Ref:
         if type(i) is Node:
             if i.value is not None:
                 lid = leaf_ids.get(id(i))
@@ -103,8 +110,11 @@ def _trace(targets: list[Node], device: Device) -> Traced:
         scalars.append(i)
         return ("s", len(scalars) - 1, type(i))
 
-    # iterative post-order DFS over calls
-    stack: list[tuple[Call, bool]] = [(n.call, False) for n in reversed(targets) if n.value is None]
+    # iterative post-order DFS over calls (a pending node's `call` is set: the tests of it are for the type checker)
+    stack: list[tuple[Call, bool]] = [
+        (n.call, False) for n in reversed(targets) if n.value is None and n.call is not None
+    ]
+    call: Call | None
     while stack:
         call, expanded = stack.pop()
         if id(call) in call_ids:
@@ -119,7 +129,7 @@ def _trace(targets: list[Node], device: Device) -> Traced:
             continue
         stack.append((call, True))
         for i in call.inputs:
-            if type(i) is Node and i.value is None and id(i.call) not in call_ids:
+            if type(i) is Node and i.value is None and i.call is not None and id(i.call) not in call_ids:
                 stack.append((i.call, False))
     i = call = None  # the loop variables must not hold a reference during the count below
     _join_shared_with_pending(order, target_ids, targets)
@@ -128,10 +138,10 @@ def _trace(targets: list[Node], device: Device) -> Traced:
     return Traced(tuple(ops), outputs, leaf_avals, order, leaves, leaf_uses, scalars)
 
 
-def _pending_uses(calls: list[Call]) -> dict[int, list]:
+def _pending_uses(calls: list[Call]) -> dict[int, list[Any]]:
     """id(pending node) -> [node, how many times the calls read it]. (The loop variables die
     with this frame: callers compare reference counts with these uses.)"""
-    uses: dict[int, list] = {}
+    uses: dict[int, list[Any]] = {}
     for c in calls:
         for n in c.inputs:
             if type(n) is Node and n.value is None:
@@ -174,6 +184,7 @@ def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
     target_ids = {id(n) for n in targets}
     known = collections.Counter(id(t.call) for t in targets)  # output nodes of each call we know
     held: set[int] = set()  # calls with an output still held outside this graph
+    c: Call | None
     for key, entry in uses.items():
         if key not in target_ids:
             known[id(entry[0].call)] += 1
