@@ -59,7 +59,7 @@ def _unary(
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc or f"{name}, elementwise; accepts {category} dtypes."
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 
@@ -97,7 +97,7 @@ def _binary(
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc or f"{name}, elementwise with broadcasting; accepts {category} dtypes and Python scalars."
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 

@@ -94,7 +94,7 @@ def _transform_1d(name: str, kind: _Kind, doc: str) -> Any:
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 
@@ -166,7 +166,7 @@ def _transform_nd(name: str, kind: _Kind, doc: str) -> Any:
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 

@@ -106,7 +106,7 @@ def reduction(
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc or f"{name} over `axis` (all axes by default); accepts {category} dtypes."
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 
@@ -232,7 +232,7 @@ def _accumulation(name: str, kernel: Callable[..., Any], empty: str) -> Callable
         f"{name.capitalize()} over `axis`; integers widen to int64/uint64 unless `dtype` says otherwise;"
         f" {empty} when empty."
     )
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     return function
 
 

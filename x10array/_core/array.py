@@ -45,7 +45,7 @@ class Array:
     # do NumPy functions (`numpy.concatenate`, `numpy.may_share_memory`, ...), which convert
     # through `__array__` (no `__array_function__`: None there would make them all raise).
     __array_ufunc__ = None
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (mutable), as the standard's arrays; object's is a method
 
     _data: Any
     _dtype: DType
@@ -255,8 +255,8 @@ class Array:
         def __rshift__(self, other: Any, /) -> Array: ...
         def __rrshift__(self, other: Any, /) -> Array: ...
         def __irshift__(self, other: Any, /) -> Array: ...
-        def __eq__(self, other: Any, /) -> Array: ...  # type: ignore[override]
-        def __ne__(self, other: Any, /) -> Array: ...  # type: ignore[override]
+        def __eq__(self, other: Any, /) -> Array: ...  # type: ignore[override]  # elementwise: an Array, not a bool
+        def __ne__(self, other: Any, /) -> Array: ...  # type: ignore[override]  # elementwise: an Array, not a bool
         def __lt__(self, other: Any, /) -> Array: ...
         def __le__(self, other: Any, /) -> Array: ...
         def __gt__(self, other: Any, /) -> Array: ...

@@ -137,7 +137,7 @@ def accept_tracers(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     exec(_TEMPLATE.format(name=short, params=params, call=call, args=args, kwargs=kwargs), namespace)
     public = functools.update_wrapper(namespace[short], fn)
     del public.__wrapped__  # the signature is the wrapper's own (the same as fn's)
-    public.accepts_tracers = True  # type: ignore[attr-defined]
+    public.accepts_tracers = True  # type: ignore[attr-defined]  # an attribute on a function: a marker
     return public
 
 

@@ -141,7 +141,7 @@ def _locked(fn: Any) -> Any:
 
     locked.__name__ = locked.__qualname__ = fn.__name__
     locked.__doc__ = fn.__doc__
-    locked.__wrapped__ = fn  # type: ignore[attr-defined]
+    locked.__wrapped__ = fn  # type: ignore[attr-defined]  # an attribute on a function, as functools.wraps sets
     return locked
 
 
