@@ -12,6 +12,7 @@ import numpy as np
 import x10array as xp
 from x10array._backends import eager as _eager
 from x10array._backends.lazy import shapes as _shapes
+from x10array._core import devices as _devices
 from x10array._core import lru as _lru
 from x10array._core import settings
 
@@ -63,6 +64,27 @@ def test_every_cache_is_registered_with_its_bound():
     assert found["lazy programs"][1] == settings.get("X10ARRAY_CACHE_SIZE")
     with settings.override(X10ARRAY_CACHE_SIZE=7, X10ARRAY_SHAPE_CACHE_SIZE=9):  # bounds follow their settings
         assert _lru.caches()["lazy programs"][1] == 7 and _lru.caches()["lazy shapes"][1] == 9
+
+
+def test_the_eager_jit_cache_bound_follows_its_setting():
+    with settings.override(X10ARRAY_EAGER_CACHE_SIZE=5):
+        assert _lru.caches()["eager jitted programs"][1] == 5 and _eager._JITTED.batch == 1
+    with settings.override(X10ARRAY_EAGER_CACHE_SIZE=64):
+        assert _lru.caches()["eager jitted programs"][1] == 64 and _eager._JITTED.batch == 8
+
+
+def test_the_default_device_memo_holds_one_entry():
+    """current_device() parses X10ARRAY_DEFAULT_DEVICE once per value it meets, and keeps only
+    the last (ever-new values, as a test suite's overrides make, do not accumulate)."""
+    specs = ["xla", "eager", "cpu:0:xla", "cpu:0:eager", "xla"]
+    for spec in specs:
+        with settings.override(X10ARRAY_DEFAULT_DEVICE=spec):
+            device = xp.asarray(1.0).device
+            assert device == _devices.parse_device(spec, "test")
+            assert _devices._env_default == (spec, device)
+            assert _devices.current_device() is device  # a hit: the same object
+    with settings.override(X10ARRAY_DEFAULT_DEVICE=""):
+        assert _devices.current_device() is _devices.Device.default
 
 
 def test_the_shape_cache_is_bounded(override_settings):

@@ -13,6 +13,7 @@ thread-local context), so a user's own jax code keeps its defaults.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -110,9 +111,13 @@ class XlaEagerExecutor:
 # (primitive, parameters' key) -> its jitted program, which holds one executable per input
 # shapes/dtypes (jax's own bound). Evicting one frees its executables, and what jax kept from
 # tracing them (see _lru.release_jax_traces).
-JIT_CACHE_SIZE = get_setting("X10ARRAY_EAGER_CACHE_SIZE")
+# The bound is the setting's value at each insertion (as for the lazy caches); an eviction pass
+# drops an eighth of it.
 _JITTED = LRU(
-    "eager jitted programs", JIT_CACHE_SIZE, batch=JIT_CACHE_SIZE // 8, on_evict=lambda _: release_jax_traces()
+    "eager jitted programs",
+    functools.partial(get_setting, "X10ARRAY_EAGER_CACHE_SIZE"),
+    batch=lambda bound: bound // 8,
+    on_evict=lambda _: release_jax_traces(),
 )
 
 

@@ -40,7 +40,7 @@ class Backend(enum.Enum):
     __str__ = __repr__
 
 
-@functools.cache
+@functools.cache  # bounded by construction: one entry per DeviceKind
 def jax_devices(kind: DeviceKind) -> tuple[Any, ...]:
     """The jax devices of one kind on this machine (empty when there are none)."""
     import jax
@@ -52,7 +52,8 @@ def jax_devices(kind: DeviceKind) -> tuple[Any, ...]:
 
 
 class _DefaultDescriptor:
-    """`Device.default` / `Device.default_xla`: resolved on first use, then cached."""
+    """`Device.default` / `Device.default_xla`: resolved on first use, then cached (one
+    class attribute each: bounded by construction)."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
@@ -197,20 +198,23 @@ class _Scope(threading.local):
 
 
 _scope = _Scope()
-_env_default: dict[str, Device] = {}  # the setting's text -> its device
+# (the setting's text, its device): one entry, replaced when the setting changes (bounded by
+# construction; a changed setting is parsed once again, which is cheap).
+_env_default: tuple[str, Device] | None = None
 
 
 def current_device() -> Device:
     """The device that creation functions use when none is given."""
+    global _env_default
     stack = _scope.stack
     if stack:
         return stack[-1]
     spec = settings.get("X10ARRAY_DEFAULT_DEVICE")
-    device = _env_default.get(spec)
-    if device is None:
-        device = _env_default[spec] = (
-            parse_device(spec, f"X10ARRAY_DEFAULT_DEVICE={spec!r}") if spec else Device.default
-        )
+    cached = _env_default
+    if cached is not None and cached[0] == spec:
+        return cached[1]
+    device = parse_device(spec, f"X10ARRAY_DEFAULT_DEVICE={spec!r}") if spec else Device.default
+    _env_default = (spec, device)
     return device
 
 

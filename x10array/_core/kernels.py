@@ -70,7 +70,7 @@ def jax_operand(value: Any) -> Any:
     return value
 
 
-@functools.cache
+@functools.cache  # no arguments: one entry
 def jax_namespace() -> types.SimpleNamespace:
     import jax
     import jax.numpy as jnp

@@ -11,6 +11,14 @@ dict lookup and one store: each entry is `[value, last use]`, the last use a tic
 clock, and nothing is reordered. When an insertion takes a cache past its bound, the least
 recently used entries are dropped in one pass (`batch` of them: 1 for the program cache, an
 eighth of the bound for the shape caches, where one sort then serves many insertions).
+
+Every other memo of x10array is bounded by construction, so it needs no LRU and no setting:
+`devices.jax_devices` (one entry per device kind), `kernels.jax_namespace` and the lazy
+interpreter's `flushes` (no arguments: one entry), `current_device`'s parsed
+`X10ARRAY_DEFAULT_DEVICE` (one entry), `Device.default` / `default_xla` (one each), the lazy
+executor's device memory sizes (one per device). Tables that grow only when something is
+defined (`OP_TABLE`, the policy registries, gradient rules, tracer types, settings) are not
+caches: a run meeting new shapes or values does not add to them.
 """
 
 from __future__ import annotations
