@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from . import extend
 from .extend import settings
 
 __all__ = ["MNIST", "DownloadError", "read_idx", "read_idx_file"]
@@ -298,9 +299,7 @@ class MNIST:
         if xp is None:
             import x10array as xp
         if device is not None and getattr(xp, "__name__", None) == "x10array":
-            from ._api.creation import resolve_device
-
-            resolve_device(device, "MNIST")  # checked now, not at the first batch
+            extend.resolve_device(device, "MNIST")  # checked now, not at the first batch
         self.batch_size = batch_size
         self.xp = xp
         self.device = device

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .autodiff._pytree import tree_flatten, tree_unflatten
+from .autodiff import tree_flatten, tree_unflatten
 
 __all__ = ["SGD", "Adam", "AdamW"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import extend
 
-__all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp", "call_traced"]
+__all__ = ["Tracer", "DiffNamespace", "backward", "RULES", "NONDIFFERENTIABLE", "defvjp"]
 
 # name of a standard function -> rule(xp, g, ans, *args, **kwargs) -> grads per positional arg
 RULES: dict[str, Callable[..., Any]] = {}
@@ -179,7 +179,15 @@ def _root_namespace(tracer: Tracer) -> Any:
     return root
 
 
-extend.register_tracer(Tracer, _root_namespace)
+def _apply_extension(
+    tracer: Tracer, definition: extend.Definition, operands: tuple[Any, ...], params: dict[str, Any]
+) -> Any:
+    """Run an extension function (x10array.extend.primitive) on arguments holding tracers,
+    recording its VJP rule."""
+    return tracer.namespace._call(definition.name, definition.function, operands, params, definition)
+
+
+extend.register_tracer(Tracer, _root_namespace, apply=_apply_extension)
 
 
 def _unbox(obj: Any) -> Any:
@@ -240,7 +248,16 @@ class DiffNamespace:
         self.__dict__[name] = function
         return function
 
-    def _call(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _call(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        definition: extend.Definition | None = None,
+    ) -> Any:
+        """`fn(*args, **kwargs)` on the unboxed values, recording the rule of `name` (the VJP
+        rule of `definition` for an extension primitive) when a live tracer is among `args`."""
         tracers = _find_tracers(args)
         raw_args = _unbox(args)
         raw_kwargs = {k: _unbox(v) for k, v in kwargs.items()}
@@ -248,6 +265,8 @@ class DiffNamespace:
         if not tracers:
             return out
         tracers = [(t, path) for t, path in tracers if t.live]
+        if definition is not None and tracers:
+            return _record_extension(definition, self._root, out, tracers, raw_args, raw_kwargs)
         if not tracers or name in NONDIFFERENTIABLE:
             return _constant(out, self._root)
         rule = RULES.get(name)
@@ -318,10 +337,79 @@ def backward(output: Tracer, seed: Any) -> dict[int, Any]:
     return grads
 
 
-def call_traced(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Call `fn` so that autodiff sees it: for functions beyond the standard (conv2d, ...)
-    whose rule is registered under `name`. Without traced arguments it is a plain call."""
-    tracers = _find_tracers(args)
-    if not tracers:
-        return fn(*args, **kwargs)
-    return tracers[0][0].namespace._call(name, fn, args, kwargs)
+# -- extension primitives (x10array.extend.primitive) --------------------------------------------
+
+_FLOATING = ("real floating", "complex floating")
+
+
+def _record_extension(
+    definition: extend.Definition,
+    xp: Any,
+    out: Any,
+    tracers: list[tuple[Tracer, tuple[int, ...]]],
+    raw_args: tuple[Any, ...],
+    raw_kwargs: dict[str, Any],
+) -> Any:
+    """The traced result of an extension primitive: its VJP rule maps the result's cotangent
+    to the operands', checked (one per operand, each of its operand's shape and dtype)."""
+    rule = definition.vjp
+    if rule is None:
+        raise TypeError(
+            f"autodiff: {definition.name} has no VJP rule, so it cannot be differentiated; define it with"
+            " x10array.extend.primitive(..., vjp=rule), or compute it on non-traced values"
+        )
+    tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, _FLOATING)]
+    outs = out if definition.multiple_results else (out,)
+    floating = [xp.isdtype(o.dtype, _FLOATING) for o in outs]
+    if not tracers or not any(floating):
+        return _constant(out, xp)  # integer results carry no gradient
+    if definition.vjp_needs:
+        live = {path[0] for _, path in tracers}
+        raw_kwargs["needs"] = tuple(i in live for i in range(len(raw_args)))
+
+    def cotangents(g: Any) -> Any:
+        return _checked_cotangents(definition, rule(xp, g, out, *raw_args, **raw_kwargs), raw_args)
+
+    ns = DiffNamespace.of(xp)
+    if not definition.multiple_results:
+        return Tracer(out, Record(tracers, cotangents), ns)
+
+    def result(i: int) -> Any:
+        if not floating[i]:
+            return _constant(outs[i], xp)
+
+        def backward(g: Any) -> Any:  # the rule gets every result's cotangent; only result i has one
+            gs = tuple(g if j == i else xp.zeros_like(o) if floating[j] else None for j, o in enumerate(outs))
+            return cotangents(gs)
+
+        return Tracer(outs[i], Record(tracers, backward), ns)
+
+    return tuple(result(i) for i in range(len(outs)))
+
+
+def _checked_cotangents(definition: extend.Definition, grads: Any, operands: tuple[Any, ...]) -> Any:
+    name = definition.name
+    if type(grads) not in (tuple, list):
+        raise TypeError(
+            f"{name}: its VJP rule must return a tuple with one cotangent (or None) per operand,"
+            f" got {type(grads).__name__}"
+        )
+    if len(grads) != len(operands):
+        raise ValueError(
+            f"{name}: its VJP rule returned {len(grads)} cotangents for {len(operands)}"
+            f" operand{'s' if len(operands) != 1 else ''}"
+        )
+    for i, (g, x) in enumerate(zip(grads, operands)):
+        if g is None:
+            continue
+        if not hasattr(g, "__array_namespace__"):
+            raise TypeError(
+                f"{name}: its VJP rule's cotangent for {definition.operand_name(i)} must be an array or None,"
+                f" got {type(g).__name__}"
+            )
+        if g.shape != x.shape or g.dtype != x.dtype:
+            raise ValueError(
+                f"{name}: its VJP rule's cotangent for {definition.operand_name(i)} has shape {g.shape} and dtype"
+                f" {g.dtype}; the operand has shape {x.shape} and dtype {x.dtype}"
+            )
+    return grads

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff._pytree import tree_flatten, tree_map
+from .. import extend
+from ..autodiff import tree_flatten, tree_map
 from . import functional as F
 
 __all__ = [
@@ -140,9 +141,7 @@ def _check_creation(owner: str, seed: Any, xp: Any, device: Any, dtype: Any) -> 
         if not floating:
             raise TypeError(f"{owner}: dtype must be a real floating-point dtype of the namespace, got {dtype!r}")
     if device is not None and getattr(xp, "__name__", None) == "x10array":
-        from .._api.creation import resolve_device
-
-        resolve_device(device, owner)
+        extend.resolve_device(device, owner)
 
 
 def glorot_uniform(

@@ -3,12 +3,15 @@
 Layouts follow the seed (Swift for TensorFlow): images NHWC, filters HWIO
 (height, width, in channels, out channels).
 
-- `conv2d` on x10array arrays is one primitive (`nn.conv2d` in the op table): windowed
-  tensordot with NumPy; under jax im2col + matmul (the default, `X10ARRAY_CONV_LOWERING=im2col`:
-  a LeNet training loop ran 7.5 ms/step with it against 8.5 ms with XLA's convolution, `conv`,
-  in benchmarks/bench_lenet.py). On any other namespace the same convolution is composed
-  from standard functions (strided slices, `stack`, `matmul`). Its gradient rule is
-  written once, with `xp`, in terms of conv2d itself.
+- `conv2d` is one extension primitive (`x10array.extend.primitive("nn.conv2d", ...)`):
+  windowed tensordot with NumPy; under jax im2col + matmul (the default,
+  `X10ARRAY_CONV_LOWERING=im2col`: a LeNet training loop ran 7.5 ms/step with it against
+  8.5 ms with XLA's convolution, `conv`, in benchmarks/bench_lenet.py; the setting is read at
+  each call and passed as the primitive's `lowering` parameter, so compiled programs are
+  cached per lowering). Its fallback, for the arrays of any other namespace, composes the same
+  convolution from standard functions (strided slices, `stack`, `matmul`). Its VJP rule is
+  written once, with `xp`: a second primitive (`nn.conv2d_vjp`) on x10array arrays, conv2d
+  itself and standard functions elsewhere.
 - The pools are composed from standard functions on every namespace (a reshape and a `mean`
   or `max` when windows tile the image, strided slices otherwise); XLA fuses them, and
   autodiff differentiates them through the standard rules.
@@ -18,14 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import array as _array_object
-from .._core.primitive import Primitive, bind
-from ..autodiff._tracer import call_traced, defvjp
-from ..extend import settings
+from .. import Array, extend
 
 __all__ = ["conv2d", "avg_pool2d", "max_pool2d", "relu", "softmax", "log_softmax", "softmax_cross_entropy"]
-
-CONV_LOWERING = settings.get("X10ARRAY_CONV_LOWERING")
 
 
 def _pair(value: Any, fname: str, arg: str) -> tuple[int, int]:
@@ -71,12 +69,15 @@ def _check_axis(axis: Any, ndim: int, fname: str) -> int:
     return axis
 
 
-# -- the conv2d primitive (x10array devices) ----------------------------------------------------
+# -- the conv2d primitive ------------------------------------------------------------------------
+
+Pads = tuple[int, int, int, int]
 
 
-def _conv_kernel(k: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+def _conv_kernel(k: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: Pads, lowering: str) -> Any:
+    """Valid convolution of `x` padded by `pads` (top, bottom, left, right)."""
     pt, pb, pl, pr = pads
-    if k.is_jax and CONV_LOWERING == "conv":
+    if k.is_jax and lowering == "conv":
         return k.lax.conv_general_dilated(
             x, w, strides, ((pt, pb), (pl, pr)), dimension_numbers=("NHWC", "HWIO", "NHWC")
         )
@@ -98,34 +99,8 @@ def _conv_kernel(k: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: tupl
     return k.tensordot(windows, w, axes=((4, 5, 3), (0, 1, 2))).astype(x.dtype, copy=False)
 
 
-_CONV2D = Primitive("nn.conv2d", _conv_kernel)
-
-
-def _is_x10(x: Any) -> bool:
-    return type(x) is _array_object.Array
-
-
-def _conv_impl(x: Any, w: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
-    """Valid convolution of `x` padded by `pads`: the native primitive or the portable form."""
-    if _is_x10(x) and _is_x10(w):
-        from .._core.validation import same_device
-
-        device = same_device((x, w), "conv2d")
-        return bind(_CONV2D, device, x, w, strides=strides, pads=pads)
-    return _conv_portable(x.__array_namespace__(), x, w, strides, pads)
-
-
-def _pad(xp: Any, x: Any, pads: tuple[int, int, int, int]) -> Any:
-    pt, pb, pl, pr = pads
-    if not (pt or pb or pl or pr):
-        return x
-    n, h, w, c = x.shape
-    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype, device=x.device)
-    out[:, pt : pt + h, pl : pl + w, :] = x
-    return out
-
-
-def _conv_portable(xp: Any, x: Any, w: Any, strides: tuple[int, int], pads: tuple[int, int, int, int]) -> Any:
+def _conv_fallback(xp: Any, x: Any, w: Any, *, strides: tuple[int, int], pads: Pads, lowering: str) -> Any:
+    """The same convolution from standard functions, for any other namespace's arrays."""
     x = _pad(xp, x, pads)
     kh, kw, c, o = w.shape
     sh, sw = strides
@@ -136,6 +111,29 @@ def _conv_portable(xp: Any, x: Any, w: Any, strides: tuple[int, int], pads: tupl
     ]
     patches = xp.reshape(xp.stack(cols, axis=3), (n * ho * wo, kh * kw * c))
     return xp.reshape(xp.matmul(patches, xp.reshape(w, (kh * kw * c, o))), (n, ho, wo, o))
+
+
+def _conv_rule(
+    xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Pads, lowering: str, needs: tuple[bool, ...]
+) -> tuple[Any, Any]:
+    """(d input, d filter); d input only when needed (not for the images of a first layer)."""
+    if type(x) is Array and type(w) is Array and type(g) is Array:
+        dx, dw = _conv2d_vjp(x, w, g, strides=strides, pads=pads, lowering=lowering, need_input=needs[0])
+        return (dx if needs[0] else None), dw
+    return _conv_vjp_portable(xp, g, x, w, strides, pads, lowering, needs[0])
+
+
+_conv2d = extend.primitive("nn.conv2d", _conv_kernel, vjp=_conv_rule, vjp_needs=True, fallback=_conv_fallback)
+
+
+def _pad(xp: Any, x: Any, pads: Pads) -> Any:
+    pt, pb, pl, pr = pads
+    if not (pt or pb or pl or pr):
+        return x
+    n, h, w, c = x.shape
+    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype, device=x.device)
+    out[:, pt : pt + h, pl : pl + w, :] = x
+    return out
 
 
 def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
@@ -149,15 +147,16 @@ def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
 
 
 def _conv_vjp_kernel(
-    k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int], pads: tuple[int, int, int, int], need_input: bool
+    k: Any, x: Any, w: Any, g: Any, *, strides: tuple[int, int], pads: Pads, lowering: str, need_input: bool
 ) -> Any:
     """(d input, d filter) of the valid convolution of `x` padded by `pads`; d input is
     zeros when not needed (the images of a first layer)."""
     if k.is_jax:  # XLA's own transposed convolutions, as jax.grad would emit them
+        options: dict[str, Any] = {"strides": strides, "pads": pads, "lowering": lowering}
         if not need_input:
-            _, vjp = k.jax.vjp(lambda b: _conv_kernel(k, x, b, strides=strides, pads=pads), w)
+            _, vjp = k.jax.vjp(lambda b: _conv_kernel(k, x, b, **options), w)
             return k.zeros_like(x), vjp(g)[0]
-        _, vjp = k.jax.vjp(lambda a, b: _conv_kernel(k, a, b, strides=strides, pads=pads), x, w)
+        _, vjp = k.jax.vjp(lambda a, b: _conv_kernel(k, a, b, **options), x, w)
         return vjp(g)
     kh, kw = w.shape[0], w.shape[1]
     pt, pb, pl, pr = pads
@@ -180,19 +179,15 @@ def _conv_vjp_kernel(
     return dxp[:, pt : pt + h, pl : pl + wd, :].astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False)
 
 
-_CONV2D_VJP = Primitive("nn.conv2d_vjp", _conv_vjp_kernel, multiple_results=True)
+# x10array arrays only (the rule above calls it for them); no VJP rule of its own: a gradient
+# of a gradient goes through the portable form
+_conv2d_vjp = extend.primitive("nn.conv2d_vjp", _conv_vjp_kernel, multiple_results=True)
 
 
-@defvjp("nn.conv2d", needs=True)
-def _conv_rule(xp: Any, g: Any, ans: Any, x: Any, w: Any, *, strides: Any, pads: Any, needs: Any) -> tuple[Any, Any]:
-    if _is_x10(x) and _is_x10(w) and _is_x10(g):
-        dx, dw = bind(_CONV2D_VJP, x._device, x, w, g, strides=strides, pads=pads, need_input=needs[0])
-        return (dx if needs[0] else None), dw
-    return _conv_vjp_portable(xp, g, x, w, strides, pads, needs[0])
-
-
-def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any, need_input: bool) -> tuple[Any, Any]:
-    """The same cotangents from standard functions and conv2d itself (any namespace)."""
+def _conv_vjp_portable(
+    xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Pads, lowering: str, need_input: bool
+) -> tuple[Any, Any]:
+    """The same cotangents from standard functions and conv2d itself (any namespace, tracers)."""
     kh, kw = w.shape[0], w.shape[1]
     pt, pb, pl, pr = pads
     n, h, wd, c = x.shape
@@ -202,12 +197,12 @@ def _conv_vjp_portable(xp: Any, g: Any, x: Any, w: Any, strides: Any, pads: Any,
     dx = None
     if need_input:  # full correlation of the dilated cotangent with the flipped, transposed filter
         w_t = xp.permute_dims(xp.flip(w, axis=(0, 1)), (0, 1, 3, 2))
-        dxp = _conv_impl(gd, w_t, strides=(1, 1), pads=(kh - 1, hp - hd, kw - 1, wp - wdd))
+        dxp = _conv2d(gd, w_t, strides=(1, 1), pads=(kh - 1, hp - hd, kw - 1, wp - wdd), lowering=lowering)
         dx = dxp[:, pt : pt + h, pl : pl + wd, :]
     # filter: correlate the padded input (channels as batch) with the dilated cotangent
     xpad_t = xp.permute_dims(_pad(xp, x, pads), (3, 1, 2, 0))  # (c, hp, wp, n)
     g_t = xp.permute_dims(gd, (1, 2, 0, 3))  # (hd, wd, n, o)
-    dw = _conv_impl(xpad_t, g_t, strides=(1, 1), pads=(0, 0, 0, 0))[:, :kh, :kw, :]  # (c, kh, kw, o)
+    dw = _conv2d(xpad_t, g_t, strides=(1, 1), pads=(0, 0, 0, 0), lowering=lowering)[:, :kh, :kw, :]  # (c, kh, kw, o)
     return dx, xp.permute_dims(dw, (1, 2, 0, 3))
 
 
@@ -230,7 +225,8 @@ def conv2d(x: Any, filter: Any, *, strides: Any = (1, 1), padding: str = "valid"
     pl, pr, _ = _pads(x.shape[2], filter.shape[1], strides[1], padding)
     if x.shape[1] + pt + pb < filter.shape[0] or x.shape[2] + pl + pr < filter.shape[1]:
         raise ValueError(f"conv2d: the filter {filter.shape[:2]} is larger than the input {x.shape[1:3]}")
-    return call_traced("nn.conv2d", _conv_impl, (x, filter), {"strides": strides, "pads": (pt, pb, pl, pr)})
+    lowering = extend.settings.get("X10ARRAY_CONV_LOWERING")
+    return _conv2d(x, filter, strides=strides, pads=(pt, pb, pl, pr), lowering=lowering)
 
 
 # -- pooling (composed from standard functions) -------------------------------------------------
