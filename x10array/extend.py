@@ -127,7 +127,8 @@ class Definition:
 
     `operands` are the names of the array operands (from the kernel's signature), `params`
     the names of the static parameters (None: any, the kernel takes `**params`), `required`
-    those without a default; `function` is the public function."""
+    those without a default, `defaults` the others' defaults (filled into every call, so the
+    kernel, the rules and the compile caches all see them); `function` is the public function."""
 
     name: str
     kernel: Callable[..., Any]
@@ -143,6 +144,7 @@ class Definition:
     variadic: bool
     params: frozenset[str] | None
     required: frozenset[str]
+    defaults: Mapping[str, Any]
     function: Callable[..., Any] = field(init=False, repr=False)
     primitive: _Primitive = field(init=False, repr=False)
 
@@ -300,11 +302,21 @@ def _define(name: str, kernel: Any, options: dict[str, Any]) -> Any:
     if not callable(kernel):
         raise TypeError(f"primitive: {name}'s kernel must be a function, got {type(kernel).__name__}")
     _check_name(name)  # (again: a decorator may be applied later)
-    operands, variadic, params, defaults = _signature(name, kernel)
-    required = frozenset(p for p, d in defaults.items() if d is inspect.Parameter.empty)
+    operands, variadic, params, declared = _signature(name, kernel)
+    required = frozenset(p for p, default in declared.items() if default is inspect.Parameter.empty)
+    defaults = {p: default for p, default in declared.items() if default is not inspect.Parameter.empty}
     if options["vjp_needs"] and params is not None and "needs" in params:
         raise ValueError(f"primitive: {name} has vjp_needs=True, so its kernel cannot take a parameter 'needs'")
-    d = Definition(name, kernel, operands=operands, variadic=variadic, params=params, required=required, **options)
+    d = Definition(
+        name,
+        kernel,
+        operands=operands,
+        variadic=variadic,
+        params=params,
+        required=required,
+        defaults=defaults,
+        **options,
+    )
     user_rule = options["shape"]
     run, lowering = kernel, options["lowering"]
     if user_rule is not None:  # every result is checked against the rule
@@ -319,7 +331,7 @@ def _define(name: str, kernel: Any, options: dict[str, Any]) -> Any:
         elementwise=options["elementwise"],
     )
     object.__setattr__(d, "primitive", prim)
-    object.__setattr__(d, "function", _function(d, defaults))
+    object.__setattr__(d, "function", _function(d, declared))
     _DEFINITIONS[name] = d
     return d.function
 
@@ -398,12 +410,13 @@ def _describe(avals: list[Any]) -> str:
 # -- the public function -------------------------------------------------------------------------
 
 
-def _function(d: Definition, defaults: Mapping[str, Any]) -> Callable[..., Any]:
+def _function(d: Definition, declared: Mapping[str, Any]) -> Callable[..., Any]:
     """The public function of `d`: validates, then binds (or forwards, or falls back)."""
     prim = d.primitive
     n = len(d.operands)
     variadic = d.variadic
     required = d.required
+    defaults = d.defaults
     kinds = (d.category,) if isinstance(d.category, str) else d.category
     allowed = None if kinds is None else frozenset(t for kind in kinds for t in _KINDS[kind])
     name = d.name
@@ -414,6 +427,8 @@ def _function(d: Definition, defaults: Mapping[str, Any]) -> Callable[..., Any]:
         for x in operands:
             if type(x) is not _Array:
                 return _call_other(d, operands, params)
+        if defaults:
+            params = {**defaults, **params}
         if params or required:
             _check_params(d, params)
         device = operands[0]._device
@@ -434,7 +449,7 @@ def _function(d: Definition, defaults: Mapping[str, Any]) -> Callable[..., Any]:
     signature = [P(o, P.POSITIONAL_ONLY) for o in d.operands]
     if variadic:
         signature.append(P("operands", P.VAR_POSITIONAL))
-    signature += [P(p, P.KEYWORD_ONLY, default=default) for p, default in defaults.items()]
+    signature += [P(p, P.KEYWORD_ONLY, default=default) for p, default in declared.items()]
     if d.params is None:
         signature.append(P("params", P.VAR_KEYWORD))
     function.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
@@ -486,6 +501,8 @@ def _call_other(d: Definition, operands: tuple[Any, ...], params: dict[str, Any]
     """A call whose operands are not all x10array arrays: forward tracers to their autodiff
     system, run the fallback on another library's arrays, or refuse."""
     name = d.name
+    if d.defaults:
+        params = {**d.defaults, **params}
     tracer = _dispatch._find_tracer(operands, {})
     if tracer is not None:
         apply = _APPLY.get(type(tracer))
@@ -494,8 +511,7 @@ def _call_other(d: Definition, operands: tuple[Any, ...], params: dict[str, Any]
                 f"{name}: got a {type(tracer).__name__}, the tracer of an autodiff system that registered no way"
                 " to run extension functions (register_tracer(..., apply=...))"
             )
-        _check_params(d, params)
-        return apply(tracer, d, operands, params)
+        return apply(tracer, d, operands, params)  # (which calls the function on the values: checked there)
     for i, x in enumerate(operands):
         if type(x) is not _Array and (d.fallback is None or not hasattr(x, "__array_namespace__")):
             what = "an x10array array" if d.fallback is None else "an array"

@@ -8,7 +8,8 @@
 implement `tree_flatten()` / `tree_unflatten(aux, children)` such as `x10array.nn.Module`).
 The function is written against the standard (`xp = array_namespace(x)` or
 `x.__array_namespace__()`), so the same code differentiates on x10array eager, x10array lazy
-and array-api-strict. Gradient rules: `x10array.autodiff._rules`, one per standard function.
+and array-api-strict. Gradient rules: `x10array.autodiff._rules`, one per standard function;
+primitives defined with `x10array.extend.primitive` bring their own (its `vjp=`).
 """
 
 from __future__ import annotations

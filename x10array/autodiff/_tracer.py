@@ -7,6 +7,10 @@ of that namespace runs the underlying function on the unboxed values and, when a
 traced, records the rule that maps the output's cotangent to the inputs'. `backward` then
 walks the records in reverse order of creation (micrograd's topological walk), applying the
 rules, which are written once per standard function with `xp` (see `_rules.py`).
+
+Primitives defined with `x10array.extend.primitive` carry their own VJP rule: given a
+tracer, their function hands the call to `_apply_extension` (registered with
+`extend.register_tracer`), which records the definition's rule, checking what it returns.
 """
 
 from __future__ import annotations
