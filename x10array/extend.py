@@ -262,7 +262,9 @@ def _check_options(
     }
 
 
-def _signature(name: str, kernel: Callable[..., Any]) -> tuple[tuple[str, ...], bool, frozenset[str] | None, dict]:
+def _signature(
+    name: str, kernel: Callable[..., Any]
+) -> tuple[tuple[str, ...], bool, frozenset[str] | None, dict[str, Any]]:
     """(operand names, variadic, parameter names or None for any, {parameter: default}) from
     the kernel's signature `kernel(k, *operands, **params)`."""
     try:

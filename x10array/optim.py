@@ -45,7 +45,9 @@ def _leaves(params: Any, owner: str) -> list[Any]:
     return leaves
 
 
-def _check_update(owner: str, params: Any, grads: Any, state: Any, keys: tuple[str, ...]) -> tuple[list, Any, list]:
+def _check_update(
+    owner: str, params: Any, grads: Any, state: Any, keys: tuple[str, ...]
+) -> tuple[list[Any], Any, list[Any]]:
     """(parameter leaves, treedef, gradient leaves) after checking all three arguments agree."""
     leaves = _leaves(params, owner)
     _, treedef = tree_flatten(params)

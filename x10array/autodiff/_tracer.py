@@ -203,7 +203,7 @@ def _unbox(obj: Any) -> Any:
 
 
 def _find_tracers(args: tuple[Any, ...]) -> list[tuple[Tracer, tuple[int, ...]]]:
-    found = []
+    found: list[tuple[Tracer, tuple[int, ...]]] = []
     for i, a in enumerate(args):
         if type(a) is Tracer:
             found.append((a, (i,)))
@@ -284,7 +284,7 @@ class DiffNamespace:
             return _constant(out, xp)  # integer or multi-valued results carry no gradient
         tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, ("real floating", "complex floating"))]
 
-        if rule.wants_needs:
+        if getattr(rule, "wants_needs", False):
             live = {path[0] for _, path in tracers}
             raw_kwargs["needs"] = tuple(i in live for i in range(len(raw_args)))
 

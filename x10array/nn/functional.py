@@ -257,7 +257,7 @@ def _pool(x: Any, pool_size: Any, strides: Any, padding: str, fname: str, reduce
             x = x[:, : ho * kh, : wo * kw, :]
         tiles = xp.reshape(x, (n, ho, kh, wo, kw, c))
         return xp.mean(tiles, axis=(2, 4)) if reduce == "mean" else xp.max(tiles, axis=(2, 4))
-    out = None
+    out: Any = None
     for i in range(kh):
         for j in range(kw):
             piece = x[:, i : i + (ho - 1) * sh + 1 : sh, j : j + (wo - 1) * sw + 1 : sw, :]
