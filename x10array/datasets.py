@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 import struct
 import sys
@@ -104,7 +105,7 @@ def read_idx(data: bytes, name: str = "IDX data", *, max_bytes: int = MAX_IDX_BY
     return np.frombuffer(data, dtype=dtype, offset=header).reshape(shape)
 
 
-def _read_stream(stream: BinaryIO, name: str, max_bytes: int) -> bytes:
+def _read_stream(stream: io.BufferedIOBase, name: str, max_bytes: int) -> bytes:
     """The bytes of one IDX file read from `stream`, no more than its header promises (+1 to see excess).
 
     Memory grows with the data actually read, never with a number in the header."""
@@ -154,7 +155,7 @@ def _read_gzip(path: Path, name: str, max_bytes: int) -> bytes:
     """The decompressed bytes of a gzipped IDX file, checked against its header while reading."""
     try:
         with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as stream:
-            data = _read_stream(stream, name, max_bytes)  # type: ignore[arg-type]
+            data = _read_stream(stream, name, max_bytes)
             if stream.read(1):
                 raise ValueError(f"{name}: holds more data than its IDX header promises")
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:

@@ -454,9 +454,9 @@ def _function(d: Definition, declared: Mapping[str, Any]) -> Callable[..., Any]:
     signature += [P(p, P.KEYWORD_ONLY, default=default) for p, default in declared.items()]
     if d.params is None:
         signature.append(P("params", P.VAR_KEYWORD))
-    function.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
-    function.definition = d  # type: ignore[attr-defined]
-    function.primitive = prim  # type: ignore[attr-defined]
+    function.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]  # read by inspect.signature
+    function.definition = d  # type: ignore[attr-defined]  # an attribute on a function object
+    function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function object
     return function
 
 

@@ -46,7 +46,7 @@ def defvjp(name: str, *, needs: bool = False) -> Callable[[Callable[..., Any]], 
     def register(rule: Callable[..., Any]) -> Callable[..., Any]:
         if name in RULES:
             raise ValueError(f"autodiff: two gradient rules for {name}")
-        rule.wants_needs = needs  # type: ignore[attr-defined]
+        rule.wants_needs = needs  # type: ignore[attr-defined]  # an attribute on a function object
         RULES[name] = rule
         return rule
 
@@ -69,7 +69,7 @@ class Tracer:
 
     __slots__ = ("value", "record", "namespace", "live")
     __array_ufunc__ = None
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as the arrays it stands for; object's is a method
 
     def __init__(self, value: Any, record: Record | None, namespace: DiffNamespace, live: bool = True):
         self.value = value
