@@ -7,7 +7,8 @@ names. The layers, bottom up:
 
 - `x10array._core`: only `_core` (jax only inside functions);
 - `x10array._api`: `_core` and `_api`;
-- `x10array._backends.eager`: `_core`; `x10array._backends.lazy`: `_core` and its own stages;
+- `x10array._backends.eager`: `_core`; `x10array._backends.lazy`: `_core` and the stages
+  before its own (`LAZY_STAGES`, the order an operation flows through them);
 - the namespace (`x10array`, `linalg`, `fft`, `extend`; `_backends/__init__` registers the two
   backends): everything below;
 - `autodiff`, `nn`, `optim`, `datasets`, `examples`: the public namespace, `x10array.extend`,
@@ -35,6 +36,8 @@ UPPER = ("x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.dataset
 NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend")
 BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
+LAZY = "x10array._backends.lazy"
+LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor")  # each imports only those before it
 
 
 def _within(name: str, *packages: str) -> bool:
@@ -240,10 +243,28 @@ def violations(module: str, path: str, imports: list[Import]) -> list[str]:
             if layer.name == "upper" and imp.target.partition(".")[0] in ("jax", "jaxlib"):
                 rule = "the upper layer imports no jax: kernels get their namespace through x10array.extend"
             out.append(f"{where}{kind} imports {imp.target}: {rule}")
+        elif layer.name == "_backends.lazy" and module != LAZY and _within(imp.target, LAZY):
+            out += _stage_order(module, imp.target, f"{where}{kind}")
         elif layer.name == "_core" and imp.target.partition(".")[0] in ("jax", "jaxlib") and not imp.local:
             if not imp.type_only:
                 out.append(f"{where} imports {imp.target} at module level: _core imports jax only inside functions")
     return out
+
+
+def _stage_order(module: str, target: str, where: str) -> list[str]:
+    """A lazy stage imports only the stages before it (the package imports them all)."""
+    stage = module.split(".")[3]
+    if stage not in LAZY_STAGES:
+        return [f"{where}: {module} is no stage of LAZY_STAGES in tests/test_layers.py (add it, in pipeline order)"]
+    if target == LAZY:
+        return [f"{where} imports {target}: a lazy stage imports the stages before it, not the package"]
+    other = target.split(".")[3]
+    if other in LAZY_STAGES and LAZY_STAGES.index(other) < LAZY_STAGES.index(stage):
+        return []
+    return [
+        f"{where} imports {target}: the lazy stage {stage} imports only the stages before it"
+        f" ({', '.join(LAZY_STAGES[: LAZY_STAGES.index(stage)]) or 'none'})"
+    ]
 
 
 def _read_all() -> dict[str, tuple[Path, list[Import]]]:
@@ -366,8 +387,11 @@ def test_checker_flags_each_kind_of_breach():
         ("x10array._api.fake", "from .._backends import eager\n"): "x10array._backends.eager",
         ("x10array._api.fake", "import x10array\n"): "imports x10array:",
         ("x10array._backends.eager", "from .lazy import graph\n"): "x10array._backends.lazy",
-        ("x10array._backends.lazy.fake", "from ..eager import NumpyExecutor\n"): "x10array._backends.eager",
-        ("x10array._backends.lazy.fake", "from ..._api import indexing\n"): "x10array._api.indexing",
+        ("x10array._backends.lazy.graph", "from ..eager import NumpyExecutor\n"): "x10array._backends.eager",
+        ("x10array._backends.lazy.trace", "from ..._api import indexing\n"): "x10array._api.indexing",
+        ("x10array._backends.lazy.graph", "def f():\n    from .executor import materialize\n"): "before it (shapes)",
+        ("x10array._backends.lazy.trace", "from . import Node\n"): "not the package",
+        ("x10array._backends.lazy.newstage", "from .graph import Node\n"): "no stage of LAZY_STAGES",
         ("x10array.nn.fake", "from .._core import array\n"): "x10array._core.array",
         ("x10array.nn.fake", "from ..autodiff._tracer import defvjp\n"): "x10array.autodiff._tracer",
         ("x10array.nn.fake", "from x10array.autodiff import _tracer\n"): "x10array.autodiff._tracer",
@@ -393,7 +417,8 @@ def test_checker_accepts_what_the_layers_allow():
         ("x10array._core.fake", "import numpy as np\nfrom . import dtypes\nfrom .array import Array\ndef f():\n"
          "    import jax\n"),
         ("x10array._api.fake", "from .._core.primitive import bind\nfrom . import creation\n"),
-        ("x10array._backends.lazy.fake", "from .graph import Node\nfrom ..._core import kernels\n"),
+        ("x10array._backends.lazy.executor", "from .graph import Node\nfrom ..._core import kernels\n"),
+        ("x10array._backends.lazy", "from .executor import LazyBackend\nfrom .graph import Node\n"),
         ("x10array._backends", "from . import eager as eager\nfrom . import lazy as lazy\n"),
         ("x10array.linalg", "from ._api.linalg import *\nfrom ._core import dtypes\nfrom . import fft\n"),
         ("x10array.nn.fake", "import numpy as np\nimport x10array as xp\nfrom x10array.extend import settings\n"
@@ -402,7 +427,7 @@ def test_checker_accepts_what_the_layers_allow():
         ("x10array.examples.fake", "import matplotlib.pyplot as plt\nfrom x10array.nn import functional\n"),
     ]  # fmt: skip
     for module, source in allowed:
-        assert not _check(module, source, is_package=module == "x10array._backends"), (module, source)
+        assert not _check(module, source, is_package=module in ("x10array._backends", LAZY)), (module, source)
 
 
 def test_relative_imports_resolve():
