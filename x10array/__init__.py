@@ -53,7 +53,7 @@ from ._core.metrics import reset_metrics as reset_metrics
 
 _operators.install()
 
-# Every public array function also accepts autodiff tracers of x10array arrays (see _dispatch).
+# Every public array function also accepts autodiff tracers of x10array arrays (see _core.dispatch).
 _wrapped: dict[int, object] = {}
 _dispatch.wrap_namespace(_sys.modules[__name__], [_n for _n in dir() if not _n.startswith("_")], "", _wrapped)
 _dispatch.wrap_namespace(linalg, linalg.__all__, "linalg.", _wrapped)

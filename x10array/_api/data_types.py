@@ -1,7 +1,7 @@
 """Data type functions (the standard's chapter of that name).
 
 `astype` is the one primitive here (a cast runs on the device, eagerly or lazily); the rest
-answer questions about dtypes from the tables of `_dtypes` and never touch a value.
+answer questions about dtypes from the tables of `_core.dtypes` and never touch a value.
 """
 
 from __future__ import annotations

@@ -528,7 +528,7 @@ def getitem(x: Array, key: Any, /) -> Array:
     if idx.mask is not None:
         return bind(GETITEM_MASK, x._device, x, *idx.operands, index=idx.desc)
     if _is_view(idx):
-        with WRITE_LOCK:  # indexed and registered between writes (see _ops.WRITE_LOCK)
+        with WRITE_LOCK:  # indexed and registered between writes (see _core.primitive.WRITE_LOCK)
             out = bind(GETITEM, x._device, x, *idx.operands, index=idx.desc)
             Alias.register(x, out, idx.desc, idx.operands)
         return out
@@ -633,7 +633,7 @@ class Alias:
     """An array's part in views: the array it views (`base`, at `index` with `operands`,
     or None) and weak references to the arrays that view it.
 
-    After a write to an array (`_ops.rebind`), `written` refreshes its live views (and
+    After a write to an array (`_core.primitive.rebind`), `written` refreshes its live views (and
     theirs) by indexing it again, and stores its new value into its base, whose other views
     are refreshed in turn. On the lazy device these are recorded operations like any other."""
 

@@ -7,7 +7,7 @@ Kernels therefore only see static, canonical parameters and run unchanged with N
 `jax.numpy`.
 
 Copies: the results of these functions are new values (a write through `__setitem__` never
-shows through in another array; only basic indexing makes views, see `_array_object`), so a
+shows through in another array; only basic indexing makes views, see `_core.array`), so a
 result that shares memory with its input is never observable as such. `reshape(copy=False)`
 therefore always succeeds; `copy=True` asks for a buffer of its own.
 """

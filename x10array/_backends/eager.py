@@ -110,7 +110,7 @@ class XlaEagerExecutor:
 
 # (primitive, parameters' key) -> its jitted program, which holds one executable per input
 # shapes/dtypes (jax's own bound). Evicting one frees its executables, and what jax kept from
-# tracing them (see _lru.release_jax_traces).
+# tracing them (see _core.lru.release_jax_traces).
 # The bound is the setting's value at each insertion (as for the lazy caches); an eviction pass
 # drops an eighth of it.
 _JITTED = LRU(

@@ -12,7 +12,7 @@ An `Array` is a dtype, a device and a value. The value (`_data`) depends on the 
 Mutation (`__setitem__`, in-place operators) rebinds the array to a new value; arrays that
 were computed from the old value keep it, except views: the result of basic indexing (`x[1:3]`,
 `x[0, :]`, `x[..., None]`) and the array it indexes see each other's writes, as in NumPy,
-array-api-strict and PyTorch, in every mode (`_indexing.Alias`: the write is replayed, not
+array-api-strict and PyTorch, in every mode (`_api.indexing.Alias`: the write is replayed, not
 shared memory). On the NumPy path a buffer that might be seen elsewhere (a NumPy view, an
 imported NumPy array, an export) is copied before it is written (`_shared`), so writes are
 done in place only when nobody can see them.
@@ -51,7 +51,7 @@ class Array:
     _dtype: DType
     _device: Device
     _shared: bool
-    _alias: Any  # None, or how the array takes part in views (see _indexing.Alias)
+    _alias: Any  # None, or how the array takes part in views (see _api.indexing.Alias)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("x10array.Array cannot be constructed directly: use x10array.asarray()")

@@ -34,7 +34,7 @@ class Primitive:
     """One primitive: kernel, lowering and shape/dtype rule side by side.
 
     kernel(k, *buffers, **params) -> buffer | tuple[buffer, ...]
-        `k` is the kernel namespace (see `_kernels`): NumPy-like, with `k.is_jax` telling
+        `k` is the kernel namespace (see `_core.kernels`): NumPy-like, with `k.is_jax` telling
         which. Buffers are NumPy arrays or jax arrays; scalars arrive as Python scalars.
     lowering(k, *buffers, **params)
         The XLA form when it differs from the kernel; defaults to the kernel.
@@ -177,7 +177,7 @@ def assign(target: Any, source: Any) -> None:
 
 def rebind(target: Any, source: Any) -> None:
     """Mutation (setitem, in-place operators): `target` holds the value of `source` now, and
-    so do its views and the array it is a view of (see `_indexing.Alias`)."""
+    so do its views and the array it is a view of (see `_api.indexing.Alias`)."""
     assign(target, source)
     if target._alias is not None:
         target._alias.written(target)
