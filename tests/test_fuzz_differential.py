@@ -48,6 +48,9 @@ graphs grow over many steps before they run.
 
 Where NumPy (so array-api-strict) deviates from the standard, the reference is adjusted to
 the standard: floor_divide's special cases with infinities (``_standard_floor_divide``).
+A value that overlaps the target of a boolean-mask assignment is read before the write, as
+NumPy's own slice and integer-array assignments (and x10array) read it; NumPy's mask
+assignment reads it while writing.
 Where the standard leaves a choice open and NumPy makes it by position, the reference makes
 it as x10array does on every tier: a zero result of ``min``/``max`` is -0 for a min if any
 zero reduced is -0, +0 for a max if any is +0 (``_ordered_zeros``).
@@ -862,7 +865,14 @@ class DifferentialMachine(RuleBasedStateMachine):
             return
 
         def fn(ns: Any, t: str, x: Any, *rest: Any) -> Any:
-            x[keys[t]] = rest[0] if rest else value
+            v = rest[0] if rest else value
+            if t == "strict" and rest and np.shares_memory(x._array, v._array):
+                # NumPy's boolean-mask assignment reads a value that overlaps the target as
+                # it writes (x[mask] = x[::-1] of arange(10) gives 9 8 7 6 5 5 6 7 8 9), where
+                # its slice and integer-array assignments read the value first, as x10array
+                # does on every tier: the reference reads it first too.
+                v = strict.asarray(v, copy=True)
+            x[keys[t]] = v
             return x
 
         outs = self.run(fn, a, *([v_entry] if v_entry is not None else []), detach=False)
