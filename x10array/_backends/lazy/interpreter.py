@@ -102,6 +102,7 @@ def _replay(
     last_use = _last_uses(ops)
     keep = set(outputs)
     buffers = _Buffers()
+    passed_through, viewed = buffers.passed_through, buffers.viewed  # (the common cases, inline)
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         arithmetic = flush and not prim.moves_data
         library = prim in _LIBRARY
@@ -116,14 +117,21 @@ def _replay(
         if arithmetic or library:  # (library calls are arithmetic)
             clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
-        buffers.produced(index, outs, args, prim.in_place)
+        if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
+            for o in outs:
+                if any(o is a for a in args):
+                    passed_through.add(id(o))
+        for i, o in enumerate(outs):
+            if type(o) is np.ndarray and o.base is not None:
+                buffers.view(index, i, o)
         values.append(outs)
         for r in refs:  # drop what no later step reads
             slot = (r[1], r[2]) if r[0] == "c" else None
             if slot is not None and last_use[slot] == index and slot not in keep:
                 values[r[1]][r[2]] = None
                 flushed.pop(r, None)
-                buffers.dropped(slot)
+                if viewed:
+                    buffers.dropped(slot)
         del args, outs, out
     return tuple(values[c][i] for c, i in outputs)
 
@@ -180,7 +188,9 @@ def _operands(
 
 class _Buffers:
     """What the interpreter knows of its intermediate buffers, to decide whether a write may
-    go into one in place (see _Buffers.writable)."""
+    go into one in place (see _Buffers.writable). _replay fills `passed_through` itself and
+    calls `view` and `dropped` only where views exist: one Python call per step is a few
+    percent of a cheap step."""
 
     __slots__ = ("passed_through", "viewers", "viewed")
 
@@ -206,17 +216,11 @@ class _Buffers:
             and not self.viewers.get(id(first))  # no live view would see the write
         )
 
-    def produced(self, index: int, outs: list[Any], args: list[Any], in_place: bool) -> None:
-        """Step `index` returned `outs` from `args`."""
-        if not in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
-            for o in outs:
-                if any(o is a for a in args):
-                    self.passed_through.add(id(o))
-        for i, o in enumerate(outs):
-            if type(o) is np.ndarray and o.base is not None:
-                owner = _owner(o)
-                self.viewed[(index, i)] = owner
-                self.viewers[owner] = self.viewers.get(owner, 0) + 1
+    def view(self, index: int, i: int, o: np.ndarray) -> None:
+        """Output `i` of step `index` is `o`, a NumPy view of another buffer."""
+        owner = _owner(o)
+        self.viewed[(index, i)] = owner
+        self.viewers[owner] = self.viewers.get(owner, 0) + 1
 
     def dropped(self, slot: Slot) -> None:
         """The value in `slot` was dropped (its views with it)."""
