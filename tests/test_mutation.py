@@ -455,3 +455,34 @@ def test_a_mask_write_reads_an_overlapping_value_first(tier: str) -> None:
         xp.set_cpu_kernels(old)
     np.testing.assert_array_equal(got_x, np.arange(10)[::-1])
     np.testing.assert_array_equal(got_y, [6, 1, 5, 4, 4, 3, 2, 7, 1, 0])
+
+
+@pytest.mark.parametrize("tier", ["eager", "eager-xla", "interpreted", "compiled"])
+def test_an_ellipsis_of_no_axes_parts_integers_from_index_arrays(tier: str, override_settings: Any) -> None:
+    """`x[0:2, 0, ..., i]` on a 3-d array: the ellipsis spans no axis, but it still parts the
+    integer from the index array, so NumPy puts their broadcast axis first: shape (2, 2), not
+    (2, 2) transposed; `x[1:-4, -3, ..., i]` selects (2, 0), not (0, 2). The description
+    dropped such an ellipsis, and a (2, 1) value was refused for the empty selection
+    (tests/_view_writes.py --seed=1 --cases=150 --ops=8 met it at case 143)."""
+    d = xp.Device("cpu", 0, "eager" if tier.startswith("eager") else "xla")
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1 if tier == "compiled" else 1_000_000)
+    old = xp.set_cpu_kernels("xla" if tier == "eager-xla" else "numpy")
+    try:
+        base = np.arange(18.0).reshape(3, 3, 2)
+        i = np.array([0, 1])
+        x = xp.asarray(base, device=d)
+        v = x[::-1]  # a view (a negative step): the write goes through it to x
+        got = np.asarray(v[0:2, 0, ..., xp.asarray(i, device=d)])
+        v[0:2, 0, ..., xp.asarray(i, device=d)] = xp.asarray([[-1.0], [-2.0]], device=d)
+        v[1:-4, -3, ..., xp.asarray(i - 2, device=d)] = xp.asarray([[5.0], [6.0]], device=d)  # selects (2, 0)
+        got_x, got_v = np.asarray(x), np.asarray(v)
+    finally:
+        xp.set_cpu_kernels(old)
+    expected = base.copy()
+    view = expected[::-1]
+    np.testing.assert_array_equal(got, view[0:2, 0, ..., i])
+    assert view[0:2, 0, ..., i].tolist() == [[12.0, 6.0], [13.0, 7.0]]  # (index axis, slice axis)
+    view[0:2, 0, ..., i] = [[-1.0], [-2.0]]
+    view[1:-4, -3, ..., i - 2] = [[5.0], [6.0]]
+    np.testing.assert_array_equal(got_x, expected)
+    np.testing.assert_array_equal(got_v, view)

@@ -12,6 +12,8 @@ can key compiled programs:
   values: the `GETITEM_MASK` primitive, run on concrete values);
 - ("z", m): a boolean mask over the first `m` axes that selects nothing (a mask with a
   zero-sized dimension, or the Python bool False): the result is empty, shape (0, *rest).
+- ("e",): an ellipsis that spans no axis but stands between integers and index arrays:
+  kept, since it still parts them (their axes then come first, as in NumPy).
 
 Ellipsis is expanded into whole-axis slices and missing trailing indices are filled with
 whole-axis slices (as NumPy does), so a description indexes every axis explicitly.
@@ -64,6 +66,8 @@ def _rebuild(desc: tuple[Any, ...], operands: tuple[Any, ...]) -> tuple[Any, ...
             out.append(slice(comp[1], comp[2], comp[3]))
         elif tag == "n":
             out.append(None)
+        elif tag == "e":
+            out.append(Ellipsis)
         else:  # "a", "m"
             out.append(operands[comp[1]])
     return tuple(out)
@@ -146,7 +150,7 @@ def _index_arrays(index: tuple[Any, ...]) -> Any:
     axis of the indexed array)."""
     axis = 0
     for c in index:
-        if c[0] == "n":
+        if c[0] == "n" or c[0] == "e":
             continue
         if c[0] == "a":
             yield c[1], axis
@@ -179,7 +183,7 @@ def _forward(
     axes = []
     axis = 0
     for c in index:
-        if c[0] == "n":
+        if c[0] == "n" or c[0] == "e":
             rest.append(c)
             continue
         if c[0] == "s" and c[3] < 0:
@@ -453,12 +457,14 @@ def _describe(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> 
     desc: list[Any] = []
     operands: list[Any] = []
     axis = 0
-    for kind, item in kinds:
+    for position, (kind, item) in enumerate(kinds):
         if kind == "n":
             desc.append(("n",))
         elif kind == "e":
             desc.extend(("s", 0, x.shape[a], 1) for a in range(axis, axis + fill))
             axis += fill
+            if not fill and _parts(kinds, position):
+                desc.append(("e",))
         elif kind == "s":
             desc.append(_canonical_slice(item, x.shape[axis], fname))
             axis += 1
@@ -488,6 +494,16 @@ def _describe(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> 
     idx.desc = tuple(desc)
     idx.operands = tuple(operands)
     return idx
+
+
+def _parts(kinds: list[tuple[str, Any]], position: int) -> bool:
+    """Whether the ellipsis at `position` stands between integers or index arrays (one of
+    them an array). Even when it spans no axis, it then parts them: NumPy (and jax) put
+    their broadcast axes first rather than where they stand, so the description keeps it."""
+    before = {kind for kind, _ in kinds[:position]}
+    after = {kind for kind, _ in kinds[position + 1 :]}
+    advanced = {"i", "A"}
+    return bool(before & advanced) and bool(after & advanced) and "A" in before | after
 
 
 def check_bounds(a: Array, n: int, axis: int, fname: str) -> bool:
