@@ -35,6 +35,16 @@ __all__ = [
 Kernel = Callable[..., Any]
 
 
+def _elementwise_primitive(
+    name: str, kernel: Kernel, quiet: bool, lowering: Kernel | None, passes_bits: bool
+) -> Primitive:
+    """The primitive of an elementwise function, with its NumPy warning policy beside it."""
+    prim = Primitive(name, kernel, elementwise=True, lowering=lowering, passes_bits=passes_bits)
+    if quiet:
+        NUMPY_QUIET.add(prim)
+    return prim
+
+
 def _unary(
     name: str,
     category: str,
@@ -45,9 +55,7 @@ def _unary(
     lowering: Kernel | None = None,
     passes_bits: bool = False,
 ) -> Callable[[Array], Array]:
-    prim = Primitive(name, kernel, elementwise=True, lowering=lowering, passes_bits=passes_bits)
-    if quiet:
-        NUMPY_QUIET.add(prim)
+    prim = _elementwise_primitive(name, kernel, quiet, lowering, passes_bits)
     allowed = CATEGORIES[category]
 
     def function(x: Array, /) -> Array:
@@ -73,10 +81,7 @@ def _binary(
     lowering: Kernel | None = None,
     passes_bits: bool = False,
 ) -> Callable[[Any, Any], Array]:
-    prim = Primitive(name, kernel, elementwise=True, lowering=lowering, passes_bits=passes_bits)
-    if quiet:
-        NUMPY_QUIET.add(prim)
-
+    prim = _elementwise_primitive(name, kernel, quiet, lowering, passes_bits)
     allowed = CATEGORIES[category]
 
     def function(x1: Any, x2: Any, /) -> Array:
