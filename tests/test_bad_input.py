@@ -1,8 +1,8 @@
 """Bad input, systematically: every public function, eager and lazy, rejected at the call.
 
 A table of cases over every public callable of the namespace, `linalg`, `fft`, `nn`,
-`nn.functional`, `optim`, `autodiff` and `datasets`. Most cases are generated from the
-functions' signatures (`inspect.signature` and the parameters' names, which follow the
+`nn.functional`, `optim`, `autodiff`, `datasets` and `checkpoint`. Most cases are generated
+from the functions' signatures (`inspect.signature` and the parameters' names, which follow the
 standard's: `x`, `x1`, `axis`, `dtype`, `device`, ...) so that a new function is covered as
 soon as it has a valid baseline call in BASE; the rest are written by hand (NaN/inf where not
 allowed, wrong ranks for the matrix functions, hyperparameters, pytrees, files).
@@ -19,8 +19,8 @@ Two kinds of case, each run on the eager device and on the lazy (XLA) device:
   devices agree: both accept (same result shapes and dtypes, and the lazy graph runs at the
   barrier), or both reject at the call as above.
 
-Cases (counted by `test_case_count`): 2170 must-raise and 1467 probe cases, 3637 in all, over
-221 public callables, each run on both devices.
+Cases (counted by `test_case_count`): 2177 must-raise and 1467 probe cases, 3644 in all, over
+223 public callables, each run on both devices.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import pytest
 from _standard_names import CHAPTERS
 
 import x10array as xp
-from x10array import autodiff, datasets, fft, linalg, nn, optim
+from x10array import autodiff, checkpoint, datasets, fft, linalg, nn, optim
 from x10array._backends.lazy import graph as _graph
 from x10array.nn import functional as F
 
@@ -147,7 +147,7 @@ def _entered(cm: Callable[..., Any]) -> Callable[..., Any]:
 PUBLIC: dict[str, Any] = {}
 for _module, _prefix in (
     (xp, ""), (linalg, "linalg."), (fft, "fft."), (nn, "nn."), (F, "nn.functional."), (optim, "optim."),
-    (autodiff, "autodiff."), (datasets, "datasets."),
+    (autodiff, "autodiff."), (datasets, "datasets."), (checkpoint, "checkpoint."),
 ):  # fmt: skip
     PUBLIC.update(_public(_module, _prefix))
 CONTEXT_MANAGERS = {"device_scope", "nn.phase"}
@@ -357,10 +357,13 @@ BASE: dict[str, tuple[tuple, dict]] = {
     "datasets.MNIST": ((8,), {"data_dir": "/nonexistent-x10array-data", "download": False}),
     "datasets.read_idx": ((_idx(),), {}),
     "datasets.read_idx_file": (("/nonexistent-x10array-data/x.idx",), {}),
+    # checkpoint (its trees and files: tests/test_checkpoint.py)
+    "checkpoint.save": (("/nonexistent-x10array-data/x.safetensors", {"w": F3}), {}),
+    "checkpoint.load": (("/nonexistent-x10array-data/x.safetensors",), {}),
 }
 # calls that raise even when valid because of their environment (no such file): only their
 # generated type errors are run, not their baseline
-BASE_RAISES = {"datasets.MNIST", "datasets.read_idx_file"}
+BASE_RAISES = {"datasets.MNIST", "datasets.read_idx_file", "checkpoint.save", "checkpoint.load"}
 
 _BITWISE = {n for n in CHAPTERS["elementwise_functions"] if n.startswith("bitwise_")}
 _LOGICAL = {n for n in CHAPTERS["elementwise_functions"] if n.startswith("logical_")}

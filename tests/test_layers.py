@@ -11,7 +11,7 @@ names. The layers, bottom up:
   before its own (`LAZY_STAGES`, the order an operation flows through them);
 - the namespace (`x10array`, `linalg`, `fft`, `extend`; `_backends/__init__` registers the two
   backends): everything below;
-- `autodiff`, `nn`, `optim`, `datasets`, `examples`: the public namespace, `x10array.extend`,
+- `autodiff`, `nn`, `optim`, `datasets`, `checkpoint`, `examples`: the public namespace, `x10array.extend`,
   the public subpackages, and their own package's modules.
 
 And the module-level import graph has no cycle.
@@ -31,8 +31,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "x10array"
 
-PUBLIC = ("x10array.linalg", "x10array.fft", "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets")
-UPPER = ("x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets", "x10array.examples")
+PUBLIC = (
+    "x10array.linalg", "x10array.fft", "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets",
+    "x10array.checkpoint",
+)  # fmt: skip
+UPPER = (
+    "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets", "x10array.checkpoint",
+    "x10array.examples",
+)  # fmt: skip
 NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend")
 BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
@@ -97,8 +103,9 @@ LAYERS = [
           ("x10array._core", "x10array._backends.eager", "x10array._backends.lazy"), LOWER_EXTERNAL),
     Layer("namespace", "the namespace imports _core, _api, _backends and its own public modules, nothing above",
           ("x10array._core", "x10array._api", "x10array._backends", *NAMESPACE[1:]), LOWER_EXTERNAL),
-    UpperLayer("upper", "autodiff, nn, optim, datasets and examples import only x10array, x10array.extend, the"
-               " public subpackages and their own package: never an underscore module of x10array", (), BASE_EXTERNAL),
+    UpperLayer("upper", "autodiff, nn, optim, datasets, checkpoint and examples import only x10array, x10array.extend,"
+               " the public subpackages and their own package: never an underscore module of x10array", (),
+               BASE_EXTERNAL),
 ]  # fmt: skip
 
 

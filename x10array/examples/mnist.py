@@ -1,6 +1,8 @@
 """Train LeNet-5 on MNIST, eagerly and on the lazy XLA device: the X10 tutorial's demo.
 
     python -m x10array.examples.mnist --device both --epochs 5 [--data-dir DIR] [--plot out.png]
+    python -m x10array.examples.mnist --device xla --epochs 5 --save run.safetensors   # after each epoch
+    python -m x10array.examples.mnist --device xla --epochs 8 --resume run.safetensors # epochs 5 to 7
 
 The training code is written only against the Array API standard; the device decides whether
 it runs op by op (eager) or as one compiled XLA program per step (lazy, with a barrier after
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import x10array
-from x10array import nn
+from x10array import checkpoint, nn
 from x10array.autodiff import value_and_grad
 from x10array.datasets import MNIST, DownloadError
 from x10array.optim import SGD
@@ -68,23 +71,37 @@ def _progress(epoch: int, done: int, total: int, enabled: bool) -> None:
 def train(
     device: x10array.Device, *, epochs: int, batch_size: int, data_dir: str | None, learning_rate: float,
     momentum: float, seed: int = 0, progress: bool = False, log: Any = print, data: MNIST | None = None,
+    save: str | None = None, resume: str | None = None, max_batches: int | None = None,
 ) -> list[dict[str, float]]:  # fmt: skip
-    """Train and evaluate; returns one record per epoch (`data`: already loaded MNIST batches)."""
+    """Train and evaluate for epochs 0 to `epochs - 1`; returns one record per epoch trained.
+
+    `data`: already loaded MNIST batches. `resume`: a checkpoint written by `save` (the model,
+    the optimizer state and the number of epochs done): training continues from there, with the
+    data of the following epoch, so that 2 epochs then 3 more give the same weights as 5 at once.
+    `save`: the checkpoint is written there after each epoch (atomically). `max_batches`: stop
+    each epoch's training and evaluation after that many batches (a quick try)."""
     host = x10array.Device("cpu", 0, "eager")
     if data is None:
         data = MNIST(batch_size, data_dir, device=host, seed=seed)
     model = nn.LeNet(seed=seed, device=host).move(to=device)
     optimizer = SGD(learning_rate=learning_rate, momentum=momentum)
     state = nn.to_device(optimizer.init(model), device)
+    first = 0
+    if resume is not None:
+        restored = checkpoint.load(resume, like={"model": model, "optimizer": state, "epoch": 0}, device=device)
+        model, state, first = restored["model"], restored["optimizer"], restored["epoch"]
+        log(f"Resumed from {resume} after {first} epochs")
     step = value_and_grad(loss_and_logits, has_aux=True)
     lazy = device.is_lazy
     history = []
     n_train = data.training_size // batch_size
-    for epoch, batches in enumerate(itertools.islice(data.training, epochs)):
+    if max_batches is not None:
+        n_train = min(n_train, max_batches)
+    for epoch, batches in zip(range(first, epochs), itertools.islice(data.training, first, epochs)):
         start = time.perf_counter()
         train_stats = Statistics.on(device)
         with nn.phase("training"):
-            for i, (images, labels) in enumerate(batches):
+            for i, (images, labels) in enumerate(itertools.islice(batches, max_batches)):
                 images, labels = images.to_device(device), labels.to_device(device)
                 (loss, logits), grads = step(model, images, labels)
                 model, state = optimizer.update(model, grads, state)
@@ -94,7 +111,7 @@ def train(
                 _progress(epoch, i + 1, n_train, progress)
         test_stats = Statistics.on(device)
         with nn.phase("inference"):
-            for images, labels in data.validation:
+            for images, labels in itertools.islice(data.validation, max_batches):
                 images, labels = images.to_device(device), labels.to_device(device)
                 loss, logits = loss_and_logits(model, images, labels)
                 test_stats.update(logits, labels, loss)
@@ -114,6 +131,9 @@ def train(
             {"epoch": epoch, "seconds": seconds, "train_loss": train_loss, "test_loss": test_loss,
              "train_accuracy": train_correct / train_stats.total, "test_accuracy": test_correct / test_stats.total}
         )  # fmt: skip
+        if save is not None:
+            checkpoint.save(save, {"model": model, "optimizer": state, "epoch": epoch + 1})
+            log(f"Saved the model and the optimizer state after epoch {epoch} to {save}")
     return history
 
 
@@ -164,9 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--plot", default=None, metavar="FILE.png")
+    parser.add_argument("--save", default=None, metavar="PATH", help="write a checkpoint there after each epoch")
+    parser.add_argument("--resume", default=None, metavar="PATH", help="continue from a checkpoint of --save")
+    parser.add_argument("--max-batches", type=int, default=None, metavar="N", help="at most N batches per epoch")
     args = parser.parse_args(argv)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
+    if args.max_batches is not None and args.max_batches <= 0:
+        parser.error("--max-batches must be positive")
+    if (args.save or args.resume) and args.device == "both":
+        parser.error("--save and --resume need one device: add --device eager or --device xla")
+    if args.resume and not os.path.isfile(args.resume):
+        parser.error(f"--resume: no file {args.resume!r}")
+    if args.save and not os.path.isdir(os.path.dirname(os.path.abspath(args.save))):
+        parser.error(f"--save: the directory of {args.save!r} does not exist")
     plt = _pyplot() if args.plot else None
     if args.plot and plt is None:  # checked before minutes of training, not after
         parser.error('--plot needs matplotlib: pip install "x10array[plot]" (or pip install matplotlib)')
@@ -183,11 +214,18 @@ def main(argv: list[str] | None = None) -> int:
         name = device.backend.name.lower()
         print(f"Training LeNet-5 on {device}")
         before = x10array.metrics()
-        results[name] = train(
-            device, epochs=args.epochs, batch_size=args.batch_size, data_dir=args.data_dir,
-            learning_rate=args.learning_rate, momentum=args.momentum, seed=args.seed, progress=sys.stderr.isatty(),
-            data=data,
-        )  # fmt: skip
+        try:
+            results[name] = train(
+                device, epochs=args.epochs, batch_size=args.batch_size, data_dir=args.data_dir,
+                learning_rate=args.learning_rate, momentum=args.momentum, seed=args.seed,
+                progress=sys.stderr.isatty(), data=data, save=args.save, resume=args.resume,
+                max_batches=args.max_batches,
+            )  # fmt: skip
+        except ValueError as e:
+            if args.resume is None or not str(e).startswith("checkpoint.load"):
+                raise
+            # a file of another model, another optimizer (--momentum 0 keeps no velocity) or not a checkpoint
+            parser.exit(1, f"mnist: error: --resume {args.resume}: {e}\n")
         if device.is_lazy:
             d = x10array.metrics() - before
             print(
