@@ -12,6 +12,10 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 # scikit-learn's array-API dispatch needs SciPy in array-API mode, set before SciPy is imported.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# The persistent compile cache is off in the test session (and the subprocesses it starts): tests
+# never write to the user's ~/.cache, and a program compiled by one test is not loaded by the
+# next. Tests of the cache give it a temporary directory of their own.
+os.environ["X10ARRAY_COMPILE_CACHE_DIR"] = "0"
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -53,7 +53,7 @@ def test_every_setting_is_declared_completely():
     assert settings.SETTINGS, "no settings declared"
     for name, s in settings.SETTINGS.items():
         assert name == s.name and NAME.fullmatch(name), name
-        assert s.kind in ("str", "choice", "int", "float", "bool", "path"), (name, s.kind)
+        assert s.kind in ("str", "choice", "int", "float", "bool", "path", "dir_or_off"), (name, s.kind)
         assert s.meaning.strip(), f"{name}: no meaning"
         assert s.kind != "choice" or (s.choices and s.default in s.choices), (name, s.choices, s.default)
         if s.default not in (None, ""):

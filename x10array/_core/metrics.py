@@ -13,11 +13,12 @@ from . import settings
 class Metrics:
     """A snapshot of the lazy backend's counters (`x10array.metrics()`)."""
 
-    compile_count: int = 0
+    compile_count: int = 0  # programs compiled by XLA
+    disk_cache_loads: int = 0  # programs loaded from the persistent compile cache instead
     cache_hits: int = 0
     interpreted_graphs: int = 0
     execute_count: int = 0
-    compile_seconds: float = 0.0
+    compile_seconds: float = 0.0  # first runs: compiles and disk-cache loads
     execute_seconds: float = 0.0
     ops_recorded: int = 0
     graph_breaks: int = 0
@@ -42,7 +43,7 @@ def metrics() -> Metrics:
     """A copy of the current counters; subtract two snapshots to measure a region.
 
     Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
-    that its counters agree with each other (`execute_count == compile_count + cache_hits`)
+    that its counters agree with each other (`execute_count == compile_count + disk_cache_loads + cache_hits`)
     while other threads run graphs."""
     with LOCK:
         return dataclasses.replace(COUNTERS)

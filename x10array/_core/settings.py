@@ -25,7 +25,8 @@ _BAD = object()  # what a parser's failure becomes
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting. `kind` is "str", "choice", "int", "float", "bool" or "path"."""
+    """One setting. `kind` is "str", "choice", "int", "float", "bool", "path" or "dir_or_off"
+    (a path; unset: the default, None; empty or `0`: off, "")."""
 
     name: str
     kind: str
@@ -43,6 +44,8 @@ class Setting:
         if self.kind in ("int", "float"):
             number = "an integer" if self.kind == "int" else "a number"
             return number if self.minimum is None else f"{number} >= {self.minimum:g}"
+        if self.kind == "dir_or_off":
+            return "a path (empty or `0`: off)"
         return "a path" if self.kind == "path" else "a string"
 
     def parse(self, value: Any) -> Any:
@@ -51,7 +54,7 @@ class Setting:
             parsed = _PARSERS[self.kind](self, value)
         except (TypeError, ValueError):
             parsed = _BAD
-        if parsed is None and self.kind == "path":
+        if parsed is None and self.kind in ("path", "dir_or_off"):
             return None  # unset
         if parsed is None or parsed is _BAD or (self.minimum is not None and parsed < self.minimum):
             raise ValueError(f"{self.name}={value!r}: expected {self.allowed()}")
@@ -85,6 +88,9 @@ _PARSERS: dict[str, Callable[[Setting, Any], Any]] = {
     "float": _parse_number,
     "str": lambda setting, value: str(value),
     "path": lambda setting, value: None if value is None else os.fspath(value) or None,  # None: unset
+    "dir_or_off": lambda setting, value: (
+        None if value is None else "" if str(os.fspath(value)).strip() in ("", "0") else os.fspath(value)
+    ),
 }
 
 
@@ -131,7 +137,19 @@ SETTINGS: dict[str, Setting] = _declare(
         "pending operations before a lazy graph is run with a warning", minimum=1,
     ),
     Setting("X10ARRAY_DONATE", "bool", True, "donate overwritten buffers to the compiled program at the barrier"),
-    Setting("X10ARRAY_LOG_COMPILES", "bool", False, "log each XLA compile of a lazy graph and its reason"),
+    Setting(
+        "X10ARRAY_LOG_COMPILES", "bool", False,
+        "log each XLA compile of a lazy graph and its reason, or its load from the disk cache",
+    ),
+    Setting(
+        "X10ARRAY_COMPILE_CACHE_DIR", "dir_or_off", None,
+        "where compiled programs are kept across processes (unset: `$XDG_CACHE_HOME/x10array/xla`, else"
+        " `~/.cache/x10array/xla`)",
+    ),
+    Setting(
+        "X10ARRAY_COMPILE_CACHE_MB", "int", 2048,
+        "size bound of the compile cache directory in MiB (least recently used entries are removed)", minimum=1,
+    ),
     Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "im2col",
         "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
@@ -161,7 +179,8 @@ def get(name: str) -> Any:
         pass
     setting = _setting(name)
     text = os.environ.get(name)
-    value = setting.default if text is None or (text == "" and setting.kind != "bool") else setting.parse(text)
+    empty_is_default = text == "" and setting.kind not in ("bool", "dir_or_off")
+    value = setting.default if text is None or empty_is_default else setting.parse(text)
     _values[name] = value
     return value
 

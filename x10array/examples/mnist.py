@@ -229,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         if device.is_lazy:
             d = x10array.metrics() - before
             print(
-                f"lazy metrics: {d.compile_count} compiles ({d.compile_seconds:.1f} s), {d.cache_hits} cache hits, "
+                f"lazy metrics: {d.compile_count} compiles, {d.disk_cache_loads} loaded from the disk cache "
+                f"({d.compile_seconds:.1f} s), {d.cache_hits} cache hits, "
                 f"{d.interpreted_graphs} interpreted graphs, {d.graph_breaks} graph breaks"
             )
     if len(results) > 1:

@@ -274,14 +274,20 @@ def _operand(ref: Ref, values: list[list[Any]], leaf_values: list[Any], scalars:
 # -- counting and logging compiled runs ---------------------------------------------------------
 
 
-def _count_compiled_run(program: _Program, key: GraphKey, first: bool, elapsed: float, donated: int) -> None:
+def _count_compiled_run(
+    program: _Program, key: GraphKey, first: bool, elapsed: float, donated: int, loaded: bool = False
+) -> None:
     """Count a compiled run of `program` that took `elapsed` seconds and donated `donated`
-    buffers; its `first` run compiled it (logged when X10ARRAY_LOG_COMPILES is set)."""
-    if first:  # the first call compiles (and runs once)
+    buffers; its `first` run compiled it, or `loaded` it from the persistent compile cache
+    (logged when X10ARRAY_LOG_COMPILES is set)."""
+    if first:  # the first call compiles or loads (and runs once)
         COUNTERS.compile_seconds += elapsed
-        COUNTERS.compile_count += 1
+        if loaded:
+            COUNTERS.disk_cache_loads += 1
+        else:
+            COUNTERS.compile_count += 1
         if _metrics.log_compiles():
-            _log_compile(program, key)
+            _log_compile(program, key, loaded)
     else:
         COUNTERS.cache_hits += 1
         COUNTERS.execute_seconds += elapsed
@@ -289,9 +295,10 @@ def _count_compiled_run(program: _Program, key: GraphKey, first: bool, elapsed: 
     COUNTERS.execute_count += 1
 
 
-def _log_compile(program: _Program, key: GraphKey) -> None:
+def _log_compile(program: _Program, key: GraphKey, loaded: bool = False) -> None:
     _, filename, lineno = _user_location()
-    print(f"x10array: compiling ({_compile_reason(key, program)}) at {filename}:{lineno}", flush=True)
+    what = "loaded from the disk cache" if loaded else "compiling"
+    print(f"x10array: {what} ({_compile_reason(key, program)}) at {filename}:{lineno}", flush=True)
 
 
 def _compile_reason(key: GraphKey, program: _Program) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core import settings
+from ..._core import compile_cache, settings
 from ..._core.array import Array
 from ..._core.devices import Device, DeviceKind
 from ..._core.dtypes import FROM_NUMPY, DType
@@ -233,19 +233,23 @@ def _run_compiled(program: _Program, key: GraphKey, traced: Traced, targets: lis
     kept = [v for v, d in zip(leaf_values, key.donate) if not d]
     scalars = traced.scalars
     start = time.perf_counter()
+    loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):
         if first:
-            with warnings.catch_warnings():
+            counts = compile_cache.thread_counts()
+            with warnings.catch_warnings(), compile_cache.scope():
                 # XLA may decline a donation (no output to alias): memory, not correctness
                 warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
                 if donated:
                     _check_memory(compiled, donated, kept, scalars, len(traced.calls), device)
                 _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars, first=True)
+            loads, writes = compile_cache.thread_counts()
+            loaded = loads > counts[0] and writes == counts[1]  # served from the disk, not compiled
         else:
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
     program.compiled = compiled
-    _count_compiled_run(program, key, first, elapsed, len(donated))
+    _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:

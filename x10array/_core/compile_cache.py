@@ -1,0 +1,270 @@
+"""The persistent compile cache: compiled XLA programs survive the process.
+
+x10array does not serialize executables itself: it plugs a store into jax's own persistent
+compilation cache (`jax._src.compilation_cache`, which keys an entry by the program's
+StableHLO, the jaxlib version, the platform and its version, the XLA flags, the compile
+options and the devices, then serializes and compresses the executable). Only x10array's own
+compiles use the store: they run inside `scope()`, which selects it for the thread (a context
+variable, and jax's thread-local settings: the directory, no minimum compile time or entry
+size), so a user's own `jax.jit` code keeps jax's defaults (and its own cache directory, if it
+set one: calls outside a scope are passed to jax's cache for it).
+
+What the store adds to jax's file cache:
+
+- the directory: `X10ARRAY_COMPILE_CACHE_DIR`, else `$XDG_CACHE_HOME/x10array/xla`, else
+  `~/.cache/x10array/xla`; empty or `0` turns the cache off. Entries go to a subdirectory
+  named after the x10array, jax and jaxlib versions, so an entry written by another version is
+  never read (jax's key already covers jaxlib, the XLA flags and the device kind);
+- every write is atomic (a temporary file renamed into place), so two processes filling the
+  cache at once never read a partial entry; the same key is the same program, so whichever
+  write lands last is as good;
+- an entry that cannot be decompressed (truncated, corrupted) is removed with a warning and
+  the program is compiled again (and written again); so is one that jax fails to load;
+- a size bound, `X10ARRAY_COMPILE_CACHE_MB`, over the whole directory (all versions): after a
+  write, the least recently used entries (file modification time, touched at each load) are
+  removed until the total fits;
+- counts of loads and writes per thread (`thread_counts`), from which the lazy backend tells
+  a program loaded from the disk from a program compiled (`metrics().disk_cache_loads`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from . import settings
+
+_SUFFIX = "-cache"
+_OFF = object()  # the scope's value when the cache is off
+
+# the store of the current scope (None: outside any scope)
+_ACTIVE: contextvars.ContextVar[Any] = contextvars.ContextVar("x10array_compile_cache", default=None)
+_COUNTS = threading.local()  # .loads, .writes: see thread_counts
+_STORES: dict[str, _Store] = {}
+_INSTALL_LOCK = threading.Lock()
+
+
+def root() -> str | None:
+    """The cache's directory (all versions), or None when the cache is off."""
+    value = settings.get("X10ARRAY_COMPILE_CACHE_DIR")
+    if value is None:  # unset: the default
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return os.path.join(base, "x10array", "xla")
+    return os.path.abspath(os.path.expanduser(value)) if value else None
+
+
+def directory() -> str | None:
+    """Where this version of x10array, jax and jaxlib keeps its entries, or None when off."""
+    top = root()
+    return None if top is None else os.path.join(top, _version_tag())
+
+
+def _version_tag() -> str:
+    import jax
+    from jax._src.lib import version_str as jaxlib_version
+
+    try:
+        from importlib.metadata import version
+
+        ours = version("x10array")
+    except Exception:  # not installed as a distribution (a source tree on sys.path)
+        ours = "unknown"
+    return f"x10array-{ours}-jax-{jax.__version__}-jaxlib-{jaxlib_version}"
+
+
+def thread_counts() -> tuple[int, int]:
+    """(entries loaded, entries written) by this thread so far: a compile that loaded and
+    wrote nothing was served from the disk."""
+    return getattr(_COUNTS, "loads", 0), getattr(_COUNTS, "writes", 0)
+
+
+def _count(name: str) -> None:
+    setattr(_COUNTS, name, getattr(_COUNTS, name, 0) + 1)
+
+
+@contextlib.contextmanager
+def scope() -> Iterator[None]:
+    """x10array's compiles inside the block read and fill the persistent cache (when on)."""
+    path = directory()
+    if path is None:
+        token = _ACTIVE.set(_OFF)
+        try:
+            yield
+        finally:
+            _ACTIVE.reset(token)
+        return
+    from jax._src import config
+
+    store = _STORES.get(path)
+    if store is None:
+        store = _STORES.setdefault(path, _Store(path))
+    _install()
+    token = _ACTIVE.set(store)
+    try:
+        with (
+            config.compilation_cache_dir(path),  # (jax's XLA caches, the GPU autotuning one, go there too)
+            config.persistent_cache_min_compile_time_secs(0.0),
+            config.persistent_cache_min_entry_size_bytes(-1),
+        ):
+            yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def _install() -> None:
+    """Make the router jax's cache object (once; again if jax's cache was reset)."""
+    from jax._src import compilation_cache as cc
+
+    if isinstance(cc._cache, _Router):
+        return
+    with _INSTALL_LOCK, cc._cache_initialized_mutex:
+        if not isinstance(cc._cache, _Router):
+            cc._cache = _Router(cc._cache)  # type: ignore[assignment]  # duck-typed: get, put
+            cc._cache_initialized = True
+
+
+class _Router:
+    """jax's cache object: inside a scope, the scope's store; outside, the cache jax would have
+    used for the user's own programs (theirs when they set jax_compilation_cache_dir, else none)."""
+
+    def __init__(self, previous: Any):
+        self._previous = previous
+        self._user_path: str | None = None
+        self._path = getattr(previous, "_path", None)  # (jax reads it in some versions)
+
+    def _target(self) -> Any:
+        active = _ACTIVE.get()
+        if active is _OFF:
+            return None
+        if active is not None:
+            return active
+        if self._previous is None:
+            from jax._src import compilation_cache as cc
+            from jax._src import config
+
+            path = config.compilation_cache_dir.value
+            if not path or not config.enable_compilation_cache.value:
+                return None
+            made = cc.get_file_cache(path)
+            self._previous = made[0] if made is not None else None
+        return self._previous
+
+    def get(self, key: str) -> bytes | None:
+        target = self._target()
+        return None if target is None else target.get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        target = self._target()
+        if target is not None:
+            target.put(key, value)
+
+    def clear(self) -> None:
+        if self._previous is not None and hasattr(self._previous, "clear"):
+            self._previous.clear()
+
+
+class _Store:
+    """One directory of entries (see the module's docstring)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._path = path
+        self._served: set[str] = set()  # keys loaded by this process: a later put replaces a bad one
+        self._lock = threading.Lock()
+
+    def _file(self, key: str) -> str:
+        return os.path.join(self.path, key + _SUFFIX)
+
+    def get(self, key: str) -> bytes | None:
+        file = self._file(key)
+        try:
+            with open(file, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            warnings.warn(f"x10array: cannot read the compile cache entry {file} ({error}); compiling", stacklevel=2)
+            return None
+        from jax._src import compilation_cache as cc
+
+        try:
+            executable = cc.decompress_executable(data)
+            if len(executable) <= cc._TIME_BYTES:
+                raise ValueError("no executable in it")
+        except Exception as error:
+            warnings.warn(
+                f"x10array: the compile cache entry {file} is corrupted or truncated ({error}); "
+                "it was removed and the program is compiled again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            _unlink(file)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(file)  # its last use, for the eviction
+        with self._lock:
+            self._served.add(key)
+        _count("loads")
+        return data
+
+    def put(self, key: str, value: bytes) -> None:
+        file = self._file(key)
+        with self._lock:
+            replaces = key in self._served  # jax could not load what we served: replace it
+            self._served.discard(key)
+        if not replaces and os.path.exists(file):
+            return  # the same program, written by another process meanwhile
+        try:
+            os.makedirs(self.path, exist_ok=True)
+            temporary = f"{file}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(temporary, "wb") as f:
+                f.write(value)
+            os.replace(temporary, file)  # atomic: readers see the old entry or the new one
+        except OSError as error:
+            warnings.warn(f"x10array: cannot write the compile cache entry {file} ({error})", stacklevel=2)
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(temporary)
+            return
+        _count("writes")
+        top = root()
+        if top is not None:
+            evict(top, settings.get("X10ARRAY_COMPILE_CACHE_MB") * 2**20)
+
+
+def entries(top: str) -> list[tuple[float, int, str]]:
+    """(last use, size, path) of every entry under `top`, all versions."""
+    found = []
+    for folder, _, names in os.walk(top):
+        for name in names:
+            if name.endswith(_SUFFIX):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:  # removed meanwhile by another process
+                    continue
+                found.append((st.st_mtime, st.st_size, path))
+    return found
+
+
+def evict(top: str, limit: int) -> None:
+    """Remove the least recently used entries under `top` until they total at most `limit`
+    bytes. Several processes may evict at once: an entry already removed is skipped."""
+    found = entries(top)
+    total = sum(size for _, size, _ in found)
+    if total <= limit:
+        return
+    for _, size, path in sorted(found):
+        _unlink(path)
+        total -= size
+        if total <= limit:
+            break
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
