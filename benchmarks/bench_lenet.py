@@ -2,12 +2,14 @@
 
 Measured in one run, steady state (median of timed steps after warm-up):
 
-- x10array lazy (record + autodiff + barrier + wait) and x10array eager;
+- x10array lazy (record + autodiff + barrier + wait), the same step under `x10array.compile`
+  (recorded once, then its compiled program replayed), and x10array eager;
 - the same step hand-written in JAX under `jax.jit`, with XLA's convolution and with an
   im2col + matmul convolution;
 - PyTorch eager on the CPU, when torch is installed.
 
-Reported as ms per step and ratios; the lazy step's compile count is printed.
+Reported as ms per step and ratios, and the host's time per step when it does not wait (what
+recording, or a replay's dispatch, costs); the lazy step's compile count is printed.
 Targets (issue 4): lazy <= 1.1x jax.jit (either form). Stretch: lazy <= 1.0x PyTorch eager,
 eager <= 1.5x PyTorch eager.
 
@@ -67,6 +69,44 @@ def x10_step(device: xp.Device, images: np.ndarray, labels: np.ndarray) -> Calla
         return loss
 
     return step
+
+
+def x10_captured_step(device: xp.Device, images: np.ndarray, labels: np.ndarray) -> Callable[[], Any]:
+    """The same step under `x10array.compile`: recorded once, then its compiled program replayed."""
+    from x10array.examples.mnist import loss_and_logits
+
+    model = nn.LeNet(seed=0, device=device)
+    opt = SGD(LR, MOMENTUM)
+    state = {"model": model, "opt": opt.init(model)}
+    x, y = xp.asarray(images, device=device), xp.asarray(labels, device=device)
+    grad_fn = value_and_grad(loss_and_logits, has_aux=True)
+
+    @xp.compile
+    def train(model: Any, opt_state: Any, x: Any, y: Any) -> Any:
+        (loss, _), grads = grad_fn(model, x, y)
+        model, opt_state = opt.update(model, grads, opt_state)
+        return model, opt_state, loss
+
+    def step(wait: bool = True) -> Any:
+        state["model"], state["opt"], loss = train(state["model"], state["opt"], x, y)
+        if wait:
+            xp.lazy_barrier(wait=True)  # (waits for the replayed program too)
+        return loss
+
+    return step
+
+
+def host_time(step: Callable[[bool], Any], steps: int) -> float:
+    """Median seconds the host spends in one step that it does not wait for."""
+    for _ in range(3):
+        step(True)
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step(False)
+        times.append(time.perf_counter() - start)
+        step(True)  # (the wait is not timed)
+    return statistics.median(times)
 
 
 def jax_step(images: np.ndarray, labels: np.ndarray, conv_form: str) -> Callable[[], Any]:
@@ -162,12 +202,18 @@ def main() -> None:
     results["x10array lazy"] = timed(lazy_step, args.steps)
     loops["x10array lazy"] = in_a_loop(lazy_step, args.steps)
     lazy_compiles = (xp.metrics() - before).compile_count
+    hosts = {"x10array lazy": host_time(lazy_step, args.steps)}
+    captured = x10_captured_step(xp.Device.default_xla, images, labels)
+    results["x10array captured"] = timed(captured, args.steps)
+    loops["x10array captured"] = in_a_loop(captured, args.steps)
+    hosts["x10array captured"] = host_time(captured, args.steps)
     results["x10array eager"] = timed(x10_step(xp.Device.default, images, labels), max(5, args.steps // 3), warmup=2)
     for form in ("conv", "im2col"):
         name = f"jax.jit ({'XLA conv' if form == 'conv' else 'im2col'})"
         fn = jax_step(images, labels, form)
         results[name] = timed(fn, args.steps)
         loops[name] = in_a_loop(fn, args.steps)
+        hosts[name] = host_time(fn, args.steps)
     torch_fn = torch_step(images, labels)
     if torch_fn is not None:
         results["torch eager"] = timed(torch_fn, args.steps)
@@ -176,10 +222,13 @@ def main() -> None:
         loop = f"{loops[name] * 1e3:8.2f}" if name in loops else "       -"
         print(f"{name:<22} {seconds * 1e3:8.2f}               {loop}")
     lazy = results["x10array lazy"]
-    for form in ("XLA conv", "im2col"):
-        ref = f"jax.jit ({form})"
-        in_loop = loops["x10array lazy"] / loops[ref]
-        print(f"lazy / {ref:<18} {lazy / results[ref]:.2f}x per step, {in_loop:.2f}x in a loop")
+    for ours in ("x10array lazy", "x10array captured"):
+        for form in ("XLA conv", "im2col"):
+            ref = f"jax.jit ({form})"
+            in_loop = loops[ours] / loops[ref]
+            print(f"{ours[9:]:<8} / {ref:<18} {results[ours] / results[ref]:.2f}x per step, {in_loop:.2f}x in a loop")
+    for name, seconds in hosts.items():
+        print(f"host ms per step (not waited for), {name:<20} {seconds * 1e3:7.3f}")
     print(f"eager / lazy                {results['x10array eager'] / lazy:.2f}x")
     if torch_fn is not None:
         print(f"lazy / torch eager          {loops['x10array lazy'] / results['torch eager']:.2f}x (lazy in a loop)")

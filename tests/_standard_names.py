@@ -303,6 +303,8 @@ X10ARRAY_EXTRAS = frozenset(
         "Array", "Device", "DeviceKind", "Backend", "device_scope", "set_cpu_kernels",
         # the lazy XLA backend (after X10's LazyTensorBarrier and metrics)
         "lazy_barrier", "metrics", "metrics_report", "reset_metrics",
+        # capture and replay of a step (after MLX's mx.compile)
+        "compile",
     ]
 )  # fmt: skip
 

@@ -19,8 +19,8 @@ Two kinds of case, each run on the eager device and on the lazy (XLA) device:
   devices agree: both accept (same result shapes and dtypes, and the lazy graph runs at the
   barrier), or both reject at the call as above.
 
-Cases (counted by `test_case_count`): 2177 must-raise and 1467 probe cases, 3644 in all, over
-223 public callables, each run on both devices.
+Cases (counted by `test_case_count`): 2182 must-raise and 1467 probe cases, 3649 in all, over
+224 public callables, each run on both devices.
 """
 
 from __future__ import annotations
@@ -277,6 +277,7 @@ BASE: dict[str, tuple[tuple, dict]] = {
     "device_scope": ((xp.Device("cpu", 0),), {}),
     "lazy_barrier": ((), {}),
     "metrics_report": ((), {"file": Thunk(lambda d: __import__("io").StringIO(), "StringIO()")}),
+    "compile": ((_square,), {}),
     "set_cpu_kernels": (("numpy",), {}),
     # linalg
     "linalg.cholesky": ((F33,), {}),
@@ -656,6 +657,9 @@ case("broadcast_to-huge", "broadcast_to", xp.broadcast_to, (F3, (2**62, 3)), {},
 case("fft-n-huge", "fft", fft.fft, (C33,), {"n": 2**62}, VALUE, newcomer=True)
 case("fftn-s-huge", "fftn", fft.fftn, (C33,), {"s": (2**40, 2**40), "axes": (0, 1)}, VALUE, newcomer=True)
 case("metrics_report-file-str", "metrics_report", xp.metrics_report, (), {"file": "abc"}, TYPE, newcomer=True)
+case("compile-fn-None", "compile", xp.compile, (None,), {}, TYPE, newcomer=True)
+case("compile-fn-str", "compile", xp.compile, ("f",), {}, TYPE, newcomer=True)
+case("compile-call-ndarray", "compile", lambda: xp.compile(_square)(np.ones(3)), (), {}, TYPE)
 case("lazy_barrier-devices-int", "lazy_barrier", xp.lazy_barrier, (), {"devices": 3}, TYPE, newcomer=True)
 case("lazy_barrier-devices-str", "lazy_barrier", xp.lazy_barrier, (), {"devices": "npu"}, ANY, newcomer=True)
 case("device_scope-None", "device_scope", lambda d: xp.device_scope(d).__enter__(), (None,), {}, ANY)

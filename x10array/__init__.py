@@ -28,6 +28,7 @@ from ._api.sets import *  # noqa: F403
 from ._api.sorting import *  # noqa: F403
 from ._api.statistical import *  # noqa: F403
 from ._api.utility import *  # noqa: F403
+from ._capture import compile as compile  # noqa: A004
 from ._core import dispatch as _dispatch
 from ._core.array import Array as Array
 from ._core.devices import Backend as Backend

@@ -27,6 +27,8 @@ class Metrics:
     barriers: int = 0
     donated_buffers: int = 0
     guard_materializations: int = 0
+    captured_replays: int = 0  # calls of an x10array.compile function that ran its program
+    capture_fallbacks: int = 0  # signatures of an x10array.compile function that could not be captured
 
     def __sub__(self, other: Metrics) -> Metrics:
         return Metrics(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in dataclasses.fields(self)})

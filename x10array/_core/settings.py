@@ -142,6 +142,11 @@ SETTINGS: dict[str, Setting] = _declare(
         "log each XLA compile of a lazy graph and its reason, or its load from the disk cache",
     ),
     Setting(
+        "X10ARRAY_CAPTURE_CHECK_EVERY", "int", 0,
+        "debug: `x10array.compile` records its function again every this many calls of a signature and raises"
+        " if the graph differs from the captured one (0: never)", minimum=0,
+    ),
+    Setting(
         "X10ARRAY_COMPILE_CACHE_DIR", "dir_or_off", None,
         "where compiled programs are kept across processes (unset: `$XDG_CACHE_HOME/x10array/xla`, else"
         " `~/.cache/x10array/xla`)",

@@ -41,15 +41,24 @@ class Statistics:
         return cls(xp.asarray(0, device=device), xp.asarray(0.0, dtype=xp.float32, device=device))
 
     def update(self, logits: Any, labels: Any, loss: Any) -> None:
-        xp = logits.__array_namespace__()
-        guesses = xp.argmax(logits, axis=1)
-        self.correct = self.correct + xp.sum(xp.astype(guesses == labels, xp.int64))
-        self.loss_sum = self.loss_sum + loss
+        self.correct, self.loss_sum = tally(logits, labels, loss, self.correct, self.loss_sum)
+        self.count(labels)
+
+    def count(self, labels: Any) -> None:
+        """Count a batch whose sums `tally` added (inside a captured step: Python counters are
+        not part of the replayed program, so they are kept outside it)."""
         self.batches += 1
         self.total += labels.shape[0]
 
     def read(self) -> tuple[float, int]:
         return float(self.loss_sum) / max(self.batches, 1), int(self.correct)
+
+
+def tally(logits: Any, labels: Any, loss: Any, correct: Any, loss_sum: Any) -> tuple[Any, Any]:
+    """The running sums with one more batch: correct guesses and losses (arrays on the device)."""
+    xp = logits.__array_namespace__()
+    guesses = xp.argmax(logits, axis=1)
+    return correct + xp.sum(xp.astype(guesses == labels, xp.int64)), loss_sum + loss
 
 
 def loss_and_logits(model: nn.Module, images: Any, labels: Any) -> tuple[Any, Any]:
@@ -91,7 +100,23 @@ def train(
         restored = checkpoint.load(resume, like={"model": model, "optimizer": state, "epoch": 0}, device=device)
         model, state, first = restored["model"], restored["optimizer"], restored["epoch"]
         log(f"Resumed from {resume} after {first} epochs")
-    step = value_and_grad(loss_and_logits, has_aux=True)
+    grad_step = value_and_grad(loss_and_logits, has_aux=True)
+
+    # One training step and one evaluation step, each captured once and replayed as one compiled
+    # program on the lazy device (x10array.compile; on the eager device they simply run).
+    @x10array.compile
+    def train_step(model: nn.Module, state: Any, images: Any, labels: Any, sums: Any) -> tuple[Any, Any, Any]:
+        with nn.phase("training"):
+            (loss, logits), grads = grad_step(model, images, labels)
+            model, state = optimizer.update(model, grads, state)
+        return model, state, tally(logits, labels, loss, *sums)
+
+    @x10array.compile
+    def eval_step(model: nn.Module, images: Any, labels: Any, sums: Any) -> Any:
+        with nn.phase("inference"):
+            loss, logits = loss_and_logits(model, images, labels)
+        return tally(logits, labels, loss, *sums)
+
     lazy = device.is_lazy
     history = []
     n_train = data.training_size // batch_size
@@ -99,24 +124,27 @@ def train(
         n_train = min(n_train, max_batches)
     for epoch, batches in zip(range(first, epochs), itertools.islice(data.training, first, epochs)):
         start = time.perf_counter()
+        host_seconds = 0.0  # seconds the host spends per step (recording or replaying), not waiting
         train_stats = Statistics.on(device)
-        with nn.phase("training"):
-            for i, (images, labels) in enumerate(itertools.islice(batches, max_batches)):
-                images, labels = images.to_device(device), labels.to_device(device)
-                (loss, logits), grads = step(model, images, labels)
-                model, state = optimizer.update(model, grads, state)
-                train_stats.update(logits, labels, loss)
-                if lazy:
-                    x10array.lazy_barrier()
-                _progress(epoch, i + 1, n_train, progress)
+        for i, (images, labels) in enumerate(itertools.islice(batches, max_batches)):
+            images, labels = images.to_device(device), labels.to_device(device)
+            began = time.perf_counter()
+            model, state, sums = train_step(model, state, images, labels, (train_stats.correct, train_stats.loss_sum))
+            train_stats.correct, train_stats.loss_sum = sums
+            train_stats.count(labels)
+            if lazy:
+                x10array.lazy_barrier()
+            host_seconds += time.perf_counter() - began
+            _progress(epoch, i + 1, n_train, progress)
         test_stats = Statistics.on(device)
-        with nn.phase("inference"):
-            for images, labels in itertools.islice(data.validation, max_batches):
-                images, labels = images.to_device(device), labels.to_device(device)
-                loss, logits = loss_and_logits(model, images, labels)
-                test_stats.update(logits, labels, loss)
-                if lazy:
-                    x10array.lazy_barrier()
+        for images, labels in itertools.islice(data.validation, max_batches):
+            images, labels = images.to_device(device), labels.to_device(device)
+            test_stats.correct, test_stats.loss_sum = eval_step(
+                model, images, labels, (test_stats.correct, test_stats.loss_sum)
+            )
+            test_stats.count(labels)
+            if lazy:
+                x10array.lazy_barrier()
         train_loss, train_correct = train_stats.read()
         test_loss, test_correct = test_stats.read()
         seconds = time.perf_counter() - start
@@ -125,11 +153,13 @@ def train(
             f"Training Accuracy: {train_correct}/{train_stats.total} ({100 * train_correct / train_stats.total:.1f}%), "
             f"Test Loss: {test_loss:.3f}, "
             f"Test Accuracy: {test_correct}/{test_stats.total} ({100 * test_correct / test_stats.total:.1f}%) "
-            f"seconds per epoch: {seconds:.1f}"
+            f"seconds per epoch: {seconds:.1f}, "
+            f"host ms per training step: {1e3 * host_seconds / max(train_stats.batches, 1):.2f}"
         )
         history.append(
             {"epoch": epoch, "seconds": seconds, "train_loss": train_loss, "test_loss": test_loss,
-             "train_accuracy": train_correct / train_stats.total, "test_accuracy": test_correct / test_stats.total}
+             "train_accuracy": train_correct / train_stats.total, "test_accuracy": test_correct / test_stats.total,
+             "host_ms_per_step": 1e3 * host_seconds / max(train_stats.batches, 1)}
         )  # fmt: skip
         if save is not None:
             checkpoint.save(save, {"model": model, "optimizer": state, "epoch": epoch + 1})
@@ -230,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             d = x10array.metrics() - before
             print(
                 f"lazy metrics: {d.compile_count} compiles, {d.disk_cache_loads} loaded from the disk cache "
-                f"({d.compile_seconds:.1f} s), {d.cache_hits} cache hits, "
+                f"({d.compile_seconds:.1f} s), {d.cache_hits} cache hits ({d.captured_replays} captured replays), "
                 f"{d.interpreted_graphs} interpreted graphs, {d.graph_breaks} graph breaks"
             )
     if len(results) > 1:

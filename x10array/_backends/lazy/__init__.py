@@ -49,6 +49,8 @@ stages above it):
 - `interpreter`: running a graph with the NumPy kernels, with XLA's subnormal flushing;
 - `compile`: the program cache, the tier decision and its cost model, the XLA program, the
   compile log;
+- `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph
+  alone reproduces it, and replay the compiled program on later arguments;
 - `executor`: materialize, barrier, running a graph on either tier and handing its values
   over, out of memory, and `LazyBackend`, registered here for XLA devices.
 """
@@ -57,6 +59,7 @@ from __future__ import annotations
 
 from ..._core.backend import register
 from ..._core.devices import Backend
+from . import capture as capture
 from .compile import NEVER, compile_threshold
 from .executor import LazyBackend, barrier, from_host, materialize
 from .graph import Call, Check, Node

@@ -31,7 +31,7 @@ from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from .compile import _count_compiled_run, _interprets, _jitted_program, _Program, _program_for
-from .graph import _LOCK, Check, Node, Recorder, _graph_size, _live, _locked, _user_line
+from .graph import _LOCK, IN_FLIGHT, WATCHING, Check, Node, Recorder, _graph_size, _live, _locked, _user_line, _watched
 from .interpreter import _interpret, _owned, _run_single
 from .trace import GraphKey, Traced, _donatable, _trace
 
@@ -68,7 +68,7 @@ class LazyBackend(Recorder):
         guard(out, flag, fname, axis, size)
 
     def barrier(self, devices: list[Device] | None, wait: bool) -> None:
-        barrier(list(_live) if devices is None else devices, wait)
+        barrier(list(dict.fromkeys([*_live, *IN_FLIGHT])) if devices is None else devices, wait)
 
 
 def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False) -> Array:
@@ -79,12 +79,20 @@ def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = Fals
     only when a compiled program reads it (see _run_compiled)."""
     COUNTERS.transfers_to_device += 1
     if device.kind is DeviceKind.CPU:
-        return Array._new(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
+        return _owned_array(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
     import jax
 
     with jax.enable_x64(True):
         buf = jax.device_put(host, device.jax_device)
-    return Array._new(_leaf(buf, host.dtype), dtype, device)
+    return _owned_array(_leaf(buf, host.dtype), dtype, device)
+
+
+def _owned_array(node: Node, dtype: DType, device: Device) -> Array:
+    """A new array holding the materialized `node`, recorded as its owner (so that
+    x10array.compile can tell when the array no longer holds it, see capture.Captured.stale)."""
+    arr = Array._new(node, dtype, device)
+    node.owner = weakref.ref(arr)
+    return arr
 
 
 def _leaf(buffer: Any, dtype: Any) -> Node:
@@ -109,6 +117,9 @@ def barrier(devices: list[Device], wait: bool) -> None:
     for device in devices:
         if not device.is_lazy:
             continue
+        if wait and device in IN_FLIGHT:
+            for value in IN_FLIGHT.pop(device, ()):
+                value.block_until_ready()
         live = _live.get(device)
         if not live:
             continue
@@ -157,6 +168,8 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     """A primitive whose result shape depends on values (`unique`, `nonzero`): run it now
     with its NumPy kernel on the computed operands, and place the results on `device`."""
     COUNTERS.graph_breaks += 1
+    if WATCHING[0] is not None and (watch := _watched()) is not None:
+        watch.breaks.append(f"{prim.name} at {_user_line()}")
     bufs = [np.asarray(materialize(o)) if type(o) is Array else o for o in operands]
     if prim.in_place:
         bufs[0] = np.array(bufs[0])  # a writable copy
@@ -175,6 +188,8 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
+    if WATCHING[0] is not None and (watch := _watched()) is not None:
+        watch.reads.append(_user_line())  # (x10array.compile: a value needed inside the function)
     try:
         if len(targets) == 1 and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
             value = _run_single(targets[0], device)

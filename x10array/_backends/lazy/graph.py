@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import os
 import sys
+import threading
 import warnings
 import weakref
 from types import FrameType
@@ -165,6 +166,38 @@ class _RecorderState:
 
 
 _STATE = _RecorderState()
+
+
+class Watch:
+    """What happened while `x10array.compile` recorded a function (see capture.py): the lines
+    that read a value or ran a graph (`reads`), met a data-dependent shape (`breaks`), and the
+    arrays rebound (`rebound`, weak references). One at a time, for the recording thread."""
+
+    __slots__ = ("thread", "reads", "breaks", "rebound")
+
+    def __init__(self, thread: int):
+        self.thread = thread
+        self.reads: list[str] = []
+        self.breaks: list[str] = []
+        self.rebound: list[tuple[weakref.ref[Array], str]] = []
+
+
+# per device, the results of its last replayed captured program (x10array.compile), which
+# may still be computing: a barrier that waits waits for them too (a device runs its programs
+# in order)
+IN_FLIGHT: dict[Device, tuple[Any, ...]] = {}
+
+# the active Watch, or None (one slot: read on the materialize and rebind paths)
+WATCHING: list[Watch | None] = [None]
+
+
+def _watched() -> Watch | None:
+    watch = WATCHING[0]
+    if watch is not None and watch.thread == threading.get_ident():
+        return watch
+    return None
+
+
 # live pending arrays, per device, for the barrier
 _live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _ref = weakref.ref
@@ -228,6 +261,8 @@ class Recorder:
         """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
         owner now, so the barrier computes it and graphs that use it keep it."""
         node = target._data
+        if WATCHING[0] is not None and (watch := _watched()) is not None:
+            watch.rebound.append((_ref(target), _user_line()))
         if node.value is None:
             node.owner = ref = _ref(target)
             last = _STATE.last_live

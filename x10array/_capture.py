@@ -1,0 +1,225 @@
+"""`x10array.compile(fn)`: record a step once per signature, then replay its compiled program.
+
+After MLX's `mx.compile` and tinygrad's `TinyJit`. The first call of `step = compile(fn)`
+with a given signature runs `fn` under the lazy recorder as usual and keeps the graph from its
+argument arrays to its outputs (and to the new values of arguments it rebinds, such as
+parameters updated in place); later calls with the same signature run that graph's compiled
+XLA program directly: `fn` is not executed, nothing is recorded or keyed. The lazy half is in
+`_backends/lazy/capture.py`.
+
+The signature: the tree structure of the arguments (dicts, lists, tuples, None, and objects
+with `tree_flatten` / `tree_unflatten`, such as `nn.Module`), each array's shape, dtype and
+device, each Python int's and bool's value, and every other leaf itself (hashable: it is part
+of the key). Python floats and complexes are runtime inputs: a new learning rate does not
+record again.
+
+What cannot be captured (a value read inside `fn`, a data-dependent shape, an array other than
+an argument or an output written) is found at the recording: that signature then runs `fn`
+normally every time, after one warning naming the reason and the line, counted in
+`metrics().capture_fallbacks`. `X10ARRAY_CAPTURE_CHECK_EVERY=N` records again every Nth call
+of a signature and raises if the graph differs from the captured one.
+
+On an eager device `fn` simply runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ._backends.lazy import capture as _lazy_capture
+from ._core import settings
+from ._core.array import Array
+from ._core.lru import LRU
+from ._core.metrics import COUNTERS
+from ._core.primitive import WRITE_LOCK, rebind
+
+__all__ = ["compile"]
+
+
+def _flatten(tree: Any, leaves: list[Any]) -> Any:
+    """The pytree protocol of x10array.autodiff (same containers, same object protocol)."""
+    if tree is None:
+        return None
+    kind = type(tree)
+    if kind is dict:
+        keys = tuple(tree)
+        return ("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if kind is list or kind is tuple:
+        return (kind.__name__, tuple(_flatten(t, leaves) for t in tree))
+    if kind is not Array and hasattr(tree, "tree_flatten") and hasattr(kind, "tree_unflatten"):
+        children, aux = tree.tree_flatten()
+        return ("object", kind, _hashable(aux), aux, tuple(_flatten(c, leaves) for c in children))
+    leaves.append(tree)
+    return 0
+
+
+def _hashable(aux: Any) -> Any:
+    try:
+        hash(aux)
+        return aux
+    except TypeError:
+        return repr(aux)
+
+
+def _unflatten(treedef: Any, it: Any) -> Any:
+    if treedef is None:
+        return None
+    if treedef == 0:
+        return next(it)
+    tag = treedef[0]
+    if tag == "dict":
+        return {k: _unflatten(d, it) for k, d in zip(treedef[1], treedef[2])}
+    if tag in ("list", "tuple"):
+        items = [_unflatten(d, it) for d in treedef[1]]
+        return items if tag == "list" else tuple(items)
+    _, cls, _, aux, children = treedef
+    return cls.tree_unflatten(aux, [_unflatten(d, it) for d in children])
+
+
+def _structure(treedef: Any) -> Any:
+    """The hashable part of a treedef (an object's aux as given, if hashable, else its repr)."""
+    if treedef is None or treedef == 0:
+        return treedef
+    tag = treedef[0]
+    if tag == "dict":
+        return ("dict", treedef[1], tuple(_structure(d) for d in treedef[2]))
+    if tag in ("list", "tuple"):
+        return (tag, tuple(_structure(d) for d in treedef[1]))
+    return ("object", treedef[1], treedef[2], tuple(_structure(d) for d in treedef[4]))
+
+
+class _Entry:
+    __slots__ = ("captured", "fallback", "calls", "out_treedef")
+
+    def __init__(self) -> None:
+        self.captured: Any = None
+        self.fallback: str | None = None
+        self.calls = 0
+        self.out_treedef: Any = None
+
+
+class Compiled:
+    """What `x10array.compile(fn)` returns: call it as you would call `fn`."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        self._entries = LRU("captured signatures", lambda: settings.get("X10ARRAY_CACHE_SIZE"))
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<x10array.compile of {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves: list[Any] = []
+        treedef = _flatten((args, kwargs), leaves)
+        arrays: list[Array] = []
+        scalars: list[Any] = []
+        sig: list[Any] = []
+        device = None
+        for leaf in leaves:
+            kind = type(leaf)
+            if kind is Array:
+                d = leaf._device
+                if device is None:
+                    device = d
+                elif d != device:
+                    return self.fn(*args, **kwargs)  # several devices: not captured
+                arrays.append(leaf)
+                sig.append((leaf.shape, leaf._dtype, d))
+            elif kind is float or kind is complex:
+                scalars.append(leaf)
+                sig.append(kind)
+            else:
+                try:
+                    hash(leaf)
+                except TypeError:
+                    raise TypeError(
+                        f"compile: an argument of {self!r} is neither an array, a Python scalar nor hashable:"
+                        f" {kind.__name__} (a static argument is part of the signature)"
+                    ) from None
+                sig.append((kind, leaf))
+        if device is None or not device.is_lazy:
+            return self.fn(*args, **kwargs)  # eager: run it
+        key = (_structure(treedef), tuple(sig))
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries.put(key, _Entry())
+        entry.calls += 1
+        if entry.fallback is not None:
+            return self.fn(*args, **kwargs)
+        captured = entry.captured
+        if captured is not None and not captured.stale():
+            every = settings.get("X10ARRAY_CAPTURE_CHECK_EVERY")
+            if every and entry.calls % every == 0:
+                return self._check(entry, args, kwargs, arrays, scalars, device)
+            outs, new_values = captured.replay(arrays, scalars)
+            if new_values:
+                with WRITE_LOCK:
+                    for (i, _), value in zip(captured.rebinds, new_values):
+                        rebind(arrays[i], value)
+            return _unflatten(entry.out_treedef, iter(outs))
+        return self._record(entry, args, kwargs, arrays, scalars, device)
+
+    def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any) -> Any:
+        """Run `fn` under a watch: (its result, Captured or the reason it cannot be, out treedef)."""
+        watch = _lazy_capture.begin(arrays, device)
+        if watch is None:  # another thread records: run it uncaptured
+            return self.fn(*args, **kwargs), None, None
+        nodes = [a._data for a in arrays]
+        try:
+            result = self.fn(*args, **kwargs)
+        except BaseException:
+            _lazy_capture.stop(watch)
+            raise
+        out_leaves: list[Any] = []
+        out_treedef = _flatten(result, out_leaves)
+        captured = _lazy_capture.end(watch, device, arrays, nodes, scalars, out_leaves)
+        return result, captured, out_treedef
+
+    def _record(
+        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
+    ) -> Any:
+        result, captured, out_treedef = self._record_once(args, kwargs, arrays, scalars, device)
+        if captured is None:
+            return result
+        if isinstance(captured, str):
+            entry.fallback = captured
+            COUNTERS.capture_fallbacks += 1
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(
+                f"x10array.compile: {name} cannot be captured: {captured}; it runs uncaptured"
+                " (recorded at each call) for this signature",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return result
+        entry.captured = captured
+        entry.out_treedef = out_treedef
+        return result
+
+    def _check(
+        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
+    ) -> Any:
+        """The debug check: record again and compare with the captured graph."""
+        result, captured, _ = self._record_once(args, kwargs, arrays, scalars, device)
+        if captured is None:
+            return result
+        if isinstance(captured, str) or captured.key != entry.captured.key:
+            why = captured if isinstance(captured, str) else "the recorded graph differs from the captured one"
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            raise RuntimeError(
+                f"x10array.compile: {name} recorded again (X10ARRAY_CAPTURE_CHECK_EVERY) does not match its capture:"
+                f" {why}; the replayed program would not be what the function computes now"
+            )
+        return result
+
+
+def compile(fn: Callable[..., Any]) -> Compiled:  # noqa: A001  (x10array.compile, as mx.compile)
+    """Record `fn` once per signature and replay its compiled program on later calls (see
+    docs/eager-and-lazy.md, "Capturing a step")."""
+    if not callable(fn):
+        raise TypeError(f"compile: fn must be callable, got {type(fn).__name__}")
+    return Compiled(fn)
