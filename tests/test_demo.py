@@ -9,6 +9,7 @@ import sys
 
 def test_demo_runs() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (never the user's ~/.cache: see conftest.py)
     result = subprocess.run(
         [sys.executable, "-W", "error", "-m", "x10array.examples.demo"],
         capture_output=True, text=True, timeout=300, env=env,

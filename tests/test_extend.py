@@ -493,6 +493,7 @@ def test_the_tutorial_runs_and_prints_what_it_shows():
     assert len(pairs) >= 8
     script = "".join(f"print('<<<block {i}>>>')\n{code}\n" for i, (code, _) in enumerate(pairs))
     env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (never the user's ~/.cache: see conftest.py)
     result = subprocess.run(
         [sys.executable, "-W", "error", "-c", script],
         capture_output=True, text=True, timeout=300, env=env, cwd=DOC.parents[1],

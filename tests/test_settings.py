@@ -117,6 +117,7 @@ def test_bad_environment_value_fails_in_a_fresh_process():
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (never the user's ~/.cache: see conftest.py)
     env["PYTHONPATH"] = str(ROOT)
     procs = {
         s.name: subprocess.Popen(
@@ -140,6 +141,7 @@ def test_bad_environment_value_fails_in_a_fresh_process():
 
 def test_bad_default_device_fails_at_first_use():
     env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (never the user's ~/.cache: see conftest.py)
     proc = subprocess.run(
         [sys.executable, "-c", "import x10array as xp; xp.zeros(1)"],
         env={**env, "PYTHONPATH": str(ROOT), "X10ARRAY_DEFAULT_DEVICE": "bogus"},

@@ -106,7 +106,8 @@ class Compiled:
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
-        self._entries = LRU("captured signatures", lambda: settings.get("X10ARRAY_CACHE_SIZE"))
+        # (per function, bounded like the program cache; not in lru.caches(), which names one cache each)
+        self._entries = LRU("captured signatures", lambda: settings.get("X10ARRAY_CACHE_SIZE"), register=False)
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
