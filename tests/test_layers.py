@@ -43,7 +43,8 @@ NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "
 BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
-LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor", "capture")  # each imports only those before it
+# each imports only those before it
+LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor", "capture")
 
 
 def _within(name: str, *packages: str) -> bool:
