@@ -223,6 +223,16 @@ def test_the_debug_check_raises_when_the_graph_changed(override_settings):
         g(x)
 
 
+def test_a_compiled_function_called_inside_another_is_part_of_its_graph():
+    inner = xp.compile(lambda a: a * 2.0 + 1.0)
+    outer = xp.compile(lambda a: inner(a + 1.0) * 3.0)
+    before = xp.metrics()
+    for i in range(4):
+        np.testing.assert_array_equal(_np(outer(_arr(np.full(2, float(i))))), np.full(2, ((i + 1.0) * 2 + 1) * 3))
+    d = xp.metrics() - before
+    assert d.captured_replays == 3 and d.capture_fallbacks == 0, d
+
+
 def test_bad_input():
     with pytest.raises(TypeError, match="^compile: fn must be callable"):
         xp.compile(3)

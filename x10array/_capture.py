@@ -142,8 +142,8 @@ class Compiled:
                         f" {kind.__name__} (a static argument is part of the signature)"
                     ) from None
                 sig.append((kind, leaf))
-        if device is None or not device.is_lazy:
-            return self.fn(*args, **kwargs)  # eager: run it
+        if device is None or not device.is_lazy or _lazy_capture.recording():
+            return self.fn(*args, **kwargs)  # eager, or inside another compiled function: run it
         key = (_structure(treedef), tuple(sig))
         entry = self._entries.get(key)
         if entry is None:

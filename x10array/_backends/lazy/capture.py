@@ -31,14 +31,17 @@ from ..._core.dtypes import FROM_NUMPY
 from ..._core.metrics import COUNTERS
 from .compile import _Program
 from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled
-from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch
+from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
 
 
 def begin(arrays: list[Array], device: Device) -> Watch | None:
     """Start recording a function of `arrays` (lazy arrays on `device`): their pending values
     are computed first, so the recorded graph starts at values. None when another recording is
-    under way (the caller then runs the function uncaptured)."""
+    under way (the caller then runs the function uncaptured: inside another recording, its
+    operations become part of that one)."""
+    if WATCHING[0] is not None:
+        return None
     pending = [a._data for a in arrays if a._data.value is None]
     if pending:
         _materialize_nodes(pending, device)
@@ -47,6 +50,12 @@ def begin(arrays: list[Array], device: Device) -> Watch | None:
             return None
         watch = WATCHING[0] = Watch(threading.get_ident())
     return watch
+
+
+def recording() -> bool:
+    """Whether this thread is recording a function for x10array.compile (a compiled function
+    called inside another is then run as plain code, recorded into the outer graph)."""
+    return WATCHING[0] is not None and _watched() is not None
 
 
 def stop(watch: Watch) -> None:
