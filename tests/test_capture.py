@@ -233,6 +233,29 @@ def test_a_compiled_function_called_inside_another_is_part_of_its_graph():
     assert d.captured_replays == 3 and d.capture_fallbacks == 0, d
 
 
+def test_a_signature_that_changes_at_every_call_stops_capturing():
+    from x10array import _capture
+
+    calls = []
+
+    def f(x, step):
+        calls.append(step)
+        return x * step
+
+    g = xp.compile(f)
+    x = _arr(np.ones(2))
+    before = xp.metrics()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(_capture._STORM + 5):  # an int: a new signature each time
+            np.testing.assert_array_equal(_np(g(x, step)), [float(step)] * 2)
+    messages = [str(w.message) for w in caught if "x10array.compile" in str(w.message)]
+    assert len(messages) == 1 and "changes at every call" in messages[0], messages
+    d = xp.metrics() - before
+    assert d.compile_count <= _capture._STORM and d.capture_fallbacks == 1, d
+    assert len(calls) == _capture._STORM + 5
+
+
 def test_bad_input():
     with pytest.raises(TypeError, match="^compile: fn must be callable"):
         xp.compile(3)

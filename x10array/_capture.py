@@ -91,6 +91,12 @@ def _structure(treedef: Any) -> Any:
     return ("object", treedef[1], treedef[2], tuple(_structure(d) for d in treedef[4]))
 
 
+# captured signatures with fewer replays than captures after which a compiled function stops
+# capturing new signatures (each capture compiles at once: a signature that changes at every call
+# would compile at every call)
+_STORM = 16
+
+
 class _Entry:
     __slots__ = ("captured", "fallback", "calls", "out_treedef")
 
@@ -108,6 +114,9 @@ class Compiled:
         self.fn = fn
         # (per function, bounded like the program cache; not in lru.caches(), which names one cache each)
         self._entries = LRU("captured signatures", lambda: settings.get("X10ARRAY_CACHE_SIZE"), register=False)
+        self._captures = 0  # signatures captured (each one compiled at once)
+        self._replays = 0
+        self._storm: str | None = None  # set once too many signatures were captured for their replays
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -156,12 +165,15 @@ class Compiled:
             every = settings.get("X10ARRAY_CAPTURE_CHECK_EVERY")
             if every and entry.calls % every == 0:
                 return self._check(entry, args, kwargs, arrays, scalars, device)
+            self._replays += 1
             outs, new_values = captured.replay(arrays, scalars)
             if new_values:
                 with WRITE_LOCK:
                     for (i, _), value in zip(captured.rebinds, new_values):
                         rebind(arrays[i], value)
             return _unflatten(entry.out_treedef, iter(outs))
+        if self._storm is not None:  # a new signature at (nearly) every call: not worth a compile each
+            return self.fn(*args, **kwargs)
         return self._record(entry, args, kwargs, arrays, scalars, device)
 
     def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any) -> Any:
@@ -199,6 +211,20 @@ class Compiled:
             return result
         entry.captured = captured
         entry.out_treedef = out_treedef
+        self._captures += 1
+        if self._captures >= _STORM and self._replays < self._captures:
+            self._storm = (
+                f"{self._captures} signatures captured for {self._replays} replays (an int or str argument, or a"
+                " shape, that changes at every call?)"
+            )
+            COUNTERS.capture_fallbacks += 1
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(
+                f"x10array.compile: {name}: {self._storm}; new signatures now run uncaptured (recorded at each"
+                " call, compiled only once that pays); pass a changing number as a Python float or an array",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return result
 
     def _check(
