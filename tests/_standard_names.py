@@ -305,6 +305,8 @@ X10ARRAY_EXTRAS = frozenset(
         "lazy_barrier", "metrics", "metrics_report", "reset_metrics",
         # capture and replay of a step (after MLX's mx.compile)
         "compile",
+        # implicit synchronisation (after jax.transfer_guard)
+        "transfer_guard", "TransferGuardError",
     ]
 )  # fmt: skip
 

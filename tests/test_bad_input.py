@@ -150,7 +150,7 @@ for _module, _prefix in (
     (autodiff, "autodiff."), (datasets, "datasets."), (checkpoint, "checkpoint."),
 ):  # fmt: skip
     PUBLIC.update(_public(_module, _prefix))
-CONTEXT_MANAGERS = {"device_scope", "nn.phase"}
+CONTEXT_MANAGERS = {"device_scope", "nn.phase", "transfer_guard"}
 for _name in CONTEXT_MANAGERS:
     PUBLIC[_name] = _entered(PUBLIC[_name])
 
@@ -164,6 +164,7 @@ EXEMPT = {
     "nn.Module": "an abstract base class",
     "nn.learning_phase": "no parameters",
     "datasets.DownloadError": "an exception class",
+    "TransferGuardError": "an exception class",
 }
 
 # A valid call for every function: (args, kwargs). Unary and binary elementwise functions are
@@ -279,6 +280,7 @@ BASE: dict[str, tuple[tuple, dict]] = {
     "metrics_report": ((), {"file": Thunk(lambda d: __import__("io").StringIO(), "StringIO()")}),
     "compile": ((_square,), {}),
     "set_cpu_kernels": (("numpy",), {}),
+    "transfer_guard": (("allow",), {}),
     # linalg
     "linalg.cholesky": ((F33,), {}),
     "linalg.cross": ((F33, F33), {}),
@@ -669,6 +671,9 @@ case("Device-ordinal-str", "Device", xp.Device, ("cpu", "0"), {}, ANY)
 case("Device-ordinal-float", "Device", xp.Device, ("cpu", 0.5), {}, ANY)
 case("Device-backend-int", "Device", xp.Device, ("cpu", 0, 3), {}, ANY)
 case("set_cpu_kernels-None", "set_cpu_kernels", xp.set_cpu_kernels, (None,), {}, ANY)
+case("transfer_guard-None", "transfer_guard", xp.transfer_guard, (None,), {}, TYPE)
+case("transfer_guard-bogus", "transfer_guard", xp.transfer_guard, ("never",), {}, VALUE)
+case("transfer_guard-upper", "transfer_guard", xp.transfer_guard, ("DISALLOW",), {}, VALUE)
 # NumPy arrays met by operators and in-place operators
 case("operator-numpy", "add", lambda a: a + np.ones((3, 3)), (F33,), {}, TYPE, newcomer=True)
 case("operator-numpy-reflected", "add", lambda a: np.ones((3, 3)) + a, (F33,), {}, TYPE, newcomer=True)

@@ -51,6 +51,8 @@ from ._core.dtypes import uint64 as uint64
 from ._core.metrics import metrics as metrics
 from ._core.metrics import metrics_report as metrics_report
 from ._core.metrics import reset_metrics as reset_metrics
+from ._core.transfers import TransferGuardError as TransferGuardError
+from ._core.transfers import transfer_guard as transfer_guard
 
 _operators.install()
 

@@ -22,7 +22,7 @@ from typing import Any
 
 # Public callables that are not array functions: nothing to differentiate, left unwrapped.
 NOT_ARRAY_FUNCTIONS = frozenset(
-    {"lazy_barrier", "metrics", "metrics_report", "reset_metrics", "set_cpu_kernels", "device_scope"}
+    {"lazy_barrier", "metrics", "metrics_report", "reset_metrics", "set_cpu_kernels", "device_scope", "transfer_guard"}
 )
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import threading
 from typing import Protocol
 
-from . import settings
+from . import settings, transfers
 
 
 @dataclasses.dataclass
@@ -55,6 +55,7 @@ def reset_metrics() -> None:
     with LOCK:
         for f in dataclasses.fields(COUNTERS):
             setattr(COUNTERS, f.name, f.default)
+        transfers.reset()
 
 
 class MetricsReport(str):
@@ -73,9 +74,14 @@ class TextWriter(Protocol):
     def write(self, text: str, /) -> object: ...
 
 
+SITES_SHOWN = 10  # call sites listed per kind by metrics_report()
+
+
 def metrics_report(file: TextWriter | None = None) -> MetricsReport:
-    """The counters as a table of text. Printed only when asked: `metrics_report(file=sys.stdout)`
-    (or `print(metrics_report())`)."""
+    """The counters as a table of text, then the lines of the user's code that read lazy
+    values to the host and that broke graphs, most frequent first (the top SITES_SHOWN of
+    each). Printed only when asked: `metrics_report(file=sys.stdout)` (or
+    `print(metrics_report())`)."""
     if file is not None and not callable(getattr(file, "write", None)):
         raise TypeError(f"metrics_report: file must be a writable text file such as sys.stdout, got {file!r}")
     rows = [(f.name, getattr(COUNTERS, f.name)) for f in dataclasses.fields(COUNTERS)]
@@ -84,6 +90,15 @@ def metrics_report(file: TextWriter | None = None) -> MetricsReport:
     for name, value in rows:
         text = f"{value:.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{name:<{width}}  {text:>12}")
+    for kind, title in (("read", "host reads"), ("graph break", "graph breaks")):
+        rows = transfers.sites(kind)
+        if not rows:
+            continue
+        lines += ["", f"top call sites of {title} (count  line  operation)"]
+        for _, filename, lineno, operation, count in rows[:SITES_SHOWN]:
+            lines.append(f"{count:>8}  {filename}:{lineno}  {operation}")
+        if len(rows) > SITES_SHOWN:
+            lines.append(f"     ...  {len(rows) - SITES_SHOWN} more call sites")
     report = MetricsReport("\n".join(lines))
     if file is not None:
         print(report, file=file)

@@ -156,6 +156,12 @@ SETTINGS: dict[str, Setting] = _declare(
         "size bound of the compile cache directory in MiB (least recently used entries are removed)", minimum=1,
     ),
     Setting(
+        "X10ARRAY_TRANSFER_GUARD", "choice", "allow",
+        "implicit reads of lazy arrays' values (`float(x)`, printing, `numpy.asarray`, graph breaks) outside any"
+        " `transfer_guard(...)` block: allowed, logged once per call site, or refused",
+        choices=("allow", "log", "disallow"),
+    ),
+    Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "im2col",
         "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
         choices=("im2col", "conv"),

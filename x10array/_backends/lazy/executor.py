@@ -30,6 +30,7 @@ from ..._core.dtypes import FROM_NUMPY, DType
 from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
+from ..._core.transfers import note
 from .compile import _count_compiled_run, _interprets, _jitted_program, _Program, _program_for
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Check, Node, Recorder, _graph_size, _live, _locked, _user_line, _watched
 from .interpreter import _interpret, _owned, _run_single
@@ -100,6 +101,14 @@ def _leaf(buffer: Any, dtype: Any) -> Node:
 
 
 def materialize(x: Array) -> Any:
+    """The device buffer of a lazy array, computing its pending graph if needed: the host
+    read of `read` and `buffer`, counted at its call site and checked by the transfer guard
+    first (`_core.transfers.note`)."""
+    note("read")
+    return _computed(x)
+
+
+def _computed(x: Array) -> Any:
     """The device buffer of a lazy array, computing its pending graph if needed."""
     node = x._data
     if node.value is None:
@@ -167,10 +176,11 @@ def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
 def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
     """A primitive whose result shape depends on values (`unique`, `nonzero`): run it now
     with its NumPy kernel on the computed operands, and place the results on `device`."""
+    note("graph break", prim.name)  # (the guard may refuse it: nothing is counted or run then)
     COUNTERS.graph_breaks += 1
     if WATCHING[0] is not None and (watch := _watched()) is not None:
         watch.breaks.append(f"{prim.name} at {_user_line()}")
-    bufs = [np.asarray(materialize(o)) if type(o) is Array else o for o in operands]
+    bufs = [np.asarray(_computed(o)) if type(o) is Array else o for o in operands]
     if prim.in_place:
         bufs[0] = np.array(bufs[0])  # a writable copy
     with np.errstate(all="ignore"):
