@@ -39,12 +39,12 @@ UPPER = (
     "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets", "x10array.checkpoint",
     "x10array.examples",
 )  # fmt: skip
-NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "x10array._capture")
+NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "x10array._capture", "x10array.debug")
 BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
 # each imports only those before it
-LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor", "capture")
+LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor", "capture", "inspect")
 
 
 def _within(name: str, *packages: str) -> bool:

@@ -10,6 +10,7 @@ __array_api_version__ = "2025.12"
 import sys as _sys
 
 from . import _backends  # noqa: F401  (the eager and lazy backends register themselves)
+from . import debug as debug
 from . import fft as fft
 from . import linalg as linalg
 from ._api import operators as _operators

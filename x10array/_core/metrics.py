@@ -91,14 +91,14 @@ def metrics_report(file: TextWriter | None = None) -> MetricsReport:
         text = f"{value:.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{name:<{width}}  {text:>12}")
     for kind, title in (("read", "host reads"), ("graph break", "graph breaks")):
-        rows = transfers.sites(kind)
-        if not rows:
+        sites = transfers.sites(kind)
+        if not sites:
             continue
         lines += ["", f"top call sites of {title} (count  line  operation)"]
-        for _, filename, lineno, operation, count in rows[:SITES_SHOWN]:
+        for _, filename, lineno, operation, count in sites[:SITES_SHOWN]:
             lines.append(f"{count:>8}  {filename}:{lineno}  {operation}")
-        if len(rows) > SITES_SHOWN:
-            lines.append(f"     ...  {len(rows) - SITES_SHOWN} more call sites")
+        if len(sites) > SITES_SHOWN:
+            lines.append(f"     ...  {len(sites) - SITES_SHOWN} more call sites")
     report = MetricsReport("\n".join(lines))
     if file is not None:
         print(report, file=file)

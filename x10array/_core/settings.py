@@ -162,6 +162,11 @@ SETTINGS: dict[str, Setting] = _declare(
         choices=("allow", "log", "disallow"),
     ),
     Setting(
+        "X10ARRAY_RECORD_SOURCE", "bool", False,
+        "record the line of your code behind each lazy operation, for `x10array.debug`'s graph text and DOT"
+        " (costs about 1 us per operation)",
+    ),
+    Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "im2col",
         "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
         choices=("im2col", "conv"),

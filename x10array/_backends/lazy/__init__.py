@@ -52,7 +52,9 @@ stages above it):
 - `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph
   alone reproduces it, and replay the compiled program on later arguments;
 - `executor`: materialize, barrier, running a graph on either tier and handing its values
-  over, out of memory, and `LazyBackend`, registered here for XLA devices.
+  over, out of memory, and `LazyBackend`, registered here for XLA devices;
+- `inspect`: the pending graph as data (`describe`) and as the XLA program a read would compile
+  (`lower`), for `x10array.debug`, without running or changing anything.
 """
 
 from __future__ import annotations
@@ -63,7 +65,11 @@ from . import capture as capture
 from .compile import NEVER, compile_threshold
 from .executor import LazyBackend, barrier, from_host, materialize
 from .graph import Call, Check, Node
+from .inspect import Graph, Operation, describe, lower
 
-__all__ = ["barrier", "from_host", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node", "LazyBackend"]
+__all__ = [
+    "barrier", "from_host", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node", "LazyBackend",
+    "describe", "lower", "Graph", "Operation",
+]  # fmt: skip
 
 register(Backend.XLA, LazyBackend())

@@ -35,7 +35,7 @@ from .shapes import _out_avals
 class Call:
     """One recorded primitive application (may have several outputs)."""
 
-    __slots__ = ("prim", "params", "key_params", "inputs", "device", "outputs", "__weakref__")
+    __slots__ = ("prim", "params", "key_params", "inputs", "device", "outputs", "where", "__weakref__")
 
     def __init__(
         self,
@@ -51,6 +51,7 @@ class Call:
         self.inputs = inputs  # Nodes and Python scalars (or None)
         self.device = device
         self.outputs: tuple[weakref.ref[Node], ...] = ()  # of a multiple-results call only
+        self.where: str | None = None  # the user's file:line that recorded it (X10ARRAY_RECORD_SOURCE)
 
 
 class Node:
@@ -236,6 +237,8 @@ class Recorder:
                 if i.checks is not None:
                     checks = i.checks if checks is None else _merge_checks(checks, i.checks)
         call = Call(prim, params, key_params, inputs, device)
+        if settings.get("X10ARRAY_RECORD_SOURCE"):  # (for x10array.debug: off by default, ~1 us)
+            call.where = _user_line()
         limit = settings.get("X10ARRAY_GRAPH_LIMIT")  # (a dict lookup, once per operation)
         if size > limit:
             size = _counted_size(call, limit)
