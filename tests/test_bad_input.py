@@ -19,8 +19,8 @@ Two kinds of case, each run on the eager device and on the lazy (XLA) device:
   devices agree: both accept (same result shapes and dtypes, and the lazy graph runs at the
   barrier), or both reject at the call as above.
 
-Cases (counted by `test_case_count`): 2182 must-raise and 1467 probe cases, 3649 in all, over
-224 public callables, each run on both devices.
+Cases (counted by `test_case_count`): 2189 must-raise and 1467 probe cases, 3656 in all, over
+226 public callables, each run on both devices.
 """
 
 from __future__ import annotations
