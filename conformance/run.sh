@@ -40,7 +40,8 @@ status=0
         -p no:cacheprovider -q "$@"
 ) || status=$?
 
-python - "$report" "$summary" "$label" "$status" "$*" <<'PY'
+commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+python - "$report" "$summary" "$label" "$status" "$*" "$commit" <<'PY'
 import collections
 import datetime
 import json
@@ -48,7 +49,7 @@ import os
 import platform
 import sys
 
-report_path, summary_path, label, status, args = sys.argv[1:]
+report_path, summary_path, label, status, args, commit = sys.argv[1:]
 try:
     with open(report_path) as f:
         report = json.load(f)
@@ -72,9 +73,9 @@ lines = [
     f"# Conformance results: {label}",
     "",
     f"- date: {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}",
-    f"- x10array: {version}; Python {platform.python_version()}",
-    f"- environment: X10ARRAY_DEFAULT_DEVICE={os.environ.get('X10ARRAY_DEFAULT_DEVICE', '')!s}"
-    f" X10ARRAY_EAGER_CPU_KERNELS={os.environ.get('X10ARRAY_EAGER_CPU_KERNELS', '')!s}",
+    f"- x10array: {version} at commit {commit}; Python {platform.python_version()}",
+    "- environment: "
+    + (" ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("X10ARRAY_")) or "(no X10ARRAY_ variable set)"),
     f"- pytest arguments: `{args or '(none)'}`; exit status {status}",
     "",
     "| " + " | ".join(["total"] + outcomes) + " |",
