@@ -147,6 +147,17 @@ def test_a_closure_array_rebound_outside_is_not_replayed_stale():
     np.testing.assert_array_equal(_np(g(x)), [3.0] * 3)
 
 
+def test_a_pending_closure_array_rebound_outside_is_not_replayed_stale():
+    base = _arr(np.full(3, 2.0))
+    scale = base * 1.0  # pending when the function is first recorded
+    g = xp.compile(lambda x: x * scale)
+    x = _arr(np.ones(3))
+    np.testing.assert_array_equal(_np(g(x)), [2.0] * 3)
+    np.testing.assert_array_equal(_np(g(x)), [2.0] * 3)
+    scale += 1.0
+    np.testing.assert_array_equal(_np(g(x)), [3.0] * 3)
+
+
 def test_on_an_eager_device_the_function_runs():
     calls = []
 

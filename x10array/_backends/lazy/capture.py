@@ -30,21 +30,22 @@ from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.metrics import COUNTERS
 from .compile import _Program
-from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled
+from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
 
 
 def begin(arrays: list[Array], device: Device) -> Watch | None:
-    """Start recording a function of `arrays` (lazy arrays on `device`): their pending values
-    are computed first, so the recorded graph starts at values. None when another recording is
+    """Start recording a function of `arrays` (lazy arrays on `device`): pending values are
+    computed first, so the recorded graph starts at values. None when another recording is
     under way (the caller then runs the function uncaptured: inside another recording, its
     operations become part of that one)."""
     if WATCHING[0] is not None:
         return None
-    pending = [a._data for a in arrays if a._data.value is None]
-    if pending:
-        _materialize_nodes(pending, device)
+    # Every pending array of the device is computed first, not only the arguments: an array the
+    # function reads from a closure is then a leaf, a constant whose array the replay checks
+    # (Captured.stale); a pending one would bake its recipe into the program unchecked.
+    barrier([device], False)
     with _LOCK:
         if WATCHING[0] is not None:
             return None
