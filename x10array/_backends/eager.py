@@ -92,13 +92,8 @@ class XlaEagerExecutor:
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         import jax
 
-        if prim.dynamic_shape:
-            # Output shapes depend on values: XLA cannot compile it; compute on the host.
-            host = NUMPY_EXECUTOR.run(prim, device, operands, params)
-            outs = host if prim.multiple_results else (host,)
-            moved = tuple(to_device_buffer(o._data, device) for o in outs)
-            wrapped = tuple(Array._new(b, o._dtype, device) for b, o in zip(moved, outs))
-            return wrapped if prim.multiple_results else wrapped[0]
+        if prim.dynamic_shape or (prim.moves_data and device.kind is _CPU):
+            return _on_host(prim, device, operands, params)
         fn = _jitted(prim, params_key(params), tuple(params.items()))
         bufs = [o._data if type(o) is Array else jax_operand(o) for o in operands]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
@@ -106,6 +101,32 @@ class XlaEagerExecutor:
         if prim.multiple_results:
             return tuple(Array._new(o, FROM_NUMPY[o.dtype], device) for o in out)
         return Array._new(out, FROM_NUMPY[out.dtype], device)
+
+
+def _on_host(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """Run `prim` with its NumPy kernel on host views of the operands and place the results
+    on `device`, without compiling anything. Two cases:
+
+    - `dynamic_shape` primitives (output shapes depend on values): XLA cannot compile them;
+    - on the CPU, `moves_data` primitives (reshapes, indexing, concatenation, `full`, ...):
+      they move values without computing on them, so NumPy gives the bits XLA would, and the
+      CPU device's buffers are host memory already. XLA would compile a program for every new
+      shape and index (tens of milliseconds each); this costs a copy.
+
+    The operands' buffers are not changed (a view of a jax buffer is read-only: an in-place
+    kernel writes into a copy, as XLA's scatter makes a new buffer)."""
+    bufs = [np.asarray(o._data) if type(o) is Array else o for o in operands]
+    if prim.in_place:
+        bufs[0] = bufs[0].copy()
+    out = _run_quiet(prim, bufs, params) if prim in _QUIET else prim.kernel(NUMPY, *bufs, **params)
+    if prim.multiple_results:
+        return tuple(_placed(o, device) for o in out)
+    return _placed(out, device)
+
+
+def _placed(host: Any, device: Device) -> Array:
+    host = np.asarray(host)
+    return Array._new(to_device_buffer(host, device), FROM_NUMPY[host.dtype], device)
 
 
 # (primitive, parameters' key) -> its jitted program, which holds one executable per input
@@ -146,10 +167,51 @@ def to_device_buffer(host: Any, device: Device) -> Any:
     """Place a host value on `device` as the eager executor for it expects."""
     if executor_for(device) is NUMPY_EXECUTOR:
         return np.asarray(host)
+    return _device_put(np.asarray(host), device.jax_device)
+
+
+def _device_put(host: np.ndarray, jax_device: Any) -> Any:
+    """`jax.device_put(host, jax_device)` with 64-bit types, through jax's C++ transfer when
+    it is there: `jax.device_put` spends ~100 Python calls per array (10-20 us, far more on a
+    loaded machine), several times the transfer of a small array."""
+    put = _FAST_PUT.get(jax_device)
+    if put is None:
+        put = _FAST_PUT[jax_device] = _fast_put(jax_device)
+    return put(host)
+
+
+def _fast_put(jax_device: Any) -> Any:
     import jax
 
-    with jax.enable_x64(True):
-        return jax.device_put(host, device.jax_device)
+    def slow(host: np.ndarray) -> Any:
+        with jax.enable_x64(True):
+            return jax.device_put(host, jax_device)
+
+    try:  # jax's private names (jax 0.10): any change of them falls back to jax.device_put
+        from jax._src.core import ShapedArray
+        from jax._src.lib import xla_client
+
+        batched_device_put = xla_client.batched_device_put
+        sharding = jax.sharding.SingleDeviceSharding(jax_device)
+        devices = [jax_device]
+
+        def fast(host: np.ndarray) -> Any:
+            if host.dtype.kind not in _PLAIN_KINDS:
+                return slow(host)
+            aval = ShapedArray(host.shape, host.dtype)
+            return batched_device_put(aval, sharding, [host], devices, True, enable_x64=True)
+
+        probe = np.arange(3, dtype=np.int64)
+        if not np.array_equal(np.asarray(fast(probe)), probe):  # pragma: no cover - a changed jax
+            return slow
+        return fast
+    except Exception:  # pragma: no cover - a changed jax
+        return slow
+
+
+_PLAIN_KINDS = frozenset("biufc")  # dtypes the C++ transfer takes as they are
+# (one entry per jax device: bounded by the machine)
+_FAST_PUT: dict[Any, Any] = {}
 
 
 NUMPY_EXECUTOR = NumpyExecutor()
