@@ -14,6 +14,7 @@ thread-local context), so a user's own jax code keeps its defaults.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from .._core.backend import register
 from .._core.devices import Backend, Device, DeviceKind
 from .._core.dtypes import FROM_NUMPY, DType
 from .._core.kernels import NUMPY, jax_namespace, jax_operand
-from .._core.lru import LRU, release_jax_traces
+from .._core.lru import LRU, release_jax_traces, tick
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, params_key
 from .._core.settings import get as get_setting
@@ -94,7 +95,12 @@ class XlaEagerExecutor:
 
         if prim.dynamic_shape or (prim.moves_data and device.kind is _CPU):
             return _on_host(prim, device, operands, params)
-        fn = _jitted(prim, params_key(params), tuple(params.items()))
+        key = params_key(params)
+        fn = _jitted(prim, key, tuple(params.items()))
+        if prim.elementwise and device.kind is _CPU:
+            out = _bucketed(prim, key, fn, device, operands)
+            if out is not None:
+                return out
         bufs = [o._data if type(o) is Array else jax_operand(o) for o in operands]
         with jax.enable_x64(True), jax.default_device(device.jax_device):
             out = fn(*bufs)
@@ -127,6 +133,74 @@ def _on_host(prim: Primitive, device: Device, operands: tuple[Any, ...], params:
 def _placed(host: Any, device: Device) -> Array:
     host = np.asarray(host)
     return Array._new(to_device_buffer(host, device), FROM_NUMPY[host.dtype], device)
+
+
+# -- elementwise primitives on new shapes: one program per size bucket -------------------------
+#
+# An elementwise primitive computes each element from the same elements of its operands, so
+# on the CPU a call on a new shape can run the program of a flat bucket instead: its array
+# operands (all of one shape: no broadcasting) flattened into zero-padded buffers of the next
+# power of two on the host, the result cut back to its shape. One compiled program then serves
+# every shape of up to that many elements, where XLA would compile one per shape (tens of
+# milliseconds each). XLA computes each element by the same code whatever the length (a test,
+# tests/test_eager_xla.py, checks the bits against the exact program for every elementwise
+# primitive). The bucket costs copies, so a shape seen `_EXACT_AFTER` times gets its own
+# program, compiled then, as before. Single elements (0-d arrays included) are not bucketed:
+# XLA computes those by other code (`atan` of one float32 differs by an ulp from the
+# vectorized loop's).
+
+_EXACT_AFTER = 16  # sightings of a (primitive, parameters, shape, dtypes) before its exact program
+_BUCKET_MAX = 1 << 16  # larger results always get their exact program: the copies would cost more
+_SIGHTINGS = LRU("eager elementwise shapes", 8192, batch=1024)
+
+
+def _bucketed(prim: Primitive, key: tuple[Any, ...], fn: Any, device: Device, operands: tuple[Any, ...]) -> Any:
+    """The result of an elementwise primitive through its bucket's program (see above), or
+    None where the exact program runs: a shape seen often, a large or multiple result."""
+    shapes = []
+    sig: list[Any] = [prim, key]
+    for o in operands:
+        if type(o) is Array:
+            shape = o._data.shape
+            shapes.append(shape)
+            sig.append(shape)
+            sig.append(o._dtype)
+        else:
+            sig.append(type(o))
+    entry = _SIGHTINGS.entries.get(k := tuple(sig))
+    if entry is None:
+        seen = _SIGHTINGS.put(k, 1)
+    else:
+        entry[1] = tick()
+        seen = entry[0] = entry[0] + 1
+    if seen > _EXACT_AFTER:
+        return None
+    shape = shapes[0]
+    for other in shapes:
+        if other != shape:  # broadcasting: XLA rewrites some of it (a division by a broadcast
+            return None  # value), so the exact program's bits could differ from the bucket's
+    n = math.prod(shape)
+    if n <= 1 or n > _BUCKET_MAX or prim.multiple_results:
+        return None  # (XLA computes a single element by other code: bits would differ)
+    size = 8 if n <= 8 else 1 << (n - 1).bit_length()
+    if size == n and len(shape) == 1:
+        return None  # the exact program is the bucket's
+    put = _FAST_PUT.get(device.jax_device) or _fast_put_for(device.jax_device)
+    bufs = []
+    for o in operands:
+        if type(o) is Array:
+            host = np.asarray(o._data)
+            flat = np.zeros(size, host.dtype)
+            flat[:n] = host.reshape(-1)
+            bufs.append(put(flat))
+        else:
+            bufs.append(jax_operand(o))
+    import jax
+
+    with jax.enable_x64(True), jax.default_device(device.jax_device):
+        out = fn(*bufs)
+    host_out = np.asarray(out)[:n].reshape(shape)
+    return Array._new(put(host_out), FROM_NUMPY[host_out.dtype], device)
 
 
 # (primitive, parameters' key) -> its jitted program, which holds one executable per input
@@ -174,10 +248,13 @@ def _device_put(host: np.ndarray, jax_device: Any) -> Any:
     """`jax.device_put(host, jax_device)` with 64-bit types, through jax's C++ transfer when
     it is there: `jax.device_put` spends ~100 Python calls per array (10-20 us, far more on a
     loaded machine), several times the transfer of a small array."""
-    put = _FAST_PUT.get(jax_device)
-    if put is None:
-        put = _FAST_PUT[jax_device] = _fast_put(jax_device)
+    put = _FAST_PUT.get(jax_device) or _fast_put_for(jax_device)
     return put(host)
+
+
+def _fast_put_for(jax_device: Any) -> Any:
+    put = _FAST_PUT[jax_device] = _fast_put(jax_device)
+    return put
 
 
 def _fast_put(jax_device: Any) -> Any:
