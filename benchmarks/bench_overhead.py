@@ -150,13 +150,14 @@ def xla_first_calls(n_shapes: int, number: int, repeat: int) -> None:
         f"\nEager XLA kernels against jax.numpy op by op, float64: first call on {n_shapes} new shapes"
         f" (median), steady state on 100 elements (best of {repeat} x {number})"
     )
-    header = f"{'operation':<18}{'x10 first ms':>13}{'jax first ms':>13}{'x10/jax':>9}{'x10 us':>9}{'jax us':>9}{'x10/jax':>9}"
+    header = f"{'operation':<18}{'x10 first ms':>13}{'jax first ms':>13}{'x10/jax':>9}"
+    header += f"{'x10 us':>9}{'jax us':>9}{'x10/jax':>9}"
     print(header)
     print("-" * len(header))
     for op in first:
         fx, fj = (float(np.median(first[op][lib])) * 1e3 for lib in ("x10array", "jax"))
         sx, sj = steady[op]["x10array"], steady[op]["jax"]
-        print(f"{op:<18}{fx:>13.2f}{fj:>13.2f}{fx / fj:>8.2f}x{sx:>9.1f}{sj:>9.1f}{sx / sj:>8.2f}x")
+        print(f"{op:<18}{fx:>13.2f}{fj:>13.2f}{fx / fj:>8.3f}x{sx:>9.1f}{sj:>9.1f}{sx / sj:>8.2f}x")
 
 
 if __name__ == "__main__":
