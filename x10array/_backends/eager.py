@@ -266,7 +266,7 @@ def _fast_put(jax_device: Any) -> Any:
 
     try:  # jax's private names (jax 0.10): any change of them falls back to jax.device_put
         from jax._src.core import ShapedArray
-        from jax._src.lib import xla_client
+        from jax._src.lib import xla_client  # type: ignore[attr-defined]
 
         batched_device_put = xla_client.batched_device_put
         sharding = jax.sharding.SingleDeviceSharding(jax_device)
