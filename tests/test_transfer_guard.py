@@ -147,8 +147,13 @@ def test_explicit_reads_stay_allowed() -> None:
         t = s * 3.0
         xp.lazy_barrier(wait=True)
         assert float(t.to_device(EAGER)) == 6.0
+        moved = xp.asarray(v + 1.0, device=EAGER)  # asarray to another device: to_device
+        imported = xp.from_dlpack(v * 3.0, device=EAGER)  # an explicit import (through __dlpack__)
+    np.testing.assert_array_equal(np.asarray(moved), [3.0, 5.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(imported), [6.0, 12.0, 18.0])
     sites = _sites()
     assert any(op == "to_device (explicit)" for _, _, op, _ in sites), sites
+    assert any(op == "from_dlpack (explicit)" for _, _, op, _ in sites), sites
 
 
 def test_nested_blocks_and_the_setting() -> None:

@@ -21,9 +21,10 @@ X10ARRAY_TRANSFER_GUARD:
 - "disallow": an implicit read raises `TransferGuardError` (a RuntimeError) naming the
   operation and the line, before anything is computed.
 
-Explicit reads stay allowed in every mode: `x.to_device(device)` and `lazy_barrier()` (which
-reads nothing to the host). Eager arrays are never guarded: their values are in memory
-already (on the CPU) or their reads are not a synchronisation with pending work.
+Explicit reads stay allowed in every mode: `x.to_device(device)`, `asarray(x, device=...)`
+(which calls it), `from_dlpack(x)` and `lazy_barrier()` (which reads nothing to the host).
+Eager arrays are never guarded: their values are computed already, and reading them waits for
+no pending work.
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ def mode() -> str:
     return modes[-1] if modes else settings.get("X10ARRAY_TRANSFER_GUARD")
 
 
-# What reads a value, by the name of the x10array function the read entered through: how to
-# name it to the user, and whether it is explicit.
+# What reads a value, by the name of the x10array function the read entered through (the
+# outermost one on the stack: `from_dlpack` calls `__dlpack__`): how to name it to the user,
+# and whether it is explicit.
 _ENTRIES = {
     "__bool__": ("bool()", False),
     "__int__": ("int()", False),
@@ -103,6 +105,7 @@ _ENTRIES = {
     "__repr__": ("repr()", False),
     "__str__": ("str() (printing)", False),
     "to_device": ("to_device", True),
+    "from_dlpack": ("from_dlpack", True),  # (of a lazy array: an explicit copy, through __dlpack__)
 }
 _SPECIAL = {"__getitem__": "x[...]", "getitem": "x[...]", "__setitem__": "x[...] = value", "setitem": "x[...] = value"}
 
@@ -136,7 +139,7 @@ def note(kind: str, operation: str | None = None) -> None:
     outer = None
     while frame is not None and _library(frame):
         name = frame.f_code.co_name
-        if entry is None and name in _ENTRIES:
+        if name in _ENTRIES:  # the outermost one: the call the user made
             entry = name
         outer = name
         frame = frame.f_back
