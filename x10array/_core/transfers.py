@@ -34,7 +34,7 @@ import logging
 import os
 import sys
 import threading
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from . import settings
@@ -123,6 +123,10 @@ def _library(frame: FrameType) -> bool:
     return "__name__" not in frame.f_globals
 
 
+# the code objects of x10array's library frames met so far (its functions, the wrappers it
+# generates): a bounded set, since user code is never added
+_LIBRARY_CODES: set[CodeType] = set()
+
 # (kind, file, line) -> [count, operation]; kind is "read" or "graph break"
 _SITES: dict[tuple[str, str, int], list[Any]] = {}
 _LOGGED: set[tuple[str, str, int]] = set()
@@ -137,8 +141,14 @@ def note(kind: str, operation: str | None = None) -> None:
     frame: FrameType | None = sys._getframe(1)
     entry = None
     outer = None
-    while frame is not None and _library(frame):
-        name = frame.f_code.co_name
+    library = _LIBRARY_CODES
+    while frame is not None:
+        code = frame.f_code
+        if code not in library:  # (a set lookup per frame once its code is known)
+            if not _library(frame):
+                break
+            library.add(code)
+        name = code.co_name
         if name in _ENTRIES:  # the outermost one: the call the user made
             entry = name
         outer = name
