@@ -9,8 +9,8 @@ names. The layers, bottom up:
 - `x10array._api`: `_core` and `_api`;
 - `x10array._backends.eager`: `_core`; `x10array._backends.lazy`: `_core` and the stages
   before its own (`LAZY_STAGES`, the order an operation flows through them);
-- the namespace (`x10array`, `linalg`, `fft`, `extend`; `_backends/__init__` registers the two
-  backends): everything below;
+- the namespace (`x10array`, `linalg`, `fft`, `extend`, the `distributed` package;
+  `_backends/__init__` registers the two backends): everything below;
 - `autodiff`, `nn`, `optim`, `datasets`, `checkpoint`, `examples`: the public namespace, `x10array.extend`,
   the public subpackages, and their own package's modules.
 
@@ -39,12 +39,15 @@ UPPER = (
     "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets", "x10array.checkpoint",
     "x10array.examples",
 )  # fmt: skip
-NAMESPACE = ("x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "x10array._capture", "x10array.debug")
+NAMESPACE = (
+    "x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "x10array._capture", "x10array.debug",
+    "x10array.distributed",
+)  # fmt: skip
 BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
 # each imports only those before it
-LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "executor", "capture", "inspect")
+LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "spmd", "executor", "capture", "inspect")
 
 
 def _within(name: str, *packages: str) -> bool:
@@ -121,7 +124,7 @@ def layer_of(module: str) -> Layer | None:
             return layer
     if module == "x10array._backends":
         return LAYERS[4]
-    if module in NAMESPACE:
+    if module in NAMESPACE or _within(module, "x10array.distributed"):  # (the package and its launcher)
         return LAYERS[5]
     if _within(module, *UPPER):
         return LAYERS[6]

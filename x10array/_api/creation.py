@@ -15,6 +15,7 @@ from .._core.devices import Device, DeviceKind, as_device, current_device
 from .._core.dispatch import is_tracer
 from .._core.dtypes import FROM_NUMPY, DType, check_dtype
 from .._core.kernels import NUMPY
+from .._core.mesh import NamedSharding
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Aval, Primitive, bind, same_as_first
 from .._core.validation import (
@@ -42,20 +43,40 @@ def resolve_device(device: Any, fname: str) -> Device:
     return as_device(device, fname)
 
 
-def from_host(host: np.ndarray, device: Device, *, shared: bool) -> Array:
-    """Place a NumPy array on `device` (a transfer, not a primitive: no graph to record)."""
+def from_host(
+    host: np.ndarray, device: Device, *, shared: bool, layout: NamedSharding | None = None, fname: str = "asarray"
+) -> Array:
+    """Place a NumPy array on `device` (a transfer, not a primitive: no graph to record), in
+    `layout` on a mesh (checked here: ValueError naming `fname`)."""
     dtype = FROM_NUMPY.get(host.dtype)
     if dtype is None:
         raise TypeError(f"x10array has no dtype for NumPy's {host.dtype}")
+    if layout is not None:
+        layout.check(host.shape, fname)
+        return backend_impl(device).place(host, dtype, device, shared=shared, layout=layout.spec)
     return backend_impl(device).place(host, dtype, device, shared=shared)
 
 
-def to_device(x: Array, device: Device, /, *, stream: Any = None) -> Array:
-    """Copy `x` to `device`, bit for bit (the seed's `Tensor(copying:to:)`)."""
+def _layout(device: Any) -> tuple[Any, NamedSharding | None]:
+    """A `device=` argument that may be a NamedSharding: (the device, the layout or None)."""
+    if type(device) is NamedSharding:
+        return device.device, device
+    return device, None
+
+
+def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None) -> Array:
+    """Copy `x` to `device`, bit for bit (the seed's `Tensor(copying:to:)`); a NamedSharding
+    places it on the sharding's mesh in that layout."""
     check_array(x, "to_device")
     if stream is not None:
         raise ValueError("to_device: streams are not supported; pass stream=None")
+    device, layout = _layout(device)
     device = resolve_device(device, "to_device")
+    if layout is not None:
+        layout.check(x.shape, "to_device")
+        if device == x._device and backend_impl(device).layout(x) == layout.spec:
+            return x
+        return from_host(np.asarray(x._host()), device, shared=True, layout=layout, fname="to_device")
     if device == x._device:
         return x
     host = x._host()
@@ -107,7 +128,7 @@ def asarray(
     /,
     *,
     dtype: DType | None = None,
-    device: Device | None = None,
+    device: Device | NamedSharding | None = None,
     copy: bool | None = None,
 ) -> Array:
     """Convert `obj` (an array, a Python scalar or nested sequence, a NumPy array, any
@@ -120,21 +141,23 @@ def asarray(
         if device is None and dtype is None and not copy:
             return obj  # the common case: nothing to do
         return _asarray_array(obj, dtype, device, copy)
+    device, layout = _layout(device)
     device = resolve_device(device, "asarray")
     if is_tracer(obj):  # not through __array__: that would drop the gradient silently
         raise TypeError("asarray: x is an autodiff tracer; use its namespace's asarray")
     if isinstance(obj, (bool, int, float, complex, list, tuple)) and not isinstance(obj, np.generic):
-        out = _asarray_python(obj, dtype, device, copy)
+        out = _asarray_python(obj, dtype, device, copy, layout)
         if out is not None:
             return out
     host, owned = _host_in_dtype(_host_array(obj), dtype, copy)
-    return from_host(host, device, shared=not owned)
+    return from_host(host, device, shared=not owned, layout=layout)
 
 
 def _asarray_array(obj: Array, dtype: DType | None, device: Any, copy: bool | None) -> Array:
     """`asarray` of an x10array array: itself, or a copy cast to `dtype` and moved to `device`."""
+    device, layout = _layout(device)
     target = obj._device if device is None else resolve_device(device, "asarray")
-    moved = target != obj._device
+    moved = target != obj._device or (layout is not None and backend_impl(target).layout(obj) != layout.spec)
     cast = dtype is not None and dtype is not obj._dtype
     if copy is False and (moved or cast):
         raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
@@ -146,11 +169,13 @@ def _asarray_array(obj: Array, dtype: DType | None, device: Any, copy: bool | No
     elif copy and not moved:
         out = bind(_COPY, out._device, out)
     if moved:
-        out = to_device(out, target)
+        out = to_device(out, target if layout is None else layout)
     return out
 
 
-def _asarray_python(obj: Any, dtype: DType | None, device: Device, copy: bool | None) -> Array | None:
+def _asarray_python(
+    obj: Any, dtype: DType | None, device: Device, copy: bool | None, layout: NamedSharding | None = None
+) -> Array | None:
     """`asarray` of a Python scalar or nested sequence of them, in the standard's default
     dtype for it unless `dtype` is given; None when the sequence holds other objects (NumPy
     arrays, say): NumPy converts those."""
@@ -169,7 +194,7 @@ def _asarray_python(obj: Any, dtype: DType | None, device: Device, copy: bool | 
             host = np.array(obj, dtype=target.np)
     except (ValueError, OverflowError, TypeError) as e:
         raise type(e)(f"asarray: {e}") from None
-    return from_host(host, device, shared=False)
+    return from_host(host, device, shared=False, layout=layout)
 
 
 def _host_array(obj: Any) -> np.ndarray:

@@ -315,13 +315,16 @@ class EagerBackend:
     def adopt(self, target: Array) -> None:
         """Nothing to track: an eager value is computed already."""
 
-    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool, layout: Any = None) -> Array:
         buf = to_device_buffer(host, device)
         return Array._new(buf, dtype, device, shared=shared and buf is host)
 
     def read(self, x: Array) -> np.ndarray:
         data = x._data
         return data if type(data) is _ndarray else np.asarray(data)
+
+    def layout(self, x: Array) -> Any:
+        return ()  # one device: nothing is split
 
     def buffer(self, x: Array) -> Any:
         return x._data

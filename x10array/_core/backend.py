@@ -33,9 +33,15 @@ class BackendImpl(Protocol):
     def adopt(self, target: Array) -> None:
         """`target` was rebound to a new value (`x += 1`, `x[i] = v`): track it if needed."""
 
-    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool, layout: Any = None) -> Array:
         """A new array on `device` holding `host`'s value. `shared`: someone else may see or
-        write `host`, so the array must not write it in place (copy, or mark it shared)."""
+        write `host`, so the array must not write it in place (copy, or mark it shared).
+        `layout`: on a mesh device only (passed only there), the canonical partition spec to
+        place it in (`_core/mesh.py`; None: replicated)."""
+
+    def layout(self, x: Array) -> Any:
+        """`x`'s layout: on a mesh, the canonical partition spec of its computed value, or None
+        while it is pending (the partitioner decides at the barrier); `()` elsewhere."""
 
     def read(self, x: Array) -> np.ndarray:
         """`x`'s value in host memory, computing it if pending. May share memory with `x`;

@@ -84,6 +84,9 @@ class Device:
 
     default = _DefaultDescriptor(Backend.EAGER)
     default_xla = _DefaultDescriptor(Backend.XLA)
+    # The mesh of a mesh device (`_core/mesh.MeshDevice`, whose slot shadows this), else None:
+    # `device.mesh is None` is how the layers tell a single device from a mesh.
+    mesh: Any = None
 
     def __init__(self, kind: DeviceKind | str, ordinal: int = 0, backend: Backend | str = Backend.EAGER):
         try:

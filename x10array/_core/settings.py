@@ -167,6 +167,20 @@ SETTINGS: dict[str, Setting] = _declare(
         " (costs about 1 us per operation)",
     ),
     Setting(
+        "X10ARRAY_DISTRIBUTED_TIMEOUT", "float", 60.0,
+        "seconds a process waits for the others to reach the same new mesh program before it raises", minimum=0,
+    ),
+    Setting(
+        "X10ARRAY_COORDINATOR", "str", "",
+        "`distributed.initialize()`: the coordinator's host:port (set by `python -m x10array.distributed.launch`)",
+    ),
+    Setting(
+        "X10ARRAY_NUM_PROCESSES", "int", 0,
+        "`distributed.initialize()`: how many processes (0: from the cluster's environment, as jax finds it)",
+        minimum=0,
+    ),
+    Setting("X10ARRAY_PROCESS_ID", "int", 0, "`distributed.initialize()`: this process's index", minimum=0),
+    Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "im2col",
         "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
         choices=("im2col", "conv"),

@@ -49,6 +49,12 @@ def same_device(arrays: Sequence[Array], fname: str) -> Device:
     device = arrays[0]._device
     for a in arrays[1:]:
         if a._device is not device and a._device != device:
+            if device.mesh is not None or a._device.mesh is not None:
+                raise ValueError(
+                    f"{fname}: arrays are on different devices ({device!r} and {a._device!r}): an array on a"
+                    " mesh combines only with arrays on the same mesh; place the other one there with"
+                    " x10array.distributed.shard() or replicate() (or to_device(x, sharding))"
+                )
             raise ValueError(
                 f"{fname}: arrays are on different devices ({device!r} and {a._device!r});"
                 " copy them explicitly with to_device()"

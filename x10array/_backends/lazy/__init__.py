@@ -49,6 +49,8 @@ stages above it):
 - `interpreter`: running a graph with the NumPy kernels, with XLA's subnormal flushing;
 - `compile`: the program cache, the tier decision and its cost model, the XLA program, the
   compile log;
+- `spmd`: graphs on a mesh device (one SPMD program over many devices): placement in a
+  layout, layouts in the key, pinned outputs, the sharded program, the agreement of processes;
 - `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph
   alone reproduces it, and replay the compiled program on later arguments;
 - `executor`: materialize, barrier, running a graph on either tier and handing its values
@@ -63,13 +65,13 @@ from ..._core.backend import register
 from ..._core.devices import Backend
 from . import capture as capture
 from .compile import NEVER, compile_threshold
-from .executor import LazyBackend, barrier, from_host, materialize
+from .executor import LazyBackend, barrier, from_global, from_host, materialize
 from .graph import Call, Check, Node
 from .inspect import Graph, Operation, describe, lower
 
 __all__ = [
-    "barrier", "from_host", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node", "LazyBackend",
-    "describe", "lower", "Graph", "Operation",
+    "barrier", "from_host", "from_global", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node",
+    "LazyBackend", "describe", "lower", "Graph", "Operation",
 ]  # fmt: skip
 
 register(Backend.XLA, LazyBackend())

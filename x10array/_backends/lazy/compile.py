@@ -310,6 +310,8 @@ def _compile_reason(key: GraphKey, program: _Program) -> str:
             continue
         if other.leaf_avals != key.leaf_avals:
             return f"input shapes/dtypes changed: {_avals_text(other.leaf_avals)} -> {_avals_text(key.leaf_avals)}"
+        if other.shardings != key.shardings and other.shardings and key.shardings:
+            return _shardings_text(other.shardings, key.shardings)
         for (prim, old, _), (_, new, _) in zip(other.ops, key.ops):
             if old != new:
                 return f"shapes/dtypes or parameters of {prim.name} changed: {dict(old)} -> {dict(new)}"
@@ -319,3 +321,16 @@ def _compile_reason(key: GraphKey, program: _Program) -> str:
 
 def _avals_text(avals: tuple[ShapeDtype, ...]) -> str:
     return "[" + ", ".join(f"{dtype}{list(shape)}" for shape, dtype in avals) + "]"
+
+
+def _shardings_text(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
+    """Which input or pinned output layout of a mesh graph changed (see spmd.key_shardings)."""
+    for what, before, after in (("input", old[0], new[0]), ("pinned output", old[1], new[1])):
+        for i, (a, b) in enumerate(zip(before, after)):
+            if a != b:
+                return f"sharding of {what} {i}: {_spec_text(a)} -> {_spec_text(b)}"
+    return f"partitioner changed: {old[2]} -> {new[2]}" if old[2:] != new[2:] else "shardings changed"
+
+
+def _spec_text(spec: Any) -> str:
+    return "unpinned" if spec is None else "P(" + ", ".join(repr(e) for e in spec) + ")"

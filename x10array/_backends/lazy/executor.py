@@ -31,6 +31,7 @@ from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
+from . import spmd
 from .compile import _count_compiled_run, _interprets, _jitted_program, _Program, _program_for
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Check, Node, Recorder, _graph_size, _live, _locked, _user_line, _watched
 from .interpreter import _interpret, _owned, _run_single
@@ -47,11 +48,22 @@ class LazyBackend(Recorder):
     def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         return _graph_break(prim, device, operands, params)
 
-    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool) -> Array:
-        return from_host(host, dtype, device, owned=not shared)
+    def pin_layout(self, node: Node) -> None:
+        spmd.inherit_layout(node)
+
+    def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool, layout: Any = None) -> Array:
+        return from_host(host, dtype, device, owned=not shared, layout=layout)
+
+    def layout(self, x: Array) -> Any:
+        if x._device.mesh is None:
+            return ()
+        node = x._data
+        return None if node.value is None else spmd.layout(node)
 
     def read(self, x: Array) -> np.ndarray:
         data = materialize(x)
+        if x._device.mesh is not None:
+            spmd.check_readable(data)
         if type(data) is np.ndarray:  # a value kept in host memory: seen read-only, like a
             view = data.view()  # device buffer's host view, so it cannot be written through
             view.flags.writeable = False
@@ -59,10 +71,17 @@ class LazyBackend(Recorder):
         return np.asarray(data)
 
     def buffer(self, x: Array) -> Any:
+        if x._device.mesh is not None:
+            raise BufferError(
+                f"__dlpack__: an array on a mesh ({x._device!r}) is held in pieces on several devices and"
+                " has no one buffer to export; read it with np.asarray(x) or x10array.distributed.gather(x)"
+            )
         return materialize(x)
 
     def known(self, x: Array) -> np.ndarray | None:
         value = x._data.value
+        if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
+            return None
         return None if value is None else np.asarray(value)
 
     def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
@@ -72,13 +91,17 @@ class LazyBackend(Recorder):
         barrier(list(dict.fromkeys([*_live, *IN_FLIGHT])) if devices is None else devices, wait)
 
 
-def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False) -> Array:
+def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False, layout: Any = None) -> Array:
     """Place a host array on a lazy device (materialized at once: a transfer, not a graph).
 
     On the CPU the host buffer is the device's memory, as for the interpreter's results: it
     is kept as it is (copied unless `owned`: nobody else may write it), and placed with jax
-    only when a compiled program reads it (see _run_compiled)."""
+    only when a compiled program reads it (see _run_compiled). On a mesh it is placed in
+    `layout` (a canonical partition spec; None: replicated) at once (spmd.place)."""
     COUNTERS.transfers_to_device += 1
+    if device.mesh is not None:
+        placed = spmd.place(host if owned else host.copy(), device, layout or ())  # (jax may alias host memory)
+        return _owned_array(_leaf(placed, host.dtype), dtype, device)
     if device.kind is DeviceKind.CPU:
         return _owned_array(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
     import jax
@@ -94,6 +117,14 @@ def _owned_array(node: Node, dtype: DType, device: Device) -> Array:
     arr = Array._new(node, dtype, device)
     node.owner = weakref.ref(arr)
     return arr
+
+
+def from_global(buffer: Any, device: Device) -> Array:
+    """A computed jax array laid out on `device`'s mesh (a global array that every process
+    made its part of: distributed.from_process_local) as an array on the mesh."""
+    COUNTERS.transfers_to_device += 1
+    dtype = np.dtype(buffer.dtype)
+    return _owned_array(_leaf(buffer, dtype), FROM_NUMPY[dtype], device)
 
 
 def _leaf(buffer: Any, dtype: Any) -> Node:
@@ -180,6 +211,8 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     COUNTERS.graph_breaks += 1
     if WATCHING[0] is not None and (watch := _watched()) is not None:
         watch.breaks.append(f"{prim.name} at {_user_line()}")
+    if device.mesh is not None:
+        spmd.check_graph_break(prim, [_computed(o) for o in operands if type(o) is Array])
     bufs = [np.asarray(_computed(o)) if type(o) is Array else o for o in operands]
     if prim.in_place:
         bufs[0] = np.array(bufs[0])  # a writable copy
@@ -201,7 +234,7 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     if WATCHING[0] is not None and (watch := _watched()) is not None:
         watch.reads.append(_user_line())  # (x10array.compile: a value needed inside the function)
     try:
-        if len(targets) == 1 and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
+        if len(targets) == 1 and device.mesh is None and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
             value = _run_single(targets[0], device)
             if value is not None:
                 _adopt(targets, (value,))
@@ -230,9 +263,13 @@ def _run_graph(targets: list[Node], device: Device) -> None:
         donate = _donatable(traced.leaves, traced.leaf_uses, targets, traced.calls)
     else:
         donate = (False,) * len(traced.leaves)
-    key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
+    if device.mesh is None:
+        key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
+    else:  # a mesh: the layouts are part of the key
+        shardings = spmd.key_shardings(traced, targets)
+        key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate, shardings)
     program = _program_for(key, traced, targets)
-    if _interprets(program):  # cold, or not yet worth a compile: run it op by op
+    if device.mesh is None and _interprets(program):  # cold, or not yet worth a compile: run it op by op
         _run_and_adopt(targets, False, _interpret, traced, targets, device)
         program.interpreted += program.interpret_cost  # what a compile could have saved
         COUNTERS.interpreted_graphs += 1
@@ -247,9 +284,15 @@ def _run_compiled(program: _Program, key: GraphKey, traced: Traced, targets: lis
     import jax
 
     first = program.compiled is None
-    # (kept in the cache only once it has run: a compile that fails is tried again next time)
-    compiled = _jitted_program(program, key, key.donate) if first else program.compiled
     leaf_values = [n.value for n in traced.leaves]
+    # (kept in the cache only once it has run: a compile that fails is tried again next time)
+    if not first:
+        compiled = program.compiled
+    elif device.mesh is None:
+        compiled = _jitted_program(program, key, key.donate)
+    else:  # a mesh: every process must be building this same program
+        spmd.agree(key)
+        compiled = spmd.jitted_program(program, key, leaf_values)
     for i, node in enumerate(traced.leaves):
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):

@@ -58,8 +58,13 @@ class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
     __slots__ = (
-        "call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "checks", "__weakref__",
+        "call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "checks", "layout",
+        "__weakref__",
     )  # fmt: skip
+    layout: Any
+    # `layout`: set only on a mesh device, on the pending value of an array rebound in place:
+    # the layout its output is pinned to (spmd.inherit_layout). Left unset elsewhere (read
+    # with getattr), so recording on one device stores nothing more.
 
     def __init__(
         self,
@@ -271,6 +276,12 @@ class Recorder:
             last = _STATE.last_live
             live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
+            if target._device.mesh is not None:
+                self.pin_layout(node)
+
+    def pin_layout(self, node: Node) -> None:
+        """On a mesh: `node` is the new value of an array rebound in place (executor: spmd)."""
+        raise NotImplementedError
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""

@@ -35,13 +35,16 @@ class GraphKey(NamedTuple):
       `("s", scalar, its type)` or `("none",)`;
     - `outputs`: `(call, output)` of each target, in order;
     - `leaf_avals`: `(shape, dtype)` of each leaf (a materialized input);
-    - `donate`: per leaf, whether the run may reuse its buffer (see _donatable)."""
+    - `donate`: per leaf, whether the run may reuse its buffer (see _donatable);
+    - `shardings`: on a mesh device only (else empty), (the canonical layout of each leaf,
+      the pinned layout or None of each output, the partitioner): see spmd.key_shardings."""
 
     device: Device
     ops: tuple[Op, ...]
     outputs: tuple[Slot, ...]
     leaf_avals: tuple[ShapeDtype, ...]
     donate: tuple[bool, ...]
+    shardings: tuple[Any, ...] = ()
 
 
 class Traced(NamedTuple):

@@ -1,0 +1,173 @@
+"""Data-parallel MLP step (784-128-10, float32, SGD) on a mesh of 1, 2 and 4 forced host
+devices, and across 2 processes on localhost (2 devices each).
+
+Measured in one run per device count (each in a subprocess of its own: forced devices change
+jax's process), back to back, steady state (`_timing.in_a_loop`: steps in a row, best of
+three loops):
+
+- x10array lazy on `xd.Mesh((n,), ("data",))`: the batch sharded along "data", the parameters
+  replicated; record + autodiff + barrier per step;
+- the same step hand-written in JAX: `jax.jit` with `in_shardings` (batch `P("data")`,
+  parameters `P()`) and `donate_argnums` for the parameters, `jax.value_and_grad`.
+
+Reported as ms per step and the ratio x10array / jax, with x10array's compile count in the
+steady state (target: within 1.25x of the jax step in a loop, 1 compile). On a small CPU no
+speedup from more devices is expected (they share the cores): the figures measure overhead.
+
+Run: python benchmarks/bench_distributed.py [--steps 20] [--batches 256 2048] [--devices 1 2 4] [--no-processes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+LR = 0.05
+
+
+def _params(dtype: Any) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "w1": (rng.standard_normal((784, 128)) * 0.05).astype(dtype),
+        "b1": np.zeros(128, dtype),
+        "w2": (rng.standard_normal((128, 10)) * 0.05).astype(dtype),
+        "b2": np.zeros(10, dtype),
+    }
+
+
+def _loss(ns: Any, p: dict[str, Any], x: Any, y: Any) -> Any:
+    h = ns.maximum(x @ p["w1"] + p["b1"], 0.0)
+    logits = h @ p["w2"] + p["b2"]
+    m = ns.max(logits, axis=1, keepdims=True)
+    lse = ns.log(ns.sum(ns.exp(logits - m), axis=1)) + m[:, 0]
+    return ns.mean(lse - ns.sum(logits * y, axis=1))
+
+
+def worker(batch: int, steps: int) -> dict[str, Any]:
+    """Both steps on a mesh of every device (of every process)."""
+    import jax
+    import jax.numpy as jnp
+    from _timing import in_a_loop
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import x10array as xp
+    import x10array.distributed as xd
+    from x10array.autodiff import value_and_grad
+
+    n = len(jax.devices())
+    mesh = xd.Mesh((n,), ("data",))
+    rows = xd.NamedSharding(mesh, xd.P("data"))
+    rng = np.random.default_rng(1)
+    me, count = xd.process_index(), xd.process_count()
+    bx = rng.standard_normal((batch, 784)).astype(np.float32)
+    by = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
+    share = batch // count
+    mine = slice(me * share, (me + 1) * share)
+
+    # x10array
+    params = {k: xd.replicate(v, mesh) for k, v in _params(np.float32).items()}
+    x = xd.from_process_local(bx[mine], rows)
+    y = xd.from_process_local(by[mine], rows)
+    grad_step = value_and_grad(lambda p, x, y: _loss(xp, p, x, y))
+    state = {"p": params}
+
+    def x10_step(wait: bool) -> None:
+        loss, g = grad_step(state["p"], x, y)
+        state["p"] = {k: state["p"][k] - LR * g[k] for k in state["p"]}
+        xp.lazy_barrier(mesh.device, wait=wait)
+
+    x10 = in_a_loop(x10_step, steps)
+    compiles_before = xp.metrics().compile_count
+    in_a_loop(x10_step, steps, warmup=0)
+    steady_compiles = xp.metrics().compile_count - compiles_before
+
+    # jax.jit with NamedSharding, by hand
+    jmesh = mesh.jax
+    rep, split = NamedSharding(jmesh, P()), NamedSharding(jmesh, P("data"))
+    jp = {k: jax.make_array_from_callback(v.shape, rep, lambda i, v=v: v[i]) for k, v in _params(np.float32).items()}
+    jx = jax.make_array_from_process_local_data(split, bx[mine], bx.shape)
+    jy = jax.make_array_from_process_local_data(split, by[mine], by.shape)
+
+    def jax_loss(p: Any, x: Any, y: Any) -> Any:
+        return _loss(jnp, p, x, y)
+
+    def update(p: Any, x: Any, y: Any) -> Any:
+        loss, g = jax.value_and_grad(jax_loss)(p, x, y)
+        return {k: p[k] - LR * g[k] for k in p}, loss
+
+    jstep = jax.jit(update, in_shardings=(rep, split, split), out_shardings=(rep, rep), donate_argnums=(0,))
+    jstate = {"p": jp}
+
+    def jax_step(wait: bool) -> None:
+        jstate["p"], loss = jstep(jstate["p"], jx, jy)
+        if wait:
+            loss.block_until_ready()
+
+    jx_time = in_a_loop(jax_step, steps)
+    # again, alternating, so both see the same load
+    x10_again = in_a_loop(x10_step, steps)
+    jx_again = in_a_loop(jax_step, steps)
+    return {
+        "devices": n,
+        "processes": count,
+        "batch": batch,
+        "x10array_ms": 1e3 * min(x10, x10_again),
+        "jax_ms": 1e3 * min(jx_time, jx_again),
+        "steady_compiles": steady_compiles,
+    }
+
+
+def _run(args: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
+    done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=1800)
+    results = [json.loads(line.split("RESULT ", 1)[1]) for line in done.stdout.splitlines() if "RESULT " in line]
+    if done.returncode or not results:
+        raise RuntimeError(f"bench_distributed: a worker failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--batches", type=int, nargs="+", default=[256, 2048])
+    parser.add_argument("--devices", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--no-processes", action="store_true", help="skip the 2-process loopback step")
+    parser.add_argument("--worker", nargs=2, type=int, metavar=("BATCH", "STEPS"), help=argparse.SUPPRESS)
+    ns = parser.parse_args()
+    if ns.worker:
+        if os.environ.get("X10ARRAY_NUM_PROCESSES"):
+            import x10array.distributed as xd
+
+            xd.initialize()
+        print("RESULT " + json.dumps(worker(ns.worker[0], ns.worker[1])), flush=True)
+        return
+    base = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")]))
+    rows = []
+    for batch in ns.batches:
+        for n in ns.devices:
+            env = dict(base, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu")
+            rows += _run([__file__, "--worker", str(batch), str(ns.steps)], env)
+        if not ns.no_processes:
+            launch = ["-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
+            rows += _run([*launch, __file__, "--worker", str(batch), str(ns.steps)], base)[:1]
+    print("data-parallel MLP 784-128-10 float32 step, ms (x10array lazy mesh vs jax.jit + NamedSharding, same run)")
+    print(f"{'batch':>6} {'devices':>8} {'procs':>6} {'x10array':>10} {'jax':>10} {'ratio':>7} {'compiles':>9}")
+    for r in rows:
+        ratio = r["x10array_ms"] / r["jax_ms"]
+        print(
+            f"{r['batch']:>6} {r['devices']:>8} {r['processes']:>6} {r['x10array_ms']:>10.2f} {r['jax_ms']:>10.2f}"
+            f" {ratio:>7.2f} {r['steady_compiles']:>9}"
+        )
+
+
+if __name__ == "__main__":
+    main()

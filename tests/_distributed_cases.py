@@ -1,0 +1,291 @@
+"""The cases of tests/test_distributed.py, each run in a subprocess of its own (forced host
+devices, or several processes, change jax's process for good):
+
+    XLA_FLAGS=--xla_force_host_platform_device_count=4 python tests/_distributed_cases.py CASE
+
+Each case prints one line `RESULT <json>` that the test reads and checks; the assertions that
+need the numbers of both sides are in the test, those about one side are here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def _result(**values: Any) -> None:
+    print("RESULT " + json.dumps(values), flush=True)
+
+
+def _hlo_recorder() -> list[str]:
+    """Record the compiled HLO text of every new mesh program (wrapping spmd.jitted_program)."""
+    from x10array._backends.lazy import spmd
+
+    texts: list[str] = []
+    original = spmd.jitted_program
+
+    def recording(program: Any, key: Any, leaf_values: Any) -> Any:
+        fn = original(program, key, leaf_values)
+
+        def run(donated: Any, kept: Any, scalars: Any) -> Any:
+            if not seen:  # (the first run: the program's text)
+                seen.append(True)
+                texts.append(fn.func.lower(*fn.args, donated, kept, scalars).compile().as_text())
+            return fn(donated, kept, scalars)
+
+        seen: list[bool] = []
+
+        return run
+
+    spmd.jitted_program = recording
+    return texts
+
+
+def _mlp(xp: Any, device: Any, dtype: Any, seed: int = 0) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    shapes = {"w1": (784, 128), "b1": (128,), "w2": (128, 10), "b2": (10,)}
+    return {k: rng.standard_normal(s) * (0.05 if k[0] == "w" else 0.01) for k, s in shapes.items()}
+
+
+def _loss(params: dict[str, Any], x: Any, y: Any) -> Any:
+    xp = x.__array_namespace__()
+    h = xp.maximum(x @ params["w1"] + params["b1"], 0.0)
+    logits = h @ params["w2"] + params["b2"]
+    m = xp.max(logits, axis=1, keepdims=True)
+    lse = xp.log(xp.sum(xp.exp(logits - m), axis=1)) + m[:, 0]
+    picked = xp.sum(logits * y, axis=1)
+    return xp.mean(lse - picked)
+
+
+def _batches(dtype: Any, steps: int, batch: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(steps):
+        x = rng.standard_normal((batch, 784)).astype(dtype)
+        y = np.eye(10, dtype=dtype)[rng.integers(0, 10, batch)]
+        out.append((x, y))
+    return out
+
+
+def data_parallel_mlp() -> None:
+    """Test 1: 20 data-parallel SGD steps on a 4-device mesh against one device."""
+    import x10array as xp
+    import x10array.distributed as xd
+    from x10array.autodiff import value_and_grad
+
+    texts = _hlo_recorder()
+    mesh = xd.Mesh((4,), ("data",))
+    single = xp.Device("cpu", 0, "xla")
+    step = value_and_grad(_loss)
+    rates = [0.1, 0.05, 0.02]
+    report: dict[str, Any] = {}
+    for name, dtype in (("float64", np.float64), ("float32", np.float32)):
+        host = {k: v.astype(dtype) for k, v in _mlp(xp, None, dtype).items()}
+        batches = _batches(dtype, 20, 64)
+        runs = {}
+        compiles = {}
+        for where in ("mesh", "single"):
+            if where == "mesh":
+                params = {k: xd.replicate(v, mesh) for k, v in host.items()}
+            else:
+                params = {k: xp.asarray(v, device=single) for k, v in host.items()}
+            losses = []
+            counts = []
+            start = xp.metrics().compile_count
+            for i, (bx, by) in enumerate(batches):
+                if where == "mesh":
+                    x = xp.asarray(bx, device=xd.NamedSharding(mesh, xd.P("data")))
+                    y = xp.asarray(by, device=xd.NamedSharding(mesh, xd.P("data")))
+                else:
+                    x, y = xp.asarray(bx, device=single), xp.asarray(by, device=single)
+                loss, grads = step(params, x, y)
+                lr = rates[i % 3]
+                params = {k: params[k] - lr * grads[k] for k in params}
+                xp.lazy_barrier()
+                losses.append(float(loss))
+                counts.append(xp.metrics().compile_count - start)
+            runs[where] = (losses, {k: np.asarray(v) for k, v in params.items()})
+            compiles[where] = counts
+            if where == "mesh":
+                report[f"{name}_device_ok"] = all(v.device == mesh.device for v in params.values())
+                report[f"{name}_param_sharding"] = str(xd.sharding(params["w1"]))
+        diff = max(float(np.max(np.abs(runs["mesh"][1][k] - runs["single"][1][k]))) for k in host)
+        loss_diff = max(abs(a - b) for a, b in zip(runs["mesh"][0], runs["single"][0]))
+        report[name] = {"param_diff": diff, "loss_diff": loss_diff, "mesh_compiles": compiles["mesh"]}
+    report["hlo_all_reduces"] = [t.count(" all-reduce(") + t.count(" all-reduce-start(") for t in texts]
+    _result(**report)
+
+
+def tensor_parallel() -> None:
+    """Test 2: a weight split along "model" keeps its sharding across steps; donation works."""
+    import x10array as xp
+    import x10array.distributed as xd
+
+    mesh = xd.Mesh((2, 2), ("data", "model"))
+    rng = np.random.default_rng(0)
+    w_host = rng.standard_normal((16, 8))
+    w = xd.shard(w_host, mesh, xd.P(None, "model"))
+    ref = w_host.copy()
+    layouts = []
+    donated = []
+    for _ in range(5):
+        bx = rng.standard_normal((8, 16))
+        x = xp.asarray(bx, device=xd.NamedSharding(mesh, xd.P("data")))
+        g = xp.matrix_transpose(x) @ xp.tanh(x @ w)
+        w -= 0.01 * g  # in place: w keeps its layout
+        ref -= 0.01 * (bx.T @ np.tanh(bx @ ref))
+        before = xp.metrics().donated_buffers
+        xp.lazy_barrier(mesh.device)
+        donated.append(xp.metrics().donated_buffers - before)
+        layouts.append(str(xd.sharding(w)))
+    # a gathered single-file checkpoint of values on the mesh, restored onto the mesh
+    import tempfile
+
+    from x10array import checkpoint
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = {"w": w, "state": {"step": 5, "m": xd.replicate(np.arange(4.0), mesh)}}
+        checkpoint.save(f"{tmp}/c.safetensors", tree)
+        back = checkpoint.load(f"{tmp}/c.safetensors", like=tree)
+    restored = (
+        bool(np.array_equal(np.asarray(back["w"]), np.asarray(w)))
+        and back["w"].device == mesh.device
+        and back["state"]["step"] == 5
+        and bool(np.array_equal(np.asarray(back["state"]["m"]), np.arange(4.0)))
+    )
+    _result(
+        restored=restored,
+        layouts=layouts,
+        donated=donated,
+        max_diff=float(np.max(np.abs(np.asarray(w) - ref))),
+        describe=xd.describe(w),
+    )
+
+
+def constrain_is_lazy() -> None:
+    """Test 3: constrain records a constraint and runs nothing before the barrier."""
+    import x10array as xp
+    import x10array.distributed as xd
+
+    mesh = xd.Mesh((2, 2), ("data", "model"))
+    x = xd.shard(np.arange(32.0).reshape(8, 4), mesh, xd.P("data"))
+    before = xp.metrics()
+    y = xd.constrain(x * 2.0, xd.P(None, "model"))
+    z = xd.constrain(xp.sum(y, axis=0), xd.P("model"))
+    middle = xp.metrics()
+    pending = (xd.sharding(y), xd.sharding(z))
+    xp.lazy_barrier(mesh.device)
+    after = xp.metrics()
+    # the compile log names a layout change that caused a compile
+    import contextlib
+    import io
+
+    from x10array.extend import settings
+
+    log = io.StringIO()
+    with settings.override(X10ARRAY_LOG_COMPILES=True), contextlib.redirect_stdout(log):
+        for spec in (xd.P("data"), xd.P()):
+            v = xd.shard(np.ones((8, 4)), mesh, spec)
+            float(xp.sum(xp.exp(v)))
+    _result(
+        log=log.getvalue(),
+        runs_before_barrier=middle.execute_count - before.execute_count,
+        compiles_before_barrier=middle.compile_count - before.compile_count,
+        runs_at_barrier=after.execute_count - middle.execute_count,
+        pending=list(pending),
+        y_layout=str(xd.sharding(y)),
+        z_layout=str(xd.sharding(z)),
+        z=np.asarray(z).tolist(),
+    )
+
+
+def bad_input() -> None:
+    """Test 4: every bad input raises ValueError at the call, naming the function and problem."""
+    import x10array as xp
+    import x10array.distributed as xd
+
+    mesh = xd.Mesh((4,), ("data",))
+    cases = {
+        "uneven": lambda: xd.shard(np.zeros((250, 3)), mesh, xd.P("data")),
+        "uneven_asarray": lambda: xp.asarray(np.zeros((250, 3)), device=xd.NamedSharding(mesh, xd.P("data"))),
+        "unknown_axis": lambda: xd.NamedSharding(mesh, xd.P("model")),
+        "unknown_axis_shard": lambda: xd.shard(np.zeros((8, 3)), mesh, xd.P("model")),
+        "spec_too_long": lambda: xd.shard(np.zeros(8), mesh, xd.P("data", None)),
+        "mesh_shape": lambda: xd.Mesh((3, 2), ("a", "b")),
+        "mesh_devices": lambda: xd.Mesh((2, 2), ("a", "b"), devices=mesh.devices[:3]),
+        "axis_twice": lambda: xd.NamedSharding(xd.Mesh((2, 2), ("a", "b")), xd.P("a", "a")),
+        "mixing": lambda: xd.replicate(np.ones(4), mesh) + xp.ones(4, device=xp.Device("cpu", 0, "xla")),
+        "constrain_single": lambda: xd.constrain(xp.ones(4, device=xp.Device("cpu", 0, "xla")), xd.P("data")),
+        "constrain_uneven": lambda: xd.constrain(xd.replicate(np.ones(6), mesh), xd.P("data")),
+        "initialize_late": lambda: xd.initialize("localhost:1", 2, 0),
+    }
+    out = {}
+    for name, call in cases.items():
+        try:
+            call()
+        except ValueError as e:
+            out[name] = str(e)
+        except Exception as e:  # a wrong kind of error: reported as such
+            out[name] = f"WRONG {type(e).__name__}: {e}"
+        else:
+            out[name] = "NO ERROR"
+    x = xd.shard(np.ones((8, 2)), mesh, xd.P("data"))
+    try:
+        x.__dlpack__()
+    except BufferError as e:
+        out["dlpack"] = str(e)
+    _result(**out)
+
+
+def lenet_mnist() -> None:
+    """Test 5: LeNet-5 on MNIST, data-parallel over 4 devices for one epoch, against one device."""
+    import x10array as xp
+    import x10array.distributed as xd
+    from x10array import nn
+    from x10array.autodiff import value_and_grad
+    from x10array.datasets import MNIST
+    from x10array.optim import SGD
+
+    data_dir = sys.argv[2]
+    limit = int(sys.argv[3])
+    mesh = xd.Mesh((4,), ("data",))
+    host = xp.Device("cpu", 0, "eager")
+    data = MNIST(128, data_dir, device=host, seed=0, download=False)
+
+    def loss_fn(model: Any, images: Any, labels: Any) -> Any:
+        return nn.softmax_cross_entropy(model(images), labels)
+
+    accuracy = {}
+    for where in ("mesh", "single"):
+        device = mesh.device if where == "mesh" else xp.Device("cpu", 0, "xla")
+        batch_layout = xd.NamedSharding(mesh, xd.P("data")) if where == "mesh" else device
+        model = nn.LeNet(seed=0, device=host).move(to=device)
+        optimizer = SGD(learning_rate=0.1, momentum=0.9)
+        state = nn.to_device(optimizer.init(model), device)
+        step = value_and_grad(loss_fn)
+        with nn.phase("training"):
+            for i, (images, labels) in enumerate(next(iter(data.training))):
+                if i == limit:
+                    break
+                images, labels = images.to_device(batch_layout), labels.to_device(batch_layout)
+                _, grads = step(model, images, labels)
+                model, state = optimizer.update(model, grads, state)
+                xp.lazy_barrier()
+        correct, total = 0, 0
+        with nn.phase("inference"):
+            for images, labels in data.validation:
+                if images.shape[0] % 4:
+                    continue  # (even shards only: the last partial batch is left out on both)
+                images, labels = images.to_device(batch_layout), labels.to_device(batch_layout)
+                guesses = xp.argmax(model(images), axis=1)
+                correct += int(xp.sum(xp.astype(guesses == labels, xp.int64)))
+                total += labels.shape[0]
+        accuracy[where] = correct / total
+    _result(accuracy=accuracy, compiles=xp.metrics().compile_count)
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]]()

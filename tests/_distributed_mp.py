@@ -1,0 +1,126 @@
+"""The multi-process cases of tests/test_distributed.py (issue 10, tests 6-8), run by the
+launcher in two processes of two CPU devices each:
+
+    python -m x10array.distributed.launch -n 2 --local-devices 2 tests/_distributed_mp.py CASE
+
+Each process prints one line `RESULT <json>` (the launcher prefixes it with the process index).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+import x10array.distributed as xd
+
+xd.initialize()  # first: before anything makes a device
+
+import x10array as xp  # noqa: E402
+from x10array.autodiff import value_and_grad  # noqa: E402
+
+
+def _result(**values: Any) -> None:
+    print("RESULT " + json.dumps(values), flush=True)
+
+
+def _loss(params: dict[str, Any], x: Any, y: Any) -> Any:
+    ns = x.__array_namespace__()
+    h = ns.tanh(x @ params["w1"] + params["b1"])
+    out = h @ params["w2"]
+    return ns.mean((out - y) ** 2)
+
+
+def _reference(params: dict[str, np.ndarray], batches: list[Any], lr: float) -> list[float]:
+    """The same steps in NumPy, by hand (float64): the one-process answer."""
+    p = {k: v.copy() for k, v in params.items()}
+    losses = []
+    for x, y in batches:
+        a = x @ p["w1"] + p["b1"]
+        h = np.tanh(a)
+        out = h @ p["w2"]
+        diff = out - y
+        losses.append(float(np.mean(diff**2)))
+        d_out = 2 * diff / diff.size
+        g_w2 = h.T @ d_out
+        d_a = (d_out @ p["w2"].T) * (1 - h**2)
+        p["w1"] -= lr * (x.T @ d_a)
+        p["b1"] -= lr * d_a.sum(0)
+        p["w2"] -= lr * g_w2
+    return losses
+
+
+def cluster() -> None:
+    """Test 6 and 7: the cluster, an exact global mean, 20 data-parallel steps, reads."""
+    me, n = xd.process_index(), xd.process_count()
+    mesh = xd.Mesh((4,), ("data",))
+    rows = xd.NamedSharding(mesh, xd.P("data"))
+    # a global mean of process-local data: process i holds 10*i + [0, 1, 2, 3]
+    local = (np.arange(4.0) + 10 * me).reshape(4, 1)
+    x = xd.from_process_local(local, rows)
+    mean = float(xp.mean(x))
+    expected_mean = float(np.mean([np.arange(4.0) + 10 * i for i in range(n)]))
+    try:
+        np.asarray(x)
+        read_error = ""
+    except ValueError as e:
+        read_error = str(e)
+    gathered = xd.gather(x).ravel().tolist()
+    # a data-dependent shape runs on the host: replicated inputs only
+    try:
+        xp.unique_values(x)
+        break_error = ""
+    except ValueError as e:
+        break_error = str(e)
+    uniques = np.asarray(xp.unique_values(xd.replicate(np.array([3.0, 1.0, 3.0]), mesh))).tolist()
+    # 20 data-parallel steps: each process supplies its half of every batch
+    rng = np.random.default_rng(0)
+    host = {"w1": rng.standard_normal((8, 16)) * 0.3, "b1": np.zeros(16), "w2": rng.standard_normal((16, 1)) * 0.3}
+    batches = [(rng.standard_normal((32, 8)), rng.standard_normal((32, 1))) for _ in range(20)]
+    params = {k: xd.replicate(v, mesh) for k, v in host.items()}
+    step = value_and_grad(_loss)
+    losses = []
+    half = 32 // n
+    for bx, by in batches:
+        xb = xd.from_process_local(bx[me * half : (me + 1) * half], rows)
+        yb = xd.from_process_local(by[me * half : (me + 1) * half], rows)
+        loss, grads = step(params, xb, yb)
+        params = {k: params[k] - 0.1 * grads[k] for k in params}
+        xp.lazy_barrier()
+        losses.append(float(loss))
+    _result(
+        process=me,
+        processes=n,
+        devices=len(mesh.devices),
+        local_devices=len(mesh.local_devices),
+        mean=mean,
+        expected_mean=expected_mean,
+        read_error=read_error,
+        gathered=gathered,
+        break_error=break_error,
+        uniques=uniques,
+        losses=losses,
+        reference=_reference(host, batches, 0.1),
+        compiles=xp.metrics().compile_count,
+    )
+
+
+def mismatch() -> None:
+    """Test 8: the two processes record different programs: both raise, none hangs."""
+    me = xd.process_index()
+    mesh = xd.Mesh((4,), ("data",))
+    x = xd.replicate(np.arange(8.0), mesh)
+    same = float(xp.sum(x * 2.0))  # the same program everywhere: fine
+    y = x * 2.0 if me == 0 else x + 1.0  # a different program in each process
+    try:
+        value = float(xp.sum(y))
+        error = ""
+    except (ValueError, RuntimeError) as e:
+        value, error = float("nan"), f"{type(e).__name__}: {e}"
+    _result(process=me, same=same, value=value, error=error)
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]]()

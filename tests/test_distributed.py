@@ -1,0 +1,159 @@
+"""x10array.distributed on a mesh of forced host devices (issue 10, tests 1-5).
+
+Every case runs in a subprocess of its own (tests/_distributed_cases.py), with
+XLA_FLAGS=--xla_force_host_platform_device_count=4: forced devices change jax's process for good.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = Path(__file__).resolve().parent / "_distributed_cases.py"
+MNIST_DIR = ROOT.parent / "shared" / "data" / "mnist"
+
+
+def run_case(name: str, *args: str, devices: int = 4, timeout: float = 600) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "JAX_PLATFORMS": "cpu",
+        "X10ARRAY_COMPILE_CACHE_DIR": "0",  # (compile counts: nothing loaded from an earlier run's disk cache)
+    }
+    env.pop("X10ARRAY_DEFAULT_DEVICE", None)
+    done = subprocess.run(
+        [sys.executable, str(CASES), name, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    report = f"{name} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0 and lines, report
+    return json.loads(lines[-1].removeprefix("RESULT "))
+
+
+def test_data_parallel_mlp_matches_one_device_with_one_compile_and_an_all_reduce():
+    r = run_case("data_parallel_mlp")
+    assert r["float64"]["param_diff"] < 1e-13 and r["float64"]["loss_diff"] < 1e-12, r["float64"]
+    assert r["float32"]["param_diff"] < 1e-5 and r["float32"]["loss_diff"] < 1e-5, r["float32"]
+    for dtype in ("float64", "float32"):
+        counts = r[dtype]["mesh_compiles"]
+        # one program for the step from the first step on: three learning rates, 20 steps, no recompile
+        assert counts[0] == 1 and counts[-1] == 1, counts
+        assert r[f"{dtype}_device_ok"]
+        assert r[f"{dtype}_param_sharding"].endswith("P())")  # parameters stay replicated
+    # the partitioner inserted the gradient all-reduce: one in the step (XLA combines them)
+    assert r["hlo_all_reduces"] and all(n == 1 for n in r["hlo_all_reduces"]), r["hlo_all_reduces"]
+
+
+def test_tensor_parallel_weight_keeps_its_sharding_and_is_donated():
+    r = run_case("tensor_parallel")
+    assert all(layout.endswith("P(None, 'model'))") for layout in r["layouts"]), r["layouts"]
+    assert all(n >= 1 for n in r["donated"]), r["donated"]
+    assert r["max_diff"] < 1e-12
+    assert r["restored"]  # a checkpoint of arrays on the mesh saves and restores them
+    lines = r["describe"].splitlines()
+    assert "P(None, 'model')" in lines[0] and len(lines) == 5
+    assert {line.rsplit("[", 1)[1] for line in lines[1:]} == {":, 0:4]", ":, 4:8]"}
+
+
+def test_constrain_records_and_runs_nothing_before_the_barrier():
+    r = run_case("constrain_is_lazy")
+    assert r["runs_before_barrier"] == 0 and r["compiles_before_barrier"] == 0
+    assert r["pending"] == ["pending", "pending"]
+    assert r["runs_at_barrier"] == 1
+    assert r["y_layout"].endswith("P(None, 'model'))") and r["z_layout"].endswith("P('model'))")
+    assert r["z"] == [sum(2.0 * (4 * i + j) for i in range(8)) for j in range(4)]
+    compiles = r["log"].splitlines()
+    assert len(compiles) == 2 and "sharding of input 0: P('data') -> P()" in compiles[1], compiles
+
+
+EXPECTED = {
+    "uneven": ("shard:", "uneven sharding", "250"),
+    "uneven_asarray": ("asarray:", "uneven sharding"),
+    "unknown_axis": ("NamedSharding:", "'model'", "does not have"),
+    "unknown_axis_shard": ("shard:", "'model'"),
+    "spec_too_long": ("shard:", "2 entries", "rank 1"),
+    "mesh_shape": ("Mesh:", "needs 6 devices", "4"),
+    "mesh_devices": ("Mesh:", "3 devices were given"),
+    "axis_twice": ("NamedSharding:", "twice"),
+    "mixing": ("add:", "different devices", "mesh"),
+    "constrain_single": ("constrain:", "not on a mesh"),
+    "constrain_uneven": ("constrain:", "uneven"),
+    "initialize_late": ("initialize:", "created already"),
+    "dlpack": ("__dlpack__:", "mesh"),
+}
+
+
+def test_bad_input_raises_value_error_naming_the_function_and_problem():
+    r = run_case("bad_input")
+    assert set(r) == set(EXPECTED)
+    for name, parts in EXPECTED.items():
+        assert r[name].startswith(parts[0]) and all(p in r[name] for p in parts[1:]), (name, r[name])
+
+
+needs_mnist = pytest.mark.skipif(not MNIST_DIR.exists(), reason="the MNIST files of ../shared are not here")
+
+
+@needs_mnist
+def test_lenet_data_parallel_accuracy_matches_one_device_after_40_batches():
+    r = run_case("lenet_mnist", str(MNIST_DIR), "40")
+    acc = r["accuracy"]
+    assert acc["single"] > 0.5
+    assert abs(acc["mesh"] - acc["single"]) <= 0.003, acc
+
+
+@needs_mnist
+@pytest.mark.slow
+def test_lenet_data_parallel_one_epoch_accuracy_matches_one_device():
+    r = run_case("lenet_mnist", str(MNIST_DIR), "100000", timeout=3600)
+    acc = r["accuracy"]
+    assert acc["single"] > 0.9
+    assert abs(acc["mesh"] - acc["single"]) <= 0.003, acc
+
+
+# -- two processes on localhost, two CPU devices each (tests 6-8) ---------------------------------
+
+MP_CASES = Path(__file__).resolve().parent / "_distributed_mp.py"
+
+
+def run_processes(name: str, timeout: float = 600) -> list[dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"
+    env.pop("X10ARRAY_DEFAULT_DEVICE", None)
+    command = [sys.executable, "-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
+    done = subprocess.run(
+        [*command, str(MP_CASES), name], env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+    results = [json.loads(line.split("RESULT ", 1)[1]) for line in done.stdout.splitlines() if "] RESULT " in line]
+    report = f"{name} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0 and len(results) == 2, report
+    return sorted(results, key=lambda r: r["process"])
+
+
+def test_two_processes_exact_global_mean_same_losses_and_reads():
+    a, b = run_processes("cluster")
+    for r in (a, b):
+        assert r["processes"] == 2 and r["devices"] == 4 and r["local_devices"] == 2
+        assert r["mean"] == r["expected_mean"]  # exact: a sum of small integers
+        # test 7: a value split across processes cannot be read, gather gives it to every process
+        assert r["read_error"].startswith("x10array:") and "gather" in r["read_error"]
+        assert r["gathered"] == [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0]
+        assert r["break_error"].startswith("unique:") and "replicate" in r["break_error"]
+        assert r["uniques"] == [1.0, 3.0]
+        assert max(abs(x - y) for x, y in zip(r["losses"], r["reference"])) < 1e-12
+    assert a["losses"] == b["losses"]  # identical on both processes
+
+
+def test_two_processes_recording_different_programs_raise():
+    results = run_processes("mismatch")
+    for r in results:
+        assert r["same"] == 56.0
+        assert r["error"].startswith("ValueError: x10array.distributed: the processes recorded different programs")
+        assert "multiply" in r["error"] and "add" in r["error"]

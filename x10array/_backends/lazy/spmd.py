@@ -1,0 +1,215 @@
+"""Stage 6, SPMD: graphs on a mesh device (`_core/mesh.MeshDevice`), one program over many
+devices, partitioned by XLA (GSPMD/Shardy through `jax.sharding`): x10array writes no
+collective of its own.
+
+What differs from a single device, all of it here (the executor calls in only when
+`device.mesh` is set, so a single device's path does no extra work):
+
+- placement (`place`): host data becomes a global jax array in a layout (a canonical
+  partition spec, `_core/mesh.py`), each process supplying the slices of its devices;
+- the key (`key_shardings`): a graph's key also holds the canonical layout of each input
+  ("unsharded" and `P()` are one key) and the pinned layout of each output; the mesh's
+  identity is in the key's device;
+- pinned outputs: an array rebound in place (`w -= lr * g`, `x[i] = v`) keeps the layout of
+  the value it had (`inherit_layout`, at the rebinding), so parameters keep their sharding
+  across steps and donation can reuse their buffers;
+- the program (`jitted_program`): `jax.jit` with `in_shardings` from the inputs' layouts, and
+  `with_sharding_constraint` on pinned outputs; the partitioner chooses every other layout,
+  which is recorded on the results (their buffers' shardings) after the run;
+- meshes always compile on first sight (no interpreted tier, no timing-based choice), and what
+  shapes a program (outputs, donation) is decided from the recording alone, so every process
+  of a multi-process run builds the same program; `agree` checks that they do (a fingerprint
+  of each new program through jax.distributed's key-value store) and raises when they differ,
+  where plain jax would run mismatched collectives and return wrong numbers or hang.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from ..._core import settings
+from ..._core.devices import Device
+from ..._core.kernels import ROUNDING_GUARD, jax_namespace
+from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
+from .compile import _ONE, _Program, _replay_compiled
+from .graph import Node
+from .interpreter import flushes
+from .trace import GraphKey, Traced
+
+
+def place(host: np.ndarray, device: Device, spec: Spec) -> Any:
+    """A global jax array on `device`'s mesh holding `host` in the layout `spec`: each process
+    places the slices that its own devices hold (every process passes the same `host`)."""
+    import jax
+
+    sharding = jax_sharding(device.mesh, spec)
+    with jax.enable_x64(True):
+        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+
+
+def layout(node: Node) -> Spec | None:
+    """The canonical layout of a node: its computed value's, else the one pinned on it (an
+    array rebound in place), else None (the partitioner will choose)."""
+    if node.value is not None:
+        return spec_of(node.value.sharding)
+    return getattr(node, "layout", None)
+
+
+def inherit_layout(node: Node) -> None:
+    """`node` is the new pending value of an array rebound in place (`w -= g`: subtract(w, g);
+    `x[i] = v`: setitem(x, i, v)): the first operand of its call is the array's previous value.
+    Pin the new value to that value's layout, if it has one of the same shape and dtype."""
+    call = node.call
+    if call is None or not call.inputs:
+        return
+    previous = call.inputs[0]
+    if type(previous) is Node and previous.shape == node.shape and previous.dtype == node.dtype:
+        spec = layout(previous)
+        if spec is not None:
+            node.layout = spec
+
+
+def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
+    """The part of a mesh graph's key that layouts make: (the canonical layout of each leaf,
+    the pinned layout or None of each output, `targets` being the outputs in order, the
+    partitioner in use: "shardy" or "gspmd")."""
+    import jax
+
+    leaves = tuple([spec_of(n.value.sharding) for n in traced.leaves])
+    pinned = tuple([getattr(n, "layout", None) for n in targets])
+    shardy = getattr(jax.config, "jax_use_shardy_partitioner", False)
+    return leaves, pinned, "shardy" if shardy else "gspmd"
+
+
+def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any]) -> Any:
+    """The graph on a mesh as a jitted function of (donated leaves, kept leaves, scalars), as
+    compile._jitted_program makes for one device, with the inputs' shardings given
+    (`in_shardings`: the values' own, which the key holds) and pinned outputs constrained."""
+    import jax
+
+    k = jax_namespace()
+    mesh = key.device.mesh
+    ops, outputs, donate = key.ops, program.outputs, key.donate
+    params_of = [p for _, p in program.calls]
+    pinned = [None if spec is None else jax_sharding(mesh, spec) for spec in key.shardings[1]]
+    flush = flushes()
+
+    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
+        donated_it, kept_it = iter(donated), iter(kept)
+        values = [next(donated_it) if d else next(kept_it) for d in donate]
+        token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
+        try:
+            outs = _replay_compiled(k, ops, values, scalars, outputs, params_of, flush)
+        finally:
+            ROUNDING_GUARD.reset(token)
+        return tuple(o if s is None else jax.lax.with_sharding_constraint(o, s) for o, s in zip(outs, pinned))
+
+    replicated = jax_sharding(mesh, ())
+    shardings = [v.sharding for v in leaf_values]
+    in_shardings = (
+        replicated,
+        [s for s, d in zip(shardings, donate) if d],
+        [s for s, d in zip(shardings, donate) if not d],
+        replicated,  # Python scalars: a prefix for the whole list
+    )
+    jitted = jax.jit(replay, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
+
+    import functools
+
+    return functools.partial(jitted, _ONE)
+
+
+# -- every process builds the same program ------------------------------------------------------
+
+
+class _Agreement:
+    """How many new mesh programs this process has compiled (the n-th is compared with every
+    other process's n-th)."""
+
+    count = 0
+
+
+def fingerprint(key: GraphKey) -> str:
+    """A digest of a program's key that is the same in every process recording the same
+    program (no ids or addresses: names, parameters, wiring, shapes, layouts, donation)."""
+    text = repr((key.ops, key.outputs, key.leaf_avals, key.donate, key.shardings, key.device.mesh.key))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def agree(key: GraphKey) -> None:
+    """In a multi-process run, before a new program's first run: check that every process
+    compiles the same program at this point (ValueError naming the processes and the first
+    difference, instead of mismatched collectives); nothing to do in one process."""
+    import jax
+
+    n_processes = jax.process_count()
+    if n_processes == 1:
+        return
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    if client is None:  # (not through jax.distributed: nothing to compare with)
+        return
+    me = jax.process_index()
+    _Agreement.count += 1
+    n = _Agreement.count
+    mine = fingerprint(key)
+    summary = _summary(key)
+    client.key_value_set(f"x10array/program/{n}/{me}", f"{mine} {summary}")
+    timeout_ms = int(settings.get("X10ARRAY_DISTRIBUTED_TIMEOUT") * 1000)
+    for other in range(n_processes):
+        if other == me:
+            continue
+        try:
+            theirs = client.blocking_key_value_get(f"x10array/program/{n}/{other}", timeout_ms)
+        except Exception:
+            raise RuntimeError(
+                f"x10array.distributed: process {other} did not reach its program #{n} within"
+                f" {timeout_ms / 1000:g} s while process {me} compiled one ({summary}); the processes"
+                " diverged (one ran a program the other did not record?) or process"
+                f" {other} is busy or gone (X10ARRAY_DISTRIBUTED_TIMEOUT)"
+            ) from None
+        digest, _, their_summary = theirs.partition(" ")
+        if digest != mine:
+            raise ValueError(
+                f"x10array.distributed: the processes recorded different programs (program #{n}: process"
+                f" {me} has {summary}, process {other} has {their_summary}); every process must record the"
+                " same operations on a mesh, with the same shapes, dtypes and layouts"
+            )
+
+
+def _summary(key: GraphKey) -> str:
+    """A short readable description of a program (for the mismatch message)."""
+    names = [op[0].name for op in key.ops]
+    head = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    layouts = ", ".join(spec_text(s) if isinstance(s, tuple) else str(s) for s in key.shardings[0][:4])
+    return f"[{len(names)} ops: {head}; inputs {[list(a[0]) for a in key.leaf_avals][:4]} in {layouts or '-'}]"
+
+
+# -- reading values -----------------------------------------------------------------------------
+
+
+def check_readable(value: Any) -> None:
+    """Reading a value on a mesh to the host: in one process it is gathered; across processes
+    only a fully replicated value can be read (each process has all of it)."""
+    if not value.is_fully_addressable and not value.is_fully_replicated:
+        raise ValueError(
+            f"x10array: this array is sharded across processes ({spec_text(spec_of(value.sharding))} on"
+            " a multi-process mesh): no process holds all of it; use x10array.distributed.gather(x) (every"
+            " process gets the whole value) or replicate it first"
+        )
+
+
+def check_graph_break(prim: Any, values: list[Any]) -> None:
+    """An operation whose result shape depends on values (`unique`, `nonzero`, a boolean
+    mask) reads its operands on the host: across processes, only replicated ones."""
+    for value in values:
+        if not value.is_fully_addressable and not value.is_fully_replicated:
+            raise ValueError(
+                f"{prim.name}: its result's shape depends on the values, so it runs on the host, but an"
+                f" operand is sharded across processes ({spec_text(spec_of(value.sharding))}); replicate it"
+                " first (x10array.distributed.replicate) or gather it"
+            )
