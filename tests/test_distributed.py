@@ -109,6 +109,14 @@ def test_lenet_data_parallel_accuracy_matches_one_device_after_40_batches():
     assert abs(acc["mesh"] - acc["single"]) <= 0.003, acc
 
 
+def test_compile_on_a_mesh_runs_the_function_recorded_as_usual():
+    r = run_case("compile_on_a_mesh")
+    assert all(plain == compiled for plain, compiled in r["losses"]), r
+    assert r["losses"][0][0] != r["losses"][1][0]  # the steps did update the parameter
+    assert r["diff"] == 0.0 and r["device_kept"], r
+    assert r["layout"].endswith(", P())"), r  # replicated, as placed
+
+
 @needs_mnist
 @pytest.mark.slow
 def test_lenet_data_parallel_one_epoch_accuracy_matches_one_device():

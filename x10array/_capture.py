@@ -19,7 +19,9 @@ normally every time, after one warning naming the reason and the line, counted i
 `metrics().capture_fallbacks`. `X10ARRAY_CAPTURE_CHECK_EVERY=N` records again every Nth call
 of a signature and raises if the graph differs from the captured one.
 
-On an eager device `fn` simply runs.
+On an eager device `fn` simply runs. On a mesh (`x10array.distributed`) it runs too and is
+recorded as any lazy code is (one SPMD program per barrier): capturing and replaying an SPMD
+program is not built yet.
 """
 
 from __future__ import annotations
@@ -151,8 +153,10 @@ class Compiled:
                         f" {kind.__name__} (a static argument is part of the signature)"
                     ) from None
                 sig.append((kind, leaf))
-        if device is None or not device.is_lazy or _lazy_capture.recording():
-            return self.fn(*args, **kwargs)  # eager, or inside another compiled function: run it
+        if device is None or not device.is_lazy or device.mesh is not None or _lazy_capture.recording():
+            # eager, a mesh (recorded as usual: replaying SPMD programs is not built yet), or
+            # inside another compiled function: run it
+            return self.fn(*args, **kwargs)
         key = (_structure(treedef), tuple(sig))
         entry = self._entries.get(key)
         if entry is None:
