@@ -562,7 +562,7 @@ def linspace(
     return bind(_LINSPACE, device, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
 
 
-_EYE = Primitive("eye", lambda k, *, n, m, diag, dtype: k.eye(n, m, k=diag, dtype=dtype.np))
+_EYE = Primitive("eye", lambda k, *, n, m, diag, dtype: k.eye(n, m, k=diag, dtype=dtype.np), moves_data=True)
 
 
 def eye(
