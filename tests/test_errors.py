@@ -308,30 +308,40 @@ case("fft.fft-positional-n", TypeError, "fft", lambda: xp.fft.fft(c128(4), 4))
 case("to_device-keyword-device", TypeError, "to_device", lambda: f64(3).to_device(device=CPU1))
 
 # -- mixed-kind type promotion (undefined by the standard) -------------------------------------
+# x10array promotes mixed kinds (the floating operand's dtype wins: tests/test_promotion.py);
+# with X10ARRAY_STRICT_PROMOTION=1 each of these is the TypeError that array-api-strict raises.
+STRICT_CASES: list[Case] = []
+
+
+def strict_case(id: str, exc: Any, fname: str, fn: Callable[[], Any]) -> None:
+    STRICT_CASES.append((id, exc, fname, fn))
+
+
 for _name in ("add", "subtract", "multiply", "equal", "maximum", "pow"):
-    case(f"{_name}-int-float", TypeError, _name,
+    strict_case(f"{_name}-int-float", TypeError, _name,
          lambda n=_name: getattr(xp, n)(i32(3), f64(3)))  # fmt: skip
 case("add-uint64-int64", TypeError, "add",
      lambda: xp.add(xp.asarray([1], dtype=xp.uint64), xp.asarray([1], dtype=xp.int64)))  # fmt: skip
-case("add-bool-int", TypeError, "add", lambda: xp.add(b(3), i32(3)))
-case("equal-bool-float", TypeError, "equal", lambda: xp.equal(b(3), f64(3)))
-case("add-int-complex", TypeError, "add", lambda: xp.add(i32(3), c128(3)))
-case("operator-int-float", TypeError, "add", lambda: i32(3) + f64(3))
-case("add-int-array-float-scalar", TypeError, "add", lambda: xp.add(i32(3), 1.5))
-case("add-bool-array-int-scalar", TypeError, "add", lambda: xp.add(b(3), 1))
-case("add-int-array-complex-scalar", TypeError, "add", lambda: xp.add(xp.asarray([1, 2, 3]), 1j))
+strict_case("add-bool-int", TypeError, "add", lambda: xp.add(b(3), i32(3)))
+strict_case("equal-bool-float", TypeError, "equal", lambda: xp.equal(b(3), f64(3)))
+strict_case("add-int-complex", TypeError, "add", lambda: xp.add(i32(3), c128(3)))
+strict_case("operator-int-float", TypeError, "add", lambda: i32(3) + f64(3))
+strict_case("add-int-array-float-scalar", TypeError, "add", lambda: xp.add(i32(3), 1.5))
+strict_case("add-bool-array-int-scalar", TypeError, "add", lambda: xp.add(b(3), 1))
+strict_case("add-int-array-complex-scalar", TypeError, "add", lambda: xp.add(xp.asarray([1, 2, 3]), 1j))
 case("add-int8-scalar-overflow", (OverflowError, ValueError), "add",
      lambda: xp.add(xp.asarray([1], dtype=xp.int8), 200))  # fmt: skip
-case("concat-int-float", TypeError, "concat", lambda: xp.concat([i32(2), f64(2)]))
-case("stack-int-float", TypeError, "stack", lambda: xp.stack([i32(2), f64(2)]))
-case("where-int-float", TypeError, "where", lambda: xp.where(b(2), i32(2), f64(2)))
-case("result_type-int-float", TypeError, "result_type", lambda: xp.result_type(xp.int8, xp.float32))
+strict_case("concat-int-float", TypeError, "concat", lambda: xp.concat([i32(2), f64(2)]))
+strict_case("stack-int-float", TypeError, "stack", lambda: xp.stack([i32(2), f64(2)]))
+strict_case("where-int-float", TypeError, "where", lambda: xp.where(b(2), i32(2), f64(2)))
+strict_case("result_type-int-float", TypeError, "result_type", lambda: xp.result_type(xp.int8, xp.float32))
 case("result_type-nothing", ValueError, "result_type", lambda: xp.result_type())
-case("matmul-int-float", TypeError, "matmul", lambda: xp.matmul(i32(2, 2), f64(2, 2)))
-case("vecdot-int-float", TypeError, "vecdot", lambda: xp.vecdot(i32(2), f64(2)))
-case("tensordot-int-float", TypeError, "tensordot", lambda: xp.tensordot(i32(2), f64(2), axes=1))
+strict_case("matmul-int-float", TypeError, "matmul", lambda: xp.matmul(i32(2, 2), f64(2, 2)))
+strict_case("vecdot-int-float", TypeError, "vecdot", lambda: xp.vecdot(i32(2), f64(2)))
+strict_case("tensordot-int-float", TypeError, "tensordot", lambda: xp.tensordot(i32(2), f64(2), axes=1))
 case("astype-complex-to-real", TypeError, "astype", lambda: xp.astype(c128(2), xp.float64))
-case("searchsorted-int-float", TypeError, "searchsorted", lambda: xp.searchsorted(i32(3), f64(2)))
+strict_case("searchsorted-int-float", TypeError, "searchsorted", lambda: xp.searchsorted(i32(3), f64(2)))
+# clip's result has x's dtype (the standard), so a bound of a higher kind is refused in every mode
 case("clip-mixed", TypeError, "clip", lambda: xp.clip(i32(3), f64(3)))
 
 
@@ -346,6 +356,12 @@ def test_error(exc: Any, fname: str, fn: Callable[[], Any]) -> None:
     assert not type(info.value).__module__.startswith(("numpy", "jax", "jaxlib")), type(info.value)
 
 
+@pytest.mark.parametrize(("exc", "fname", "fn"), [c[1:] for c in STRICT_CASES], ids=[c[0] for c in STRICT_CASES])
+def test_strict_promotion_error(exc: Any, fname: str, fn: Callable[[], Any], override_settings: Any) -> None:
+    override_settings(X10ARRAY_STRICT_PROMOTION=True)
+    test_error(exc, fname, fn)
+
+
 @pytest.mark.parametrize(("exc", "fname", "fn"), [c[1:] for c in CASES if "devices" in c[0]][:6])
 def test_device_errors_under_xla_kernels(exc: Any, fname: str, fn: Callable[[], Any], xla_kernels: None) -> None:
     with pytest.raises(exc, match=re.escape(fname)):
@@ -353,11 +369,11 @@ def test_device_errors_under_xla_kernels(exc: Any, fname: str, fn: Callable[[], 
 
 
 def test_failed_operation_leaves_operands_alone() -> None:
-    x = f64(3)
+    x = i32(3)
     before = np.asarray(x).copy()
     with pytest.raises(TypeError):
-        x += i32(3)  # int32 + float64 is not defined: x keeps its dtype and value
-    assert x.dtype == xp.float64
+        x += f64(3)  # int32 + float64 is float64, which x cannot hold: x keeps its dtype and value
+    assert x.dtype == xp.int32
     np.testing.assert_array_equal(np.asarray(x), before)
 
 

@@ -63,7 +63,7 @@ from ._core.primitive import OP_TABLE as _OP_TABLE
 from ._core.primitive import Aval as ShapeDtype
 from ._core.primitive import Primitive as _Primitive
 from ._core.primitive import bind as _bind
-from ._core.validation import same_device as _same_device
+from ._core.validation import common_device as _common_device
 
 __all__ = [
     "settings",
@@ -434,9 +434,11 @@ def _function(d: Definition, declared: Mapping[str, Any]) -> Callable[..., Any]:
         if params or required:
             _check_params(d, params)
         device = operands[0]._device
-        for i, x in enumerate(operands):
+        for x in operands:
             if x._device is not device and x._device != device:
-                _same_device(operands, name)
+                device, operands = _common_device(operands, name)
+                break
+        for i, x in enumerate(operands):
             if allowed is not None and x._dtype not in allowed:
                 raise TypeError(
                     f"{name}: {d.operand_name(i)} must have a {_kinds_text(kinds)} dtype, got {x._dtype.name}"

@@ -11,6 +11,7 @@ import numpy as np
 from .._core import dtypes as _dtypes
 from .._core.array import Array
 from .._core.backend import impl as backend_impl
+from .._core.convert import transfer
 from .._core.devices import Device, DeviceKind, as_device, current_device
 from .._core.dispatch import is_tracer
 from .._core.dtypes import FROM_NUMPY, DType, check_dtype
@@ -24,8 +25,8 @@ from .._core.validation import (
     check_result_size,
     check_scalar,
     check_shape,
+    common_device,
     normalize_scalar,
-    same_device,
 )
 
 __all__ = [
@@ -41,6 +42,21 @@ def resolve_device(device: Any, fname: str) -> Device:
     if type(device) is Device:
         return device
     return as_device(device, fname)
+
+
+def placed(out: Array, device: Any) -> Array:
+    """`out`, just created: uncommitted when no device was given (`device=None`), so that it
+    moves to the committed arrays it meets (docs/devices.md); committed otherwise."""
+    if device is None:
+        out._committed = False
+    return out
+
+
+def _like_placed(out: Array, x: Array, device: Any) -> Array:
+    """The result of a `*_like` function: derived from `x`, so committed as `x` is, unless a
+    device was given."""
+    out._committed = device is not None or x._committed
+    return out
 
 
 def from_host(
@@ -66,7 +82,8 @@ def _layout(device: Any) -> tuple[Any, NamedSharding | None]:
 
 def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None) -> Array:
     """Copy `x` to `device`, bit for bit (the seed's `Tensor(copying:to:)`); a NamedSharding
-    places it on the sharding's mesh in that layout."""
+    places it on the sharding's mesh in that layout. The result is committed to `device`
+    (docs/devices.md)."""
     check_array(x, "to_device")
     if stream is not None:
         raise ValueError("to_device: streams are not supported; pass stream=None")
@@ -78,16 +95,9 @@ def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None
             return x
         return from_host(np.asarray(x._host()), device, shared=True, layout=layout, fname="to_device")
     if device == x._device:
+        x._committed = True  # an explicit placement, even where nothing moves
         return x
-    host = x._host()
-    if device.kind is DeviceKind.CPU:
-        # The new array gets memory of its own. Sharing x's host buffer (copy-on-write
-        # between the two arrays) is not enough: that buffer may be visible outside x10array
-        # (a NumPy array given to `asarray` with copy=None, an `__array__` export), and a
-        # write through such a handle would reach the copy too.
-        return from_host(np.array(host, copy=True), device, shared=False)
-    x._shared = True
-    return from_host(host, device, shared=True)
+    return transfer(x, device)
 
 
 def _python_dtype(obj: Any) -> DType | None:
@@ -141,6 +151,7 @@ def asarray(
         if device is None and dtype is None and not copy:
             return obj  # the common case: nothing to do
         return _asarray_array(obj, dtype, device, copy)
+    given = device
     device, layout = _layout(device)
     device = resolve_device(device, "asarray")
     if is_tracer(obj):  # not through __array__: that would drop the gradient silently
@@ -148,9 +159,9 @@ def asarray(
     if isinstance(obj, (bool, int, float, complex, list, tuple)) and not isinstance(obj, np.generic):
         out = _asarray_python(obj, dtype, device, copy, layout)
         if out is not None:
-            return out
+            return placed(out, given)
     host, owned = _host_in_dtype(_host_array(obj), dtype, copy)
-    return from_host(host, device, shared=not owned, layout=layout)
+    return placed(from_host(host, device, shared=not owned, layout=layout), given)
 
 
 def _asarray_array(obj: Array, dtype: DType | None, device: Any, copy: bool | None) -> Array:
@@ -158,6 +169,8 @@ def _asarray_array(obj: Array, dtype: DType | None, device: Any, copy: bool | No
     device, layout = _layout(device)
     target = obj._device if device is None else resolve_device(device, "asarray")
     moved = target != obj._device or (layout is not None and backend_impl(target).layout(obj) != layout.spec)
+    if device is not None and not moved and not obj._committed:
+        obj._committed = True  # an explicit placement, as to_device's
     cast = dtype is not None and dtype is not obj._dtype
     if copy is False and (moved or cast):
         raise ValueError("asarray: copy=False, but a copy is needed (another device or dtype)")
@@ -285,7 +298,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         buf = jax.dlpack.from_dlpack(x, copy=copy)
         if buf.dtype not in FROM_NUMPY:
             raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
-        return Array._new(buf, FROM_NUMPY[buf.dtype], target)
+        return placed(Array._new(buf, FROM_NUMPY[buf.dtype], target), device)
     host_device: Literal["cpu"] | None = "cpu" if source.kind is not DeviceKind.CPU else None
     try:
         host = np.from_dlpack(x, device=host_device, copy=copy)
@@ -299,7 +312,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         ) from None
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
-    return from_host(host, target, shared=not copy)
+    return placed(from_host(host, target, shared=not copy), device)
 
 
 # -- filled arrays ----------------------------------------------------------------------------
@@ -369,7 +382,7 @@ def _full(shape: Any, fill_value: Any, dtype: Any, device: Any, fname: str) -> A
     dtype = check_dtype(dtype, fname)
     value = _fill_value(fill_value, dtype, fname)
     check_result_size(shape, dtype, fname)
-    return bind(_FULL, resolve_device(device, fname), _operand(value, dtype), shape=shape, dtype=dtype)
+    return placed(bind(_FULL, resolve_device(device, fname), _operand(value, dtype), shape=shape, dtype=dtype), device)
 
 
 def _constant(shape: Any, value: int, dtype: Any, device: Any, fname: str) -> Array:
@@ -377,14 +390,15 @@ def _constant(shape: Any, value: int, dtype: Any, device: Any, fname: str) -> Ar
     shape = check_shape(shape, fname)
     dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
     check_result_size(shape, dtype, fname)
-    return bind(_FULL, resolve_device(device, fname), dtype.np.type(value).item(), shape=shape, dtype=dtype)
+    out = bind(_FULL, resolve_device(device, fname), dtype.np.type(value).item(), shape=shape, dtype=dtype)
+    return placed(out, device)
 
 
 def _empty(shape: Any, dtype: Any, device: Any, fname: str) -> Array:
     shape = check_shape(shape, fname)
     dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
     check_result_size(shape, dtype, fname)
-    return bind(_EMPTY, resolve_device(device, fname), shape=shape, dtype=dtype)
+    return placed(bind(_EMPTY, resolve_device(device, fname), shape=shape, dtype=dtype), device)
 
 
 def full(shape: Any, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
@@ -412,23 +426,23 @@ def _like(x: Array, dtype: Any, device: Any, fname: str) -> tuple[tuple[int, ...
 
 
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape, dtype, device = _like(x, dtype, device, "zeros_like")
-    return _constant(shape, 0, dtype, device, "zeros_like")
+    shape, dtype, where = _like(x, dtype, device, "zeros_like")
+    return _like_placed(_constant(shape, 0, dtype, where, "zeros_like"), x, device)
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape, dtype, device = _like(x, dtype, device, "ones_like")
-    return _constant(shape, 1, dtype, device, "ones_like")
+    shape, dtype, where = _like(x, dtype, device, "ones_like")
+    return _like_placed(_constant(shape, 1, dtype, where, "ones_like"), x, device)
 
 
 def empty_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape, dtype, device = _like(x, dtype, device, "empty_like")
-    return _empty(shape, dtype, device, "empty_like")
+    shape, dtype, where = _like(x, dtype, device, "empty_like")
+    return _like_placed(_empty(shape, dtype, where, "empty_like"), x, device)
 
 
 def full_like(x: Array, /, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
-    shape, dtype, device = _like(x, dtype, device, "full_like")
-    return _full(shape, fill_value, dtype, device, "full_like")
+    shape, dtype, where = _like(x, dtype, device, "full_like")
+    return _like_placed(_full(shape, fill_value, dtype, where, "full_like"), x, device)
 
 
 # -- ranges and grids -------------------------------------------------------------------------
@@ -504,7 +518,7 @@ def arange(
             raise OverflowError(f"arange: start {start} or step {step} is too large for {dtype.name}") from None
     check_result_size((num,), dtype, "arange")
     start, step = _operand(start, dtype), _operand(step, dtype)
-    return bind(_ARANGE, resolve_device(device, "arange"), start, step, num=num, dtype=dtype)
+    return placed(bind(_ARANGE, resolve_device(device, "arange"), start, step, num=num, dtype=dtype), device)
 
 
 def _linspace_kernel(k: Any, *, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType) -> Any:
@@ -558,8 +572,9 @@ def linspace(
     except OverflowError:
         raise OverflowError(f"linspace: start {start} or stop {stop} is too large for {dtype.name}") from None
     check_result_size((num,), dtype, "linspace")
-    device = resolve_device(device, "linspace")
-    return bind(_LINSPACE, device, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
+    where = resolve_device(device, "linspace")
+    out = bind(_LINSPACE, where, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
+    return placed(out, device)
 
 
 _EYE = Primitive("eye", lambda k, *, n, m, diag, dtype: k.eye(n, m, k=diag, dtype=dtype.np), moves_data=True)
@@ -581,7 +596,7 @@ def eye(
     diag = min(max(check_int(k, "eye", "k"), -n), m)  # beyond the matrix: no diagonal either way
     dtype = check_dtype(dtype, "eye") if dtype is not None else _dtypes.DEFAULT_FLOAT
     check_result_size((n, m), dtype, "eye")
-    return bind(_EYE, resolve_device(device, "eye"), n=n, m=m, diag=diag, dtype=dtype)
+    return placed(bind(_EYE, resolve_device(device, "eye"), n=n, m=m, diag=diag, dtype=dtype), device)
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
@@ -595,7 +610,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
             raise ValueError(f"meshgrid: arrays must be 1-D, arrays[{i}] has shape {a.shape}")
     if len({a._dtype for a in arrays}) != 1:
         raise TypeError("meshgrid: all arrays must have the same dtype")
-    same_device(arrays, "meshgrid")
+    arrays = common_device(arrays, "meshgrid")[1]
     from .manipulation import broadcast_to, reshape
 
     n = len(arrays)

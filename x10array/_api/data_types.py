@@ -1,6 +1,7 @@
 """Data type functions (the standard's chapter of that name).
 
-`astype` is the one primitive here (a cast runs on the device, eagerly or lazily); the rest
+`astype` binds the one primitive here (`_core.convert.ASTYPE`: a cast runs on the device,
+eagerly or lazily); the rest
 answer questions about dtypes from the tables of `_core.dtypes` and never touch a value.
 """
 
@@ -13,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from .._core.array import Array
+from .._core.convert import ASTYPE
 from .._core.devices import Device, as_device
 from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
-from .._core.policies import NUMPY_QUIET
-from .._core.primitive import Primitive, bind
+from .._core.primitive import bind
 from .._core.validation import check_array, check_scalar
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
@@ -24,9 +25,7 @@ __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 # -- astype ------------------------------------------------------------------------------------
 
-# NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
-_ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), elementwise=True)
-NUMPY_QUIET.add(_ASTYPE)
+# The primitive is `_core.convert.ASTYPE` (defined there: validation casts operands with it too).
 
 
 def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | None = None) -> Array:
@@ -47,7 +46,7 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | Non
     if dtype is x._dtype and not copy:
         out = x
     else:
-        out = bind(_ASTYPE, x._device, x, dtype=dtype)
+        out = bind(ASTYPE, x._device, x, dtype=dtype)
     if device is not None and device != out._device:
         from .creation import to_device
 
@@ -67,11 +66,12 @@ def _dtype_of(value: Any, fname: str, arg: str) -> DType:
 
 
 def can_cast(from_: DType | Array, to: DType, /) -> builtins.bool:
-    """Whether the standard's promotion rules can turn `from_` into `to` (no cross-kind casts)."""
+    """Whether the standard's promotion rules can turn `from_` into `to` (no cross-kind casts:
+    the mixed-kind rule of `dtypes.promote` is a choice about operands, not a safe cast)."""
     source = _dtype_of(from_, "can_cast", "from_")
     to = check_dtype(to, "can_cast", "to")
     try:
-        return promote(source, to, "can_cast") is to
+        return promote(source, to, "can_cast", strict=True) is to
     except TypeError:
         return False
 

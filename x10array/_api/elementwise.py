@@ -18,7 +18,7 @@ from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
-from .._core.validation import binary_operands, broadcast_shapes
+from .._core.validation import binary_operands, broadcast_shapes, common_device
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -796,4 +796,6 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 
                 raise TypeError(f"clip: {arg} has dtype {bound._dtype.name}, of another kind than x ({x._dtype.name})")
         bounds.append(bound)
     broadcast_shapes(*(b.shape for b in (x, *bounds) if type(b) is Array), fname="clip")
-    return bind(_CLIP, x._device, x, *bounds)
+    device, (x, *moved) = common_device([x] + [b for b in bounds if type(b) is Array], "clip")
+    bounds = [moved.pop(0) if type(b) is Array else b for b in bounds]
+    return bind(_CLIP, device, x, *bounds)

@@ -44,11 +44,12 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.backend import impl as backend_impl
+from .._core.convert import cast
 from .._core.dtypes import INTEGER, promote
 from .._core.kernels import NUMPY
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
-from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, normalize_scalar, same_device
+from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, common_device, normalize_scalar
 
 __all__ = ["normalize_index", "getitem", "setitem"]
 
@@ -431,7 +432,7 @@ def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str
     it is the sole index (the first such item decides)."""
     for position, (kind, item) in enumerate(kinds):
         if kind == "m":
-            same_device((x, item), fname)
+            item = common_device((x, item), fname, fixed=x)[1][1]
             # `x[mask, :]` / `x[mask, ...]` (trailing full slices) mean `x[mask]`: NumPy's
             # reading, which scikit-learn uses; other combinations stay out of scope.
             sole = 1 if position == 0 and all(_is_full(k, i) for k, i in kinds[1:]) else n_items
@@ -476,7 +477,7 @@ def _describe(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> 
             operands.append(item % n)
             axis += 1
         else:  # "A": an integer array
-            same_device((x, item), fname)
+            item = common_device((x, item), fname, fixed=x)[1][1]
             idx.int_arrays.append((item, axis))
             if check_bounds(item, x.shape[axis], axis, fname):
                 if idx.pending is None:
@@ -735,7 +736,9 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
                 f"{fname}: a value of dtype {value._dtype.name} cannot be stored in an array of"
                 f" dtype {x._dtype.name} without changing its type"
             )
-        same_device((x, value), fname)
+        value = common_device((x, value), fname, fixed=x)[1][1]
+        if value._dtype.kind != x._dtype.kind:  # an integer into a floating-point array, say
+            value = cast(value, x._dtype)
         if target is not None:
             try:
                 ok = broadcast_shapes(target, value.shape) == target

@@ -15,7 +15,7 @@ from typing import Any
 from .._core.array import Array
 from .._core.primitive import Primitive, bind
 from .._core.validation import broadcast_shapes as _broadcast_shapes
-from .._core.validation import check_array, normalize_axis, same_device
+from .._core.validation import check_array, common_device, normalize_axis
 from .indexing import check_bounds, guard
 
 __all__ = ["take", "take_along_axis"]
@@ -61,7 +61,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
             raise ValueError(f"take: axis is required when x has more than one dimension (shape {x.shape})")
         axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
-    device = same_device((x, indices), "take")
+    device, (x, indices) = common_device((x, indices), "take")
     pending = check_bounds(indices, x.shape[axis], axis, "take")
     out = bind(_TAKE, device, x, indices, axis=axis)
     if pending:
@@ -82,7 +82,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     axis = normalize_axis(axis, x.ndim, "take_along_axis")
     others = [s[:axis] + s[axis + 1 :] for s in (x.shape, indices.shape)]
     _broadcast_shapes(*others, fname="take_along_axis")
-    device = same_device((x, indices), "take_along_axis")
+    device, (x, indices) = common_device((x, indices), "take_along_axis")
     pending = check_bounds(indices, x.shape[axis], axis, "take_along_axis")
     out = bind(_TAKE_ALONG_AXIS, device, x, indices, axis=axis)
     if pending:

@@ -31,9 +31,9 @@ from .._core.validation import (
     check_array,
     check_category,
     check_int,
+    common_device,
     normalize_axes,
     normalize_scalar,
-    same_device,
 )
 from .linear_algebra import matmul, matrix_transpose, precise, tensordot, vecdot
 from .statistical import _accumulation_dtype, check_bool
@@ -157,7 +157,7 @@ def _rtol(x: Array, rtol: Any, fname: str) -> Any:
         return float(max(x.shape[-2:]) * np.finfo(REAL_OF.get(x._dtype, x._dtype).np).eps)
     if type(rtol) is Array:
         check_category(rtol._dtype, fname, "real floating-point", "rtol")
-        same_device((x, rtol), fname)
+        rtol = common_device((x, rtol), fname, fixed=x)[1][1]
         broadcast_shapes(x.shape[:-2], rtol.shape, fname=fname)
         return rtol
     value = normalize_scalar(rtol)
@@ -350,7 +350,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     """Solve x1 @ X = x2. x2 of shape (M,) is one vector for every matrix; otherwise (..., M, K)."""
     check_array(x1, "solve", "x1", "floating-point")
     check_array(x2, "solve", "x2", "floating-point")
-    _, _, dtype, device = binary_operands("solve", x1, x2, "floating-point")
+    x1, x2, dtype, device = binary_operands("solve", x1, x2, "floating-point")
     _matrices(x1, "solve", square=True, arg="x1")
     m = x1.shape[-1]
     if x2.ndim == 0:
@@ -475,16 +475,15 @@ _OUTER = Primitive(
 _TRACE = Primitive("linalg.trace", _trace_kernel)
 
 
-def _array_pair(fname: str, x1: Any, x2: Any) -> tuple[DType, Any]:
-    check_array(x1, fname, "x1", "numeric")
-    check_array(x2, fname, "x2", "numeric")
-    _, _, dtype, device = binary_operands(fname, x1, x2, "numeric")
-    return dtype, device
+def _array_pair(fname: str, x1: Any, x2: Any) -> tuple[Array, Array, DType, Any]:
+    check_array(x1, fname, "x1")
+    check_array(x2, fname, "x2")
+    return binary_operands(fname, x1, x2, "numeric")  # numeric after promotion: bool with float is float
 
 
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product of 3-element vectors along `axis` (negative); other axes broadcast."""
-    dtype, device = _array_pair("cross", x1, x2)
+    x1, x2, dtype, device = _array_pair("cross", x1, x2)
     axis = check_int(axis, "cross", "axis")
     n = min(x1.ndim, x2.ndim)
     if not -n <= axis <= -1:
@@ -505,7 +504,7 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
 
 def outer(x1: Array, x2: Array, /) -> Array:
     """Outer product of two 1-D arrays."""
-    dtype, device = _array_pair("outer", x1, x2)
+    x1, x2, dtype, device = _array_pair("outer", x1, x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"outer: x1 and x2 must be 1-D, got shapes {x1.shape} and {x2.shape}")
     return bind(_OUTER, device, x1, x2, dtype=dtype)

@@ -27,9 +27,9 @@ from .._core.validation import (
     check_int,
     check_result_size,
     check_shape,
+    common_device,
     normalize_axes,
     normalize_axis,
-    same_device,
 )
 
 __all__ = [
@@ -113,7 +113,7 @@ def _array_sequence(arrays: Any, fname: str) -> tuple[tuple[Array, ...], DType]:
     if not arrays:
         raise ValueError(f"{fname}: needs at least one array")
     arrays = tuple(check_array(a, fname, f"arrays[{i}]") for i, a in enumerate(arrays))
-    same_device(arrays, fname)
+    arrays = tuple(common_device(arrays, fname)[1])
     dtype = functools.reduce(lambda a, b: promote(a, b, fname), (a._dtype for a in arrays))
     return arrays, dtype
 
@@ -159,7 +159,7 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     for i, a in enumerate(arrays):
         check_array(a, "broadcast_arrays", f"arrays[{i}]")
     if arrays:
-        same_device(arrays, "broadcast_arrays")
+        arrays = tuple(common_device(arrays, "broadcast_arrays")[1])
     shape = _broadcast_shapes(*(a.shape for a in arrays), fname="broadcast_arrays")
     return tuple(a if a.shape == shape else bind(_BROADCAST_TO, a._device, a, shape=shape) for a in arrays)
 
@@ -331,7 +331,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
             raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats._dtype.name}")
         if repeats.ndim != 1 or repeats.shape[0] not in (1, length):
             raise ValueError(f"repeat: repeats must have shape (1,) or ({length},), got {repeats.shape}")
-        same_device((x, repeats), "repeat")
+        x, repeats = common_device((x, repeats), "repeat")[1]
         host = repeats._host()
         if host.size and host.min() < 0:
             raise ValueError("repeat: repeats must be non-negative")

@@ -77,6 +77,11 @@ def _inplace(fn: Callable[..., Array]) -> Callable[..., Array]:
     @atomic_write  # read, compute and rebind with no other write between
     def method(self: Array, other: Any, /) -> Array:
         result = fn(self, other)
+        if result._device != self._device:  # `other` is committed to another device
+            raise ValueError(
+                f"in-place {fn.__name__}: the result is on {result._device!r}, not on the array's device"
+                f" {self._device!r}; an array written in place does not move: copy the operand with to_device()"
+            )
         if result._dtype is not self._dtype:
             raise TypeError(
                 f"in-place {fn.__name__}: the result dtype {result._dtype.name} differs from the"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INDEX, DType
 from .._core.primitive import Primitive, bind
-from .._core.validation import binary_operands, broadcast_shapes, check_array, same_device
+from .._core.validation import binary_operands, broadcast_shapes, check_array, common_device
 from .indexing import check_bounds, guard
 from .statistical import cast, reduction_axes
 
@@ -108,14 +108,14 @@ def searchsorted(
         raise ValueError(f"searchsorted: x1 must be 1-D, got {x1.ndim} dimensions")
     if isinstance(x2, bool):
         raise TypeError("searchsorted: x2 must be a real-valued array or a Python int or float, got bool")
-    _, x2, dtype, device = binary_operands("searchsorted", x1, x2, "real numeric")
+    x1, x2, dtype, device = binary_operands("searchsorted", x1, x2, "real numeric")
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if sorter is not None:
         check_array(sorter, "searchsorted", "sorter", "integer")
         if sorter.shape != x1.shape:
             raise ValueError(f"searchsorted: sorter has shape {sorter.shape}, x1 has shape {x1.shape}")
-        same_device((x1, sorter), "searchsorted")
+        x1, sorter = common_device((x1, sorter), "searchsorted", fixed=x1)[1]
         pending = check_bounds(sorter, x1.shape[0], 0, "searchsorted")
         out = bind(_SEARCHSORTED, device, x1, x2, sorter, side=side, dtype=dtype)
         if pending:
@@ -143,5 +143,9 @@ def where(condition: Array, x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
     x1, x2, dtype, device = binary_operands("where", x1, x2, "any")
     shapes = [condition.shape] + [a.shape for a in (x1, x2) if type(a) is Array]
     broadcast_shapes(*shapes, fname="where")
-    same_device([condition] + [a for a in (x1, x2) if type(a) is Array], "where")
+    device, (condition, *moved) = common_device([condition] + [a for a in (x1, x2) if type(a) is Array], "where")
+    if type(x1) is Array:
+        x1 = moved.pop(0)
+    if type(x2) is Array:
+        x2 = moved.pop(0)
     return bind(_WHERE, device, condition, x1, x2, dtype=dtype)

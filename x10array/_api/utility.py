@@ -8,7 +8,7 @@ from .._core.array import Array
 from .._core.dtypes import DType, promote
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
-from .._core.validation import check_array, check_int, normalize_axis, same_device
+from .._core.validation import check_array, check_int, common_device, normalize_axis
 from .statistical import cast, reduction
 
 __all__ = ["all", "any", "diff"]
@@ -62,7 +62,11 @@ def diff(
         if extra is None:
             continue
         check_array(extra, "diff", arg, "numeric")
-        same_device((x, extra), "diff")
+        x, extra = common_device((x, extra), "diff")[1]
+        if arg == "prepend":
+            prepend = extra
+        else:
+            append = extra
         if extra.ndim != x.ndim or off_axis(extra.shape) != off_axis(x.shape):
             raise ValueError(
                 f"diff: {arg} has shape {extra.shape}; it must match x's shape {x.shape} except along axis {axis}"

@@ -38,7 +38,7 @@ class Array:
     Create arrays with the creation functions (`asarray`, `zeros`, ...), not this class.
     """
 
-    __slots__ = ("_data", "_dtype", "_device", "_shared", "_alias", "__weakref__")
+    __slots__ = ("_data", "_dtype", "_device", "_shared", "_alias", "_committed", "__weakref__")
 
     # NumPy must not treat an Array as a foreign array in its operators: mixing the two is a
     # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`), and so
@@ -52,6 +52,10 @@ class Array:
     _device: Device
     _shared: bool
     _alias: Any  # None, or how the array takes part in views (see _api.indexing.Alias)
+    # False for an array created without an explicit device and for results computed from
+    # such arrays only: it moves to the device of the committed arrays it meets
+    # (`validation.common_device`, docs/devices.md). `bind` sets it on results.
+    _committed: bool
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("x10array.Array cannot be constructed directly: use x10array.asarray()")
@@ -64,6 +68,7 @@ class Array:
         self._device = device
         self._shared = shared
         self._alias = None
+        self._committed = True
         return self
 
     # -- attributes ----------------------------------------------------------------------

@@ -3,13 +3,23 @@
 Every dtype of the standard is one `DType` instance. Promotion is the lattice of the
 standard's "Type Promotion Rules" chapter: within a kind the wider type wins; signed with
 unsigned goes to the smallest signed type that holds both; real with complex goes to the
-complex type of the wider precision. Mixed kinds (bool with int, int with float) are not
-defined by the standard and raise TypeError, as array-api-strict does.
+complex type of the wider precision.
+
+Mixed kinds (bool with an integer, an integer or bool with a floating-point type) are not
+defined by the standard; x10array's rule is JAX's and PyTorch's: the operand of the higher
+kind (bool < integer < real floating < complex floating) gives the result its dtype, so
+`int64 @ float32` is float32 and `bool + float64` is float64 (float32 work stays float32 on
+accelerators; NumPy would widen `int64 + float32` to float64). It is the same on every device
+and in every function that promotes, since they all call `promote`. X10ARRAY_STRICT_PROMOTION=1
+refuses mixed kinds with a TypeError, as array-api-strict does. uint64 with a signed integer
+stays undefined (no integer type holds both).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from . import settings
 
 __all__ = [
     "DType",
@@ -134,14 +144,30 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
 PROMOTION_TABLE = _build_promotion_table()
 
 
-def promote(a: DType, b: DType, fname: str) -> DType:
-    """The standard's result type of two dtypes; TypeError where it is undefined."""
+# The mixed-kind rule's order of kinds: the higher kind's operand gives the result its dtype.
+KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "real": 2, "complex": 3}
+
+
+def promote(a: DType, b: DType, fname: str, *, strict: bool | None = None) -> DType:
+    """The result type of two dtypes: the standard's lattice, and between kinds the operand of
+    the higher kind (see the module's docstring). TypeError where neither defines one, or for
+    mixed kinds when `strict` (default: the X10ARRAY_STRICT_PROMOTION setting)."""
     if a is b:
         return a
     try:
         return PROMOTION_TABLE[a, b]
     except KeyError:
-        raise TypeError(f"{fname}: the standard defines no type promotion between {a.name} and {b.name}") from None
+        pass
+    ra = KIND_RANK[a.kind]
+    rb = KIND_RANK[b.kind]
+    if ra != rb:
+        if not (settings.get("X10ARRAY_STRICT_PROMOTION") if strict is None else strict):
+            return a if ra > rb else b
+        raise TypeError(
+            f"{fname}: the standard defines no type promotion between {a.name} and {b.name}"
+            " (mixed kinds are refused because X10ARRAY_STRICT_PROMOTION is set)"
+        )
+    raise TypeError(f"{fname}: the standard defines no type promotion between {a.name} and {b.name}")
 
 
 def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:

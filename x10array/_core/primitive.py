@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from .array import Array
 from .backend import _IMPLS
 from .devices import Device
 
@@ -184,5 +185,22 @@ def rebind(target: Any, source: Any) -> None:
 
 
 def bind(prim: Primitive, device: Device, *operands: Any, **params: Any) -> Any:
-    """Run or record `prim` on `device`. The only place that decides eager or lazy."""
-    return _IMPLS[device.backend].run(prim, device, operands, params)
+    """Run or record `prim` on `device`. The only place that decides eager or lazy.
+
+    A result is committed to its device (docs/devices.md) when an operand is, or when no
+    operand is an array (a creation function marks its result itself); computed from
+    uncommitted arrays only, it is uncommitted too."""
+    out = _IMPLS[device.backend].run(prim, device, operands, params)
+    uncommitted = False
+    for o in operands:
+        if o.__class__ is Array:
+            if o._committed:
+                return out
+            uncommitted = True
+    if uncommitted:
+        if out.__class__ is Array:
+            out._committed = False
+        else:
+            for a in out:
+                a._committed = False
+    return out

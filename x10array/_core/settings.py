@@ -109,6 +109,11 @@ SETTINGS: dict[str, Setting] = _declare(
         choices=("numpy", "xla"),
     ),
     Setting(
+        "X10ARRAY_STRICT_PROMOTION", "bool", False,
+        "refuse type promotion between kinds (int with float, bool with int), which the standard leaves"
+        " undefined, as array-api-strict does (default: the floating operand's dtype wins, as in JAX)",
+    ),
+    Setting(
         "X10ARRAY_COMPILE_THRESHOLD", "int", 2,
         "a lazy graph structure is interpreted until seen this many times (1 compiles at once)", minimum=1,
     ),

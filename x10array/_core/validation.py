@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from . import settings
 from .array import Array
+from .convert import cast, transfer
 from .devices import Device
-from .dtypes import CATEGORIES, COMPLEX_OF, DType, promote
+from .dtypes import CATEGORIES, COMPLEX_OF, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, KIND_RANK, DType, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
 _INT_BOUNDS = {
@@ -44,11 +46,22 @@ def check_category(dtype: DType, fname: str, category: str, what: str = "input")
         raise TypeError(f"{fname}: {what} must have a {category} dtype, got {dtype.name}")
 
 
-def same_device(arrays: Sequence[Array], fname: str) -> Device:
-    """The one device of `arrays`; ValueError when they differ (no implicit copies)."""
+def common_device(arrays: Sequence[Array], fname: str, *, fixed: Array | None = None) -> tuple[Device, Sequence[Array]]:
+    """The device where `arrays` meet, and the arrays placed there: the device check of every
+    function that takes several arrays (docs/devices.md).
+
+    Arrays on one device stay there (the common case: no flag is read). Otherwise JAX's rule
+    of committed arrays decides: an array created without an explicit device, and a result
+    computed from such arrays only, is *uncommitted* and is copied to the device of the
+    committed arrays it meets. Two committed arrays on different devices raise ValueError
+    (no implicit copies between places the user chose), and so do uncommitted arrays on
+    different devices when no committed array says where to meet. `fixed` is an array that
+    cannot move (the target of a write): it counts as committed.
+    """
     device = arrays[0]._device
-    for a in arrays[1:]:
+    for a in arrays:
         if a._device is not device and a._device != device:
+<<<<<<< HEAD
             if device.mesh is not None or a._device.mesh is not None:
                 raise ValueError(
                     f"{fname}: arrays are on different devices ({device!r} and {a._device!r}): an array on a"
@@ -60,6 +73,37 @@ def same_device(arrays: Sequence[Array], fname: str) -> Device:
                 " copy them explicitly with to_device()"
             )
     return device
+=======
+            return _meet(arrays, fname, fixed)
+    return device, arrays
+
+
+def _meet(arrays: Sequence[Array], fname: str, fixed: Array | None) -> tuple[Device, Sequence[Array]]:
+    committed: list[Device] = []
+    for a in arrays:
+        if (a._committed or a is fixed) and a._device not in committed:
+            committed.append(a._device)
+    if len(committed) != 1:
+        if committed:
+            first, second = committed[:2]
+            why = "arrays placed explicitly (committed), or written to, are on different devices"
+        else:
+            first = arrays[0]._device
+            second = next(a._device for a in arrays if a._device != first)
+            why = "none of them was placed explicitly (uncommitted), so none says where they meet"
+        raise ValueError(
+            f"{fname}: arrays are on different devices ({first!r} and {second!r}): {why};"
+            " copy them explicitly with to_device()"
+        )
+    device = committed[0]
+    moved = []
+    for a in arrays:
+        if a._device != device:
+            a = transfer(a, device)
+            a._committed = False  # a copy of an uncommitted array, made to meet the others
+        moved.append(a)
+    return device, moved
+>>>>>>> 0439317 (Mixed-kind promotion (the floating operand's dtype wins, X10ARRAY_STRICT_PROMOTION keeps the TypeError) and committed/uncommitted arrays (helpers created without device= follow the committed arrays they meet))
 
 
 def normalize_scalar(value: Any) -> Any:
@@ -101,27 +145,37 @@ def check_scalar(value: Any, dtype: DType, fname: str, complex_promotes: bool = 
 
 
 def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, Any, DType, Device]:
-    """Validate two operands (arrays or Python scalars): returns (x1, x2, result dtype, device)."""
+    """Validate two operands (arrays or Python scalars): returns (x1, x2, result dtype, device).
+
+    The returned operands are ready for a kernel: an uncommitted array is on the other's
+    device (`common_device`), and under the mixed-kind rule (`dtypes.promote`) the operand of
+    the lower kind is cast to the result dtype, so every kernel sees operands of one kind."""
     allowed = CATEGORIES[category]
     if type(x1) is Array:
         if type(x2) is Array:
             d1 = x1._dtype
             d2 = x2._dtype
+            mixed = KIND_RANK[d1.kind] != KIND_RANK[d2.kind] and not settings.get("X10ARRAY_STRICT_PROMOTION")
+            # mixed kinds: the operands are first cast to the result dtype, which is what
+            # the function must accept (`mask * weights`, a bool array times a float one)
+            dtype = promote(d1, d2, fname) if mixed else d1
             if d1 not in allowed or d2 not in allowed:
-                bad = d1 if d1 not in allowed else d2
-                raise TypeError(f"{fname}: inputs must have {category} dtypes, got {bad.name}")
-            dtype = d1 if d1 is d2 else promote(d1, d2, fname)
+                if not mixed or dtype not in allowed:
+                    bad = d1 if d1 not in allowed else d2
+                    raise TypeError(f"{fname}: inputs must have {category} dtypes, got {bad.name}")
             device = x1._device
             if x2._device is not device and x2._device != device:
-                same_device((x1, x2), fname)
-            return x1, x2, dtype, device
+                device, (x1, x2) = common_device((x1, x2), fname)
+            if mixed:
+                return cast(x1, dtype), cast(x2, dtype), dtype, device
+            return x1, x2, d1 if d1 is d2 else promote(d1, d2, fname), device
         scalar = normalize_scalar(x2)
         if scalar is None:
             if isinstance(x2, np.ndarray):
                 raise TypeError(numpy_mixing(fname, x1))
             raise OperandTypeError(f"{fname}: x2 must be an array or a Python scalar, got {type(x2).__name__}")
         scalar, dtype = _with_scalar(fname, x1._dtype, scalar, allowed, category)
-        return x1, scalar, dtype, x1._device
+        return cast(x1, dtype) if _cast_needed(x1._dtype, dtype) else x1, scalar, dtype, x1._device
     if type(x2) is Array:
         scalar = normalize_scalar(x1)
         if scalar is None:
@@ -129,10 +183,16 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
                 raise TypeError(numpy_mixing(fname, x2))
             raise OperandTypeError(f"{fname}: x1 must be an array or a Python scalar, got {type(x1).__name__}")
         scalar, dtype = _with_scalar(fname, x2._dtype, scalar, allowed, category)
-        return scalar, x2, dtype, x2._device
+        return scalar, cast(x2, dtype) if _cast_needed(x2._dtype, dtype) else x2, dtype, x2._device
     raise OperandTypeError(
         f"{fname}: at least one argument must be an x10array array, got {type(x1).__name__} and {type(x2).__name__}"
     )
+
+
+def _cast_needed(dtype: DType, result: DType) -> bool:
+    """An array of `dtype` meets a Python scalar of a higher kind: it is cast to `result`
+    (a real array meeting a complex scalar is not: the standard's rule, kernels handle it)."""
+    return dtype is not result and KIND_RANK[dtype.kind] < 2
 
 
 def numpy_mixing(fname: str, x: Array) -> str:
@@ -149,14 +209,47 @@ def _device_text(device: Device) -> str:
 
 def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType], category: str) -> tuple[Any, DType]:
     """The checked scalar and the result dtype of an array of `dtype` with a Python scalar."""
-    if dtype not in allowed:
+    mixed = _mixed_scalar(scalar, dtype)
+    if mixed is not None and mixed[1] in allowed:
+        scalar, dtype = mixed
+    elif dtype not in allowed:
         raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
+    elif mixed is not None:
+        raise TypeError(
+            f"{fname}: a Python {type(scalar).__name__} makes the input {mixed[1].name}, not a {category} dtype"
+        )
     scalar = check_scalar(scalar, dtype, fname, complex_promotes=True)
     if type(scalar) is complex and dtype.kind == "real":
         dtype = COMPLEX_OF[dtype]
         if dtype not in allowed:
             raise TypeError(f"{fname}: a Python complex makes the input {dtype.name}, not a {category} dtype")
     return scalar, dtype
+
+
+# The mixed-kind rule for Python scalars: a scalar of a higher kind than the array's makes the
+# result the namespace's default dtype of its kind (as NumPy and JAX with 64-bit types do).
+_SCALAR_KINDS: dict[type, tuple[int, DType | None]] = {
+    bool: (0, None), int: (1, DEFAULT_INT), float: (2, DEFAULT_FLOAT), complex: (3, DEFAULT_COMPLEX),
+}  # fmt: skip
+
+
+def _mixed_scalar(scalar: Any, dtype: DType) -> tuple[Any, DType] | None:
+    """(the scalar as a Python value of the result's kind, the result dtype) where a Python
+    scalar and an array of `dtype` are of different kinds and the mixed-kind rule applies;
+    None where the standard's scalar rules apply (or X10ARRAY_STRICT_PROMOTION is set)."""
+    rank = KIND_RANK[dtype.kind]
+    entry = _SCALAR_KINDS.get(type(scalar))
+    if entry is None:
+        return None
+    scalar_rank, default = entry
+    if scalar_rank == rank or (scalar_rank == 1 and rank >= 2) or (scalar_rank == 3 and rank == 2):
+        return None  # the standard's own rules: an int with a float array, a complex with a real one
+    if settings.get("X10ARRAY_STRICT_PROMOTION"):
+        return None  # check_scalar refuses it
+    if scalar_rank < rank:  # a bool with a numeric array: the array's dtype, the value converted
+        return (1 if scalar else 0) if rank == 1 else float(scalar) if rank == 2 else complex(scalar), dtype
+    assert default is not None
+    return scalar, default
 
 
 def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
