@@ -1,7 +1,14 @@
-"""Helpers shared by the tests: comparing results with NumPy / array-api-strict."""
+"""Helpers shared by the tests: comparing results with NumPy / array-api-strict; running the
+code blocks of a docs page."""
 
 from __future__ import annotations
 
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,3 +59,47 @@ def assert_bitwise_equal(actual: np.ndarray, expected: np.ndarray) -> None:
 
 def to_x10(a: np.ndarray, device: Any = None) -> xp.Array:
     return xp.asarray(a, device=device)
+
+
+def numbers_close(got: str, expected: str) -> bool:
+    """Equal text, except numbers, which may differ in their last printed digit."""
+    number = r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?"
+    got_words, expected_words = got.split(), expected.split()
+    if len(got_words) != len(expected_words):
+        return False
+    for a, b in zip(got_words, expected_words):
+        if a == b:
+            continue
+        pa, pb = re.fullmatch(r"(\[*)(" + number + r")(\]*)", a), re.fullmatch(r"(\[*)(" + number + r")(\]*)", b)
+        if not (pa and pb and pa[1] == pb[1] and pa[3] == pb[3]):
+            return False
+        if not math.isclose(float(pa[2]), float(pb[2]), rel_tol=2e-6, abs_tol=2e-6):
+            return False
+    return True
+
+
+def check_doc_page(page: Path, min_blocks: int = 1, env: dict[str, str] | None = None) -> None:
+    """Each ```python block of `page` runs (in order, in one fresh process, warnings as
+    errors, no X10ARRAY_* variable set) and prints the ```text block that follows it
+    (nothing, where none follows)."""
+    blocks = re.findall(r"```(\w+)\n(.*?)```", page.read_text(), re.S)
+    pairs = []
+    for i, (lang, body) in enumerate(blocks):
+        if lang == "python":
+            follows = blocks[i + 1] if i + 1 < len(blocks) else ("", "")
+            pairs.append((body, follows[1] if follows[0] == "text" else ""))
+    assert len(pairs) >= min_blocks
+    script = "".join(f"print('<<<block {i}>>>')\n{code}\n" for i, (code, _) in enumerate(pairs))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")} | (env or {})
+    environ.setdefault("X10ARRAY_COMPILE_CACHE_DIR", "0")  # (never the user's ~/.cache: see conftest.py)
+    root = Path(__file__).resolve().parents[1]
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), environ.get("PYTHONPATH", "")]))
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script],
+        capture_output=True, text=True, timeout=300, env=environ, cwd=root,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    outputs = re.split(r"<<<block \d+>>>\n", result.stdout)[1:]
+    assert len(outputs) == len(pairs)
+    for (code, expected), got in zip(pairs, outputs):
+        assert numbers_close(got, expected), f"the block\n{code}\nprinted\n{got}\nwhere the page shows\n{expected}"

@@ -10,10 +10,12 @@ devices with no committed array to say where they meet. The rule lives in one fu
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _util import check_doc_page
 
 import x10array as xp
 from x10array.extend import primitive
@@ -199,3 +201,7 @@ def test_extension_primitives_follow_the_rule() -> None:
     np.testing.assert_allclose(np.asarray(out), 3 * DATA)
     with pytest.raises(ValueError, match="arrays are on different devices"):
         scaled_sum(placed(LAZY), placed(EAGER))
+
+
+def test_the_docs_page_runs_and_prints_what_it_shows() -> None:
+    check_doc_page(Path(__file__).resolve().parents[1] / "docs" / "devices.md", min_blocks=1)

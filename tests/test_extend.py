@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import math
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import array_api_strict
 import numpy as np
 import pytest
+from _util import check_doc_page
 
 import x10array as xp
 from x10array import extend, nn
@@ -464,42 +460,7 @@ def test_lenet_loss_and_gradients_are_unchanged():
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 
 
-def _numbers_close(got: str, expected: str) -> bool:
-    """Equal text, except numbers, which may differ in their last printed digit."""
-    number = r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?"
-    got_words, expected_words = got.split(), expected.split()
-    if len(got_words) != len(expected_words):
-        return False
-    for a, b in zip(got_words, expected_words):
-        if a == b:
-            continue
-        pa, pb = re.fullmatch(r"(\[*)(" + number + r")(\]*)", a), re.fullmatch(r"(\[*)(" + number + r")(\]*)", b)
-        if not (pa and pb and pa[1] == pb[1] and pa[3] == pb[3]):
-            return False
-        if not math.isclose(float(pa[2]), float(pb[2]), rel_tol=2e-6, abs_tol=2e-6):
-            return False
-    return True
-
-
 def test_the_tutorial_runs_and_prints_what_it_shows():
     """Each ```python block of docs/extending.md runs (in order, in one fresh process) and
     prints the ```text block that follows it (nothing, where none follows)."""
-    blocks = re.findall(r"```(\w+)\n(.*?)```", DOC.read_text(), re.S)
-    pairs = []
-    for i, (lang, body) in enumerate(blocks):
-        if lang == "python":
-            follows = blocks[i + 1] if i + 1 < len(blocks) else ("", "")
-            pairs.append((body, follows[1] if follows[0] == "text" else ""))
-    assert len(pairs) >= 8
-    script = "".join(f"print('<<<block {i}>>>')\n{code}\n" for i, (code, _) in enumerate(pairs))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
-    env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (never the user's ~/.cache: see conftest.py)
-    result = subprocess.run(
-        [sys.executable, "-W", "error", "-c", script],
-        capture_output=True, text=True, timeout=300, env=env, cwd=DOC.parents[1],
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    outputs = re.split(r"<<<block \d+>>>\n", result.stdout)[1:]
-    assert len(outputs) == len(pairs)
-    for (code, expected), got in zip(pairs, outputs):
-        assert _numbers_close(got, expected), f"the block\n{code}\nprinted\n{got}\nwhere the page shows\n{expected}"
+    check_doc_page(DOC, min_blocks=8)

@@ -11,10 +11,12 @@ each refused call).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _util import check_doc_page
 
 import x10array as xp
 from x10array.autodiff import grad
@@ -176,3 +178,7 @@ def test_strict_setting_refuses_mixed_kinds(call: Callable[..., Any], reference:
     override_settings(X10ARRAY_STRICT_PROMOTION=True)
     with pytest.raises(TypeError, match="promotion|can only be combined|dtypes"):
         call(lambda a: xp.asarray(a, device=xp.Device("cpu", 0, "xla")))
+
+
+def test_the_docs_page_runs_and_prints_what_it_shows() -> None:
+    check_doc_page(Path(__file__).resolve().parents[1] / "docs" / "promotion.md", min_blocks=2)
