@@ -192,7 +192,7 @@ def test_nothing_moves_or_is_recorded_when_devices_agree() -> None:
 
 
 def test_extension_primitives_follow_the_rule() -> None:
-    @primitive("test_committed.scaled_sum", elementwise=True)
+    @primitive("test_committed.scaled_sum")  # not elementwise: test_numerics lists those
     def scaled_sum(k: Any, a: Any, b: Any) -> Any:
         return a + 2 * b
 
