@@ -148,9 +148,27 @@ def test_setitem_moves_an_uncommitted_value_but_not_the_target() -> None:
     x[helper(np.array([False, True]))] = helper(DATA[0])
     assert x.device == LAZY
     np.testing.assert_allclose(np.asarray(x), DATA[::-1])
-    u = helper()  # an uncommitted array written with a committed value: the target cannot move
+    u = helper()  # an uncommitted eager array written with a committed value: it moves there itself
+    u[0] = placed(LAZY, DATA[1])
+    assert u.device == LAZY and not u._committed
+    np.testing.assert_allclose(np.asarray(u), DATA[[1, 1]])
+    with xp.device_scope(LAZY):
+        w = helper()  # uncommitted too, but lazy: its pending graph stays where it is
     with pytest.raises(ValueError, match="^__setitem__: arrays are on different devices"):
-        u[0] = placed(LAZY, DATA[1])
+        w[0] = placed(EAGER, DATA[1])
+    v = helper()
+    view = v[0]  # an array with views does not move (its views would be left behind)
+    with pytest.raises(ValueError, match="^__setitem__: arrays are on different devices"):
+        v[1] = placed(LAZY, DATA[1])
+    assert view.device == v.device == EAGER
+
+
+def test_getitem_moves_an_uncommitted_array_to_its_committed_index() -> None:
+    u = helper()
+    out = u[placed(LAZY, np.array([1, 0]))]
+    assert out.device == LAZY and out._committed
+    np.testing.assert_allclose(np.asarray(out), DATA[[1, 0]])
+    assert u.device == EAGER  # read, not moved: a copy went to the lazy device
 
 
 def test_in_place_operators() -> None:
@@ -159,10 +177,18 @@ def test_in_place_operators() -> None:
     assert x.device == LAZY
     np.testing.assert_allclose(np.asarray(x), DATA + 1)
     u = helper()
+    u += placed(LAZY)  # an uncommitted eager array without views follows, as with u[...] = v
+    assert u.device == LAZY and not u._committed
+    np.testing.assert_allclose(np.asarray(u), 2 * DATA)
+    c = placed(EAGER)
+    with pytest.raises(ValueError, match="^add: arrays are on different devices"):
+        c += placed(LAZY)  # c was placed explicitly: it does not move
+    np.testing.assert_allclose(np.asarray(c), DATA)
+    with xp.device_scope(LAZY):
+        w = helper()
     with pytest.raises(ValueError, match="^in-place add: the result is on"):
-        u += placed(LAZY)  # u would have to move: an array written in place does not
-    np.testing.assert_allclose(np.asarray(u), DATA)
-    assert u.device == EAGER
+        w += placed(EAGER)  # uncommitted, but lazy: its pending graph stays where it is
+    assert c.device == EAGER and w.device == LAZY
 
 
 def test_two_committed_devices_still_raise() -> None:

@@ -44,7 +44,8 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.backend import impl as backend_impl
-from .._core.convert import cast
+from .._core.convert import cast, transfer
+from .._core.devices import Device
 from .._core.dtypes import INTEGER, promote
 from .._core.kernels import NUMPY
 from .._core.policies import NUMPY_QUIET
@@ -540,7 +541,51 @@ def normalize_index(x: Array, key: Any, fname: str) -> tuple[tuple[Any, ...], tu
     return idx.desc, idx.operands, idx.mask is not None
 
 
+def _key_arrays(key: Any) -> list[Array]:
+    if type(key) is Array:
+        return [key]
+    if type(key) is tuple:
+        return [k for k in key if type(k) is Array]
+    return []
+
+
+def _meet(x: Array, key: Any, value: Any, fname: str) -> tuple[Array, Any, Any]:
+    """x, the index arrays of `key` and an array `value` on one device (docs/devices.md): an
+    uncommitted index or value joins x's device, or x joins theirs where x is uncommitted and
+    they are committed. Read (`value` None), x is copied; written, an eager x without views
+    moves in place (a lazy x, or one with views, cannot: ValueError)."""
+    arrays = _key_arrays(key)
+    if type(value) is Array:
+        arrays.append(value)
+    device = x._device
+    if all(a._device is device or a._device == device for a in arrays):
+        return x, key, value
+    if value is not None and not x._committed and x._alias is None and not device.is_lazy:
+        committed = {a._device for a in arrays if a._committed}
+        if len(committed) == 1 and device not in committed:
+            assign_device(x, committed.pop())
+    _, (x2, *moved) = common_device([x, *arrays], fname, fixed=x if value is not None else None)
+    if type(value) is Array:
+        value = moved.pop()
+    if type(key) is Array:
+        key = moved[0]
+    elif type(key) is tuple:
+        key = tuple(moved.pop(0) if type(k) is Array else k for k in key)
+    return x2, key, value
+
+
+def assign_device(x: Array, device: Device) -> None:
+    """Move the uncommitted eager array `x` (without views) itself to `device`, its value
+    copied there: written with a committed array of that device (`x[...] = v`, `x += v`), it
+    follows it as an uncommitted operand would (docs/devices.md)."""
+    moved = transfer(x, device)
+    x._device = device
+    assign(x, moved)
+
+
 def getitem(x: Array, key: Any, /) -> Array:
+    if type(key) is Array or type(key) is tuple:
+        x, key, _ = _meet(x, key, None, "__getitem__")
     idx = _parse(x, key, "__getitem__")
     if idx.mask is not None:
         return bind(GETITEM_MASK, x._device, x, *idx.operands, index=idx.desc)
@@ -771,6 +816,8 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
 @atomic_write
 def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
+    if type(key) is Array or type(key) is tuple or type(value) is Array:
+        _, key, value = _meet(x, key, value, fname)
     idx = _parse(x, key, fname)
     if type(value) is Array and _is_its_own_view(x, value, idx):
         # `x[k] op= y` runs `v = x[k]; v op= y` (which writes through the view) and then

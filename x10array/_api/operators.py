@@ -78,10 +78,13 @@ def _inplace(fn: Callable[..., Array]) -> Callable[..., Array]:
     def method(self: Array, other: Any, /) -> Array:
         result = fn(self, other)
         if result._device != self._device:  # `other` is committed to another device
-            raise ValueError(
-                f"in-place {fn.__name__}: the result is on {result._device!r}, not on the array's device"
-                f" {self._device!r}; an array written in place does not move: copy the operand with to_device()"
-            )
+            if self._committed or self._alias is not None or self._device.is_lazy:
+                raise ValueError(
+                    f"in-place {fn.__name__}: the result is on {result._device!r}, not on the array's device"
+                    f" {self._device!r}; this array cannot move (it was placed explicitly, has views or is"
+                    " lazy): copy the operand with to_device()"
+                )
+            indexing.assign_device(self, result._device)  # an uncommitted eager array follows, as in x[...] = v
         if result._dtype is not self._dtype:
             raise TypeError(
                 f"in-place {fn.__name__}: the result dtype {result._dtype.name} differs from the"
