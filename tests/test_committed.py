@@ -142,6 +142,17 @@ def test_uncommitted_arrays_join_the_committed_device(call: Callable[..., Any], 
     np.testing.assert_allclose(np.asarray(out), reference())
 
 
+def test_writes_commit_an_uncommitted_array() -> None:
+    u = helper()
+    u[0] = 1.0
+    assert not u._committed  # a Python scalar: nothing committed reached it
+    u[1] = placed(EAGER, DATA[0])
+    assert u._committed  # derived from a committed array now, as `u + placed(...)` would be
+    h = helper()
+    h += helper()
+    assert not h._committed
+
+
 def test_setitem_moves_an_uncommitted_value_but_not_the_target() -> None:
     x = placed(LAZY)
     x[0] = helper(DATA[1])
@@ -150,7 +161,7 @@ def test_setitem_moves_an_uncommitted_value_but_not_the_target() -> None:
     np.testing.assert_allclose(np.asarray(x), DATA[::-1])
     u = helper()  # an uncommitted eager array written with a committed value: it moves there itself
     u[0] = placed(LAZY, DATA[1])
-    assert u.device == LAZY and not u._committed
+    assert u.device == LAZY and u._committed  # it holds a committed array's values now
     np.testing.assert_allclose(np.asarray(u), DATA[[1, 1]])
     with xp.device_scope(LAZY):
         w = helper()  # uncommitted too, but lazy: its pending graph stays where it is
@@ -178,7 +189,7 @@ def test_in_place_operators() -> None:
     np.testing.assert_allclose(np.asarray(x), DATA + 1)
     u = helper()
     u += placed(LAZY)  # an uncommitted eager array without views follows, as with u[...] = v
-    assert u.device == LAZY and not u._committed
+    assert u.device == LAZY and u._committed
     np.testing.assert_allclose(np.asarray(u), 2 * DATA)
     c = placed(EAGER)
     with pytest.raises(ValueError, match="^add: arrays are on different devices"):

@@ -173,6 +173,9 @@ def assign(target: Any, source: Any) -> None:
     # Another thread may have handed the buffer out (`__array__`, a NumPy view) while it was
     # written in place: it stays marked, so the next write copies.
     target._shared = source._shared or (same and target._shared)
+    # written with (a value computed from) a committed array, an uncommitted array is derived
+    # from it: committed from then on (docs/devices.md)
+    target._committed = target._committed or source._committed
     _IMPLS[target._device.backend].adopt(target)
 
 
