@@ -17,6 +17,8 @@ stays undefined (no integer type holds both).
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from . import settings
@@ -148,7 +150,7 @@ PROMOTION_TABLE = _build_promotion_table()
 KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "real": 2, "complex": 3}
 
 
-def promote(a: DType, b: DType, fname: str, *, strict: bool | None = None) -> DType:
+def promote(a: DType, b: DType, fname: str, *, strict: builtins.bool | None = None) -> DType:
     """The result type of two dtypes: the standard's lattice, and between kinds the operand of
     the higher kind (see the module's docstring). TypeError where neither defines one, or for
     mixed kinds when `strict` (default: the X10ARRAY_STRICT_PROMOTION setting)."""

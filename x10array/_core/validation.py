@@ -46,7 +46,9 @@ def check_category(dtype: DType, fname: str, category: str, what: str = "input")
         raise TypeError(f"{fname}: {what} must have a {category} dtype, got {dtype.name}")
 
 
-def common_device(arrays: Sequence[Array], fname: str, *, fixed: Array | None = None) -> tuple[Device, Sequence[Array]]:
+def common_device(
+    arrays: Sequence[Array], fname: str, *, fixed: Array | None = None
+) -> tuple[Device, tuple[Array, ...]]:
     """The device where `arrays` meet, and the arrays placed there: the device check of every
     function that takes several arrays (docs/devices.md).
 
@@ -61,24 +63,11 @@ def common_device(arrays: Sequence[Array], fname: str, *, fixed: Array | None = 
     device = arrays[0]._device
     for a in arrays:
         if a._device is not device and a._device != device:
-<<<<<<< HEAD
-            if device.mesh is not None or a._device.mesh is not None:
-                raise ValueError(
-                    f"{fname}: arrays are on different devices ({device!r} and {a._device!r}): an array on a"
-                    " mesh combines only with arrays on the same mesh; place the other one there with"
-                    " x10array.distributed.shard() or replicate() (or to_device(x, sharding))"
-                )
-            raise ValueError(
-                f"{fname}: arrays are on different devices ({device!r} and {a._device!r});"
-                " copy them explicitly with to_device()"
-            )
-    return device
-=======
             return _meet(arrays, fname, fixed)
-    return device, arrays
+    return device, arrays if type(arrays) is tuple else tuple(arrays)
 
 
-def _meet(arrays: Sequence[Array], fname: str, fixed: Array | None) -> tuple[Device, Sequence[Array]]:
+def _meet(arrays: Sequence[Array], fname: str, fixed: Array | None) -> tuple[Device, tuple[Array, ...]]:
     committed: list[Device] = []
     for a in arrays:
         if (a._committed or a is fixed) and a._device not in committed:
@@ -91,19 +80,25 @@ def _meet(arrays: Sequence[Array], fname: str, fixed: Array | None) -> tuple[Dev
             first = arrays[0]._device
             second = next(a._device for a in arrays if a._device != first)
             why = "none of them was placed explicitly (uncommitted), so none says where they meet"
+        if first.mesh is not None or second.mesh is not None:
+            raise ValueError(
+                f"{fname}: arrays are on different devices ({first!r} and {second!r}): an array on a"
+                " mesh combines only with arrays on the same mesh (or arrays created without a device,"
+                " which are replicated there); place the other one there with"
+                " x10array.distributed.shard() or replicate() (or to_device(x, sharding))"
+            )
         raise ValueError(
             f"{fname}: arrays are on different devices ({first!r} and {second!r}): {why};"
             " copy them explicitly with to_device()"
         )
-    device = committed[0]
+    device = committed[0]  # on a mesh, an uncommitted array is placed replicated (as in JAX)
     moved = []
     for a in arrays:
         if a._device != device:
             a = transfer(a, device)
             a._committed = False  # a copy of an uncommitted array, made to meet the others
         moved.append(a)
-    return device, moved
->>>>>>> 0439317 (Mixed-kind promotion (the floating operand's dtype wins, X10ARRAY_STRICT_PROMOTION keeps the TypeError) and committed/uncommitted arrays (helpers created without device= follow the committed arrays they meet))
+    return device, tuple(moved)
 
 
 def normalize_scalar(value: Any) -> Any:
