@@ -11,7 +11,7 @@ this module reads theirs. It is written here (no dependency); the tests check it
 `safetensors` package in both directions.
 
 Keys name the path of each array in the tree, joined by dots: dict keys, list and tuple
-indices, and the attribute names of `nn.Module`s (`model.layers.0.filter`,
+indices, and the attribute names of `nn.Module` objects (`model.layers.0.filter`,
 `optimizer.velocity.3`). Python numbers, bools and strings in the tree (an optimizer's step
 count, an epoch) go into the header's `__metadata__` as JSON, under `x10array.scalars`.
 
@@ -156,7 +156,7 @@ def _to_host(leaf: Any, key: str) -> np.ndarray:
 def save(path: str | os.PathLike[str], tree: Any, *, metadata: dict[str, str] | None = None) -> None:
     """Write the arrays of `tree` to the safetensors file `path`, atomically.
 
-    `tree`: dicts, lists, tuples and `nn.Module`s (any pytree) of arrays on any device, and
+    `tree`: dicts, lists, tuples and `nn.Module` objects (any pytree) of arrays on any device, and
     Python numbers, bools and strings. `metadata`: extra text entries for the header's
     `__metadata__` (str to str; keys starting with 'x10array.' are reserved).
 

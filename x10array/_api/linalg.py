@@ -439,8 +439,8 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
 def vector_norm(
     x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, ord: int | float = 2
 ) -> Array:
-    """Vector p-norms over `axis` (all axes for None): ord inf/-inf (max/min |x|), 0 (count
-    of non-zeros), and any other real p as (sum |x|^p)^(1/p)."""
+    """Vector p-norms over `axis` (all axes for None): ord inf/-inf (`max/min |x|`), 0 (count
+    of non-zeros), and any other real p as `(sum |x|^p)^(1/p)`."""
     check_array(x, "vector_norm", "x", "floating-point")
     axes = normalize_axes(axis, x.ndim, "vector_norm")
     p = normalize_scalar(ord)
