@@ -28,6 +28,9 @@ sys.path.insert(0, str(HERE))
 import apiref  # noqa: E402
 
 apiref.write(HERE / "reference")  # before autosummary reads the pages (it does so when the builder starts)
+for _name, _module, _, _ in apiref.importable():
+    # x10array.extend.settings is a module re-exported as an attribute: autodoc imports by name
+    sys.modules.setdefault(_name, _module)
 
 project = "x10array"
 author = "the x10array authors"
