@@ -155,3 +155,55 @@ def test_the_docs_extra_and_check_are_declared() -> None:
     assert "sphinx" in script and " -W" in script
     assert ".ci/docs" in (ROOT / ".ci" / "run").read_text()
     assert "sphinx-build" in (ROOT / "README.md").read_text() or ".ci/docs" in (ROOT / "README.md").read_text()
+
+
+def _docstrings() -> list[tuple[str, str]]:
+    """(qualified name, docstring) of every public function and class of the reference and of
+    the members Sphinx shows on a class's page."""
+    import inspect
+
+    out = []
+    for name, module, _, _ in apiref.importable():
+        for entry in apiref.public_names(module):
+            obj = getattr(module, entry)
+            if not (isinstance(obj, type) or callable(obj)):
+                continue  # constants: docs/conf.py shows their value, not their type's docstring
+            doc = inspect.cleandoc(obj.__doc__ or "")  # its own, as Sphinx shows a class (not Enum's)
+            if doc and getattr(obj, "__module__", "").startswith("x10array"):
+                out.append((f"{name}.{entry}", doc))
+            if isinstance(obj, type) and obj.__module__.startswith("x10array"):
+                for member, value in vars(obj).items():
+                    doc = inspect.getdoc(value) if not member.startswith("_") or member == "__call__" else None
+                    if doc and doc != inspect.getdoc(type(value)):
+                        out.append((f"{name}.{entry}.{member}", doc))
+    return out
+
+
+def test_every_docstring_is_restructured_text_that_sphinx_accepts() -> None:
+    """What `sphinx-build -W` (.ci/docs) would refuse, found without Sphinx: a docstring that
+    reST cannot parse cleanly (`|x|` is a substitution, `*args` opens an emphasis, an indented
+    line after a paragraph is an unexpected block quote)."""
+    docutils_core = pytest.importorskip("docutils.core")
+    import io
+
+    from docutils import nodes
+    from docutils.parsers.rst import roles
+
+    def sphinx_role(name, rawtext, text, lineno, inliner, options=None, content=None):  # noqa: ANN001, ANN202
+        return [nodes.literal(rawtext, text)], []
+
+    for role in ("class", "func", "meth", "attr", "mod", "obj", "data", "exc", "ref", "doc", "term", "any"):
+        roles.register_local_role(role, sphinx_role)  # Sphinx's cross-reference roles, valid there
+        roles.register_local_role(f"py:{role}", sphinx_role)
+
+    problems = []
+    for name, doc in _docstrings():
+        stream = io.StringIO()
+        docutils_core.publish_doctree(
+            ".. default-role:: literal\n\n" + doc,  # as docs/conf.py's default_role
+            settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": stream},
+        )
+        if stream.getvalue():
+            problems.append(f"{name}: {stream.getvalue().strip()}")
+    assert len(_docstrings()) > 200
+    assert not problems, "docstrings Sphinx would warn about (the docs build fails):\n" + "\n".join(problems)
