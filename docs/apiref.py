@@ -37,7 +37,10 @@ MODULES: list[tuple[str, str, str]] = [
 ]
 
 # Modules that hold no public API of their own (documented as pages, not in the reference).
-NOT_REFERENCED = {"x10array.examples", "x10array.examples.demo", "x10array.examples.mnist"}
+# (command-line programs: `python -m x10array.distributed.launch`, `python -m x10array.examples.mnist`)
+NOT_REFERENCED = {
+    "x10array.examples", "x10array.examples.demo", "x10array.examples.mnist", "x10array.distributed.launch",
+}  # fmt: skip
 
 NAMESPACE_DUNDERS = ("__array_namespace_info__", "__array_api_version__")
 

@@ -73,6 +73,12 @@ def _value_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, 
     """A constant or object (`pi`, `float32`, `autodiff.RULES`) has no docstring of its own: its
     page would show its type's (float's "Convert a string or number..."). Show its value instead,
     and its type's docstring only where the type is x10array's."""
+    origin = getattr(obj, "__module__", None) if isinstance(obj, type) or callable(obj) else None
+    if isinstance(origin, str) and origin.split(".")[0] not in ("x10array", "builtins"):
+        # re-exported from another library (distributed.P is jax's PartitionSpec): its own
+        # documentation is the reference; its docstring is not x10array's to check under -W
+        lines[:] = [f"``{origin}.{getattr(obj, '__qualname__', name)}``, re-exported: see its library's documentation."]
+        return
     if what not in ("data", "attribute") or isinstance(obj, type) or callable(obj):
         return
     if getattr(obj, "__doc__", None) != getattr(type(obj), "__doc__", None):
