@@ -31,6 +31,7 @@ MODULES: list[tuple[str, str, str]] = [
     ("x10array.datasets", "datasets", "MNIST, read from checked IDX files"),
     ("x10array.checkpoint", "checkpoint", "pytrees of arrays to and from safetensors files"),
     ("x10array.debug", "debug", "the recorded graph as text, StableHLO and DOT; cost and memory analyses"),
+    ("x10array.distributed", "distributed", "meshes of devices and sharded arrays"),
     ("x10array.extend", "extend", "primitives of your own, devices, settings: the extension API"),
     ("x10array.extend.settings", "extend.settings", "every X10ARRAY_* setting: read, change, override in a block"),
 ]
@@ -39,12 +40,6 @@ MODULES: list[tuple[str, str, str]] = [
 # (command-line programs: `python -m x10array.distributed.launch`, `python -m x10array.examples.mnist`)
 NOT_REFERENCED = {
     "x10array.examples", "x10array.examples.demo", "x10array.examples.mnist", "x10array.distributed.launch",
-    # Not yet: importing it registers its extension primitive (sharding_constraint) in the op
-    # table, and tests/test_op_table.py's completeness check has no sample for it, so importing
-    # it in the test process (as tests/test_docs.py does) fails that test. Add it back to MODULES
-    # with ("x10array.distributed", "distributed", "meshes of devices and sharded arrays") once
-    # test_op_table has a sample for sharding_constraint.
-    "x10array.distributed",
 }  # fmt: skip
 
 NAMESPACE_DUNDERS = ("__array_namespace_info__", "__array_api_version__")

@@ -312,7 +312,9 @@ X10ARRAY_EXTRAS = frozenset(
 
 # Subpackages of x10array beyond `linalg` and `fft` (documented in README.md). Python makes a
 # subpackage an attribute of the package once it is imported, so they may appear in dir().
-X10ARRAY_SUBPACKAGES = frozenset(["autodiff", "nn", "optim", "datasets", "checkpoint", "examples", "extend", "debug"])
+X10ARRAY_SUBPACKAGES = frozenset(
+    ["autodiff", "nn", "optim", "datasets", "checkpoint", "examples", "extend", "debug", "distributed"]
+)
 
 SIGNATURES = {
     "__array_namespace_info__": "()",

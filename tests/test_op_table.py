@@ -285,7 +285,9 @@ def test_samples_reach_every_primitive(monkeypatch, compile_every_graph):
     monkeypatch.setitem(_backend._IMPLS, xp.Backend.XLA, Recording())
     for prim, index in CASES:
         np.asarray(SAMPLES[prim][index](xp, LAZY))
-    missing = set(_ops.OP_TABLE) - reached
+    # needs a mesh (forced host devices, a subprocess): tests/test_distributed.py's constrain case
+    mesh_only = {"sharding_constraint"}
+    missing = set(_ops.OP_TABLE) - reached - mesh_only
     assert not missing, f"primitives without a sample: {sorted(missing)}"
     assert math.isfinite(len(reached))
 
