@@ -20,15 +20,6 @@ DTYPES = ["float64", "float32", "complex64", "int8", "uint64", "bool"]
 _SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, 2.5, 1e-310, -3e-39, 1e30, -7.25]
 
 
-@pytest.fixture
-def xla_kernels():
-    old = xp.set_cpu_kernels("xla")
-    try:
-        yield
-    finally:
-        xp.set_cpu_kernels(old)
-
-
 def _values(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
     dt = np.dtype(dtype)
     if dt.kind == "b":
