@@ -202,6 +202,40 @@ def constrain_is_lazy() -> None:
     )
 
 
+def relayout_on_the_mesh() -> None:
+    """shard / to_device of an array already on the mesh into another layout: the slices move
+    between the mesh's devices (no host transfer), bit for bit, and the source is unchanged."""
+    import x10array as xp
+    import x10array.distributed as xd
+
+    mesh = xd.Mesh((2, 2), ("data", "model"))
+    host = np.random.default_rng(0).standard_normal((8, 4))
+    x = xd.shard(host, mesh, xd.P("data"))
+    pending = x * 3.0
+    before = xp.metrics()
+    specs = {"replicated": xd.P(), "model": xd.P(None, "model"), "both": xd.P("data", "model")}
+    moved = {name: xd.shard(x, mesh, spec) for name, spec in specs.items()}
+    z = x.to_device(xd.NamedSharding(mesh, xd.P(None, "model")))
+    w = xd.shard(pending, mesh, xd.P())  # a pending array: computed, then re-laid out
+    middle = xp.metrics()  # (before any read below)
+    layouts = {name: str(xd.sharding(y)) for name, y in moved.items()}
+    values = {name: bool(np.array_equal(np.asarray(y), host)) for name, y in moved.items()}
+    same = xd.shard(x, mesh, xd.P("data"))
+    _result(
+        layouts=layouts,
+        values=values,
+        to_device_layout=str(xd.sharding(z)),
+        to_device_exact=bool(np.array_equal(np.asarray(z), host)),
+        pending_exact=bool(np.array_equal(np.asarray(w), host * 3.0)),
+        pending_layout=str(xd.sharding(w)),
+        source_layout=str(xd.sharding(x)),
+        source_exact=bool(np.array_equal(np.asarray(x), host)),
+        same_is_source=same is x,
+        host_transfers=(middle.transfers_to_host - before.transfers_to_host)
+        + (middle.transfers_to_device - before.transfers_to_device),
+    )
+
+
 def bad_input() -> None:
     """Test 4: every bad input raises ValueError at the call, naming the function and problem."""
     import x10array as xp

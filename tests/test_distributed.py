@@ -74,6 +74,17 @@ def test_constrain_records_and_runs_nothing_before_the_barrier():
     assert len(compiles) == 2 and "sharding of input 0: P('data') -> P()" in compiles[1], compiles
 
 
+def test_relayout_on_the_same_mesh_moves_slices_between_devices_not_through_the_host():
+    r = run_case("relayout_on_the_mesh")
+    assert r["layouts"]["replicated"].endswith("P())"), r
+    assert r["layouts"]["model"].endswith("P(None, 'model'))") and r["to_device_layout"] == r["layouts"]["model"]
+    assert r["layouts"]["both"].endswith("P('data', 'model'))"), r
+    assert all(r["values"].values()) and r["to_device_exact"] and r["pending_exact"], r
+    assert r["pending_layout"].endswith("P())") and r["source_layout"].endswith("P('data'))")
+    assert r["source_exact"] and r["same_is_source"]
+    assert r["host_transfers"] == 0
+
+
 EXPECTED = {
     "uneven": ("shard:", "uneven sharding", "250"),
     "uneven_asarray": ("asarray:", "uneven sharding"),

@@ -91,8 +91,9 @@ def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None
     device = resolve_device(device, "to_device")
     if layout is not None:
         layout.check(x.shape, "to_device")
-        if device == x._device and backend_impl(device).layout(x) == layout.spec:
-            return x
+        if device == x._device:
+            impl = backend_impl(device)
+            return x if impl.layout(x) == layout.spec else impl.relayout(x, layout.spec)
         return from_host(np.asarray(x._host()), device, shared=True, layout=layout, fname="to_device")
     if device == x._device:
         x._committed = True  # an explicit placement, even where nothing moves

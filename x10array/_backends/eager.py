@@ -326,6 +326,9 @@ class EagerBackend:
     def layout(self, x: Array) -> Any:
         return ()  # one device: nothing is split
 
+    def relayout(self, x: Array, layout: Any) -> Array:
+        raise ValueError(f"to_device: {x.device!r} is not a mesh; only arrays on a mesh have layouts")
+
     def buffer(self, x: Array) -> Any:
         return x._data
 

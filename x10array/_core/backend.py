@@ -43,6 +43,10 @@ class BackendImpl(Protocol):
         """`x`'s layout: on a mesh, the canonical partition spec of its computed value, or None
         while it is pending (the partitioner decides at the barrier); `()` elsewhere."""
 
+    def relayout(self, x: Array, layout: Any) -> Array:
+        """A copy of `x`, an array on a mesh device, laid out as `layout` (a canonical partition
+        spec) on the same mesh: moved between the mesh's devices, never through the host."""
+
     def read(self, x: Array) -> np.ndarray:
         """`x`'s value in host memory, computing it if pending. May share memory with `x`;
         a value that must not be written through is returned read-only."""

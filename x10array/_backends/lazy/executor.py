@@ -78,6 +78,12 @@ class LazyBackend(Recorder):
             )
         return materialize(x)
 
+    def relayout(self, x: Array, layout: Any) -> Array:
+        node = x._data
+        if node.value is None:
+            _materialize_nodes([node], x._device)
+        return _owned_array(_leaf(spmd.relayout(node.value, x._device, layout), node.dtype), x.dtype, x._device)
+
     def known(self, x: Array) -> np.ndarray | None:
         value = x._data.value
         if value is not None and x._device.mesh is not None and not value.is_fully_addressable:

@@ -25,6 +25,7 @@ What differs from a single device, all of it here (the executor calls in only wh
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -48,6 +49,27 @@ def place(host: np.ndarray, device: Device, spec: Spec) -> Any:
     sharding = jax_sharding(device.mesh, spec)
     with jax.enable_x64(True):
         return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+
+
+def relayout(value: Any, device: Device, spec: Spec) -> Any:
+    """A copy of the global jax array `value` (on `device`'s mesh) laid out as `spec`: one
+    small SPMD program (the identity with pinned output sharding; jax caches it per layout
+    pair) that moves the slices between the mesh's devices. Every process runs it."""
+    import jax
+
+    with jax.enable_x64(True):
+        return _resharding(jax_sharding(device.mesh, spec))(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _resharding(sharding: Any) -> Any:
+    import jax
+
+    return jax.jit(_identity, out_shardings=sharding)
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 def layout(node: Node) -> Spec | None:
