@@ -109,12 +109,65 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
             break
     program = program_of(5)
     per_run = program.interpret_cost
-    # matmul's 200**3 multiply-adds dominate the estimate of one run
-    assert 200**3 * _compile.COST.PER_FLOP < per_run < 2 * 200**3 * _compile.COST.PER_FLOP
+    # what a compile saves per run: each operation's dispatch, and a pass over the result of
+    # each arithmetic one (matmul, add, tanh, multiply: 200 x 200; sum: one element); not
+    # the matmul's 200**3 multiply-adds, which the compiled program does as well
+    cost = _compile.COST
+    assert per_run == pytest.approx(5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 200 * 200 + 1))
     runs = math.ceil(0.02 / per_run - 1e-9)  # interpreted runs until 0.5 * 40 ms is paid
+    assert 10 < runs < 200
     assert tiers == ["interpreted"] * runs + ["compiled"]
     assert program.interpreted == pytest.approx(runs * per_run)
     assert program_of(3).compiled is None
+
+
+def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
+    """A compile is credited with what it saves (dispatch, passes over arithmetic results),
+    not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
+    writes into a large buffer (in place in both tiers): a graph of those stays interpreted
+    at sightings where a graph of as many elementwise passes over as many elements compiles."""
+    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+    rng = np.random.default_rng(0)
+    deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)
+    deep_t = xp.asarray(rng.standard_normal((4096, 64)), device=LAZY)
+    shallow = xp.asarray(rng.standard_normal((64, 2)), device=LAZY)
+    shallow_t = xp.asarray(rng.standard_normal((2, 64)), device=LAZY)
+    np.asarray(deep @ deep_t + 1.0)  # (two operations: one is run without a program)
+    np.asarray(shallow @ shallow_t + 1.0)
+    costs = sorted(p.interpret_cost for p in _compile._programs.values())
+    # the same result size, 2048 times the multiply-adds: the same estimate
+    step = _compile.COST.step_seconds
+    assert len(costs) == 2 and costs[0] == costs[1]
+    assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(_compile_prim("add"), 64 * 64))
+
+    def writes(a: Any) -> Any:
+        a = a * 1.0
+        for i in range(40):
+            a[i, i] = float(i)  # one-element writes into a 64 x 4096 buffer
+        return a
+
+    def passes(a: Any) -> Any:
+        for i in range(41):
+            a = a + float(i)  # as many operations, each a pass over 64 x 4096 elements
+        return a
+
+    tiers: dict[str, list[int]] = {"writes": [], "passes": []}
+    for _ in range(4):
+        for name, fn in (("writes", writes), ("passes", passes)):
+            before = xp.metrics()
+            np.asarray(fn(deep))
+            tiers[name].append(delta(before).compile_count)
+    assert tiers["passes"] == [0, 1, 0, 0]  # 22 ms a run: compiled at its second sighting
+    assert tiers["writes"] == [0, 0, 0, 0]  # one pass, then 40 writes: under 1 ms a run
+    program = next(p for p in _compile._programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
+    assert program.interpret_cost == pytest.approx(41 * _compile.COST.PER_OP + _compile.COST.PER_ELEMENT * 64 * 4096)
+
+
+def _compile_prim(name: str) -> Any:
+    from x10array._core.primitive import OP_TABLE
+
+    return OP_TABLE[name]
 
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
@@ -134,6 +187,8 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     """The same program takes the same tiers whatever the clocks say: run a loop twice, the
     second time with every clock jumping by random amounts, and compare the tiers."""
     import time
+
+    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
         monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))

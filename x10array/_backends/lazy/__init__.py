@@ -19,7 +19,9 @@ graph at once) it is compiled with XLA as soon as compiling has paid for itself:
 estimated cost of interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times
 the estimated cost of its compile (ski rental: rent until renting has cost a share of buying).
 Both are estimates from the graph's operations and sizes by a fixed cost model
-(compile._CostModel), never measured time, so a script takes the same tiers at the same points
+(compile._CostModel: interpreting is charged only what a compile would save, per-operation
+dispatch and passes over arithmetic results, not the multiply-adds of a matmul, data movement
+or library calls, which both tiers do alike), never measured time, so a script takes the same tiers at the same points
 on every run and gives the same numbers. So a training step, whose interpretation costs
 milliseconds, compiles within its first steps, while a cheap graph that a scikit-learn fit runs
 a dozen times does not spend more on compiling than the fit takes. The tiers agree within the

@@ -2,10 +2,11 @@
 program of a graph, and the compile log.
 
 Each graph structure (trace.GraphKey) has a `_Program` in an LRU cache (X10ARRAY_CACHE_SIZE):
-its sightings, the estimated cost of interpreting it, and once compiled its executable. The
-tier decision (`_interprets`) is ski rental on estimates from a fixed cost model (_CostModel),
-never measured time: interpret until that has cost X10ARRAY_COMPILE_PAYBACK times an estimated
-compile, from the X10ARRAY_COMPILE_THRESHOLD-th sighting on.
+its sightings, the estimated cost of interpreting it (what a compile would save on one run),
+and once compiled its executable. The tier decision (`_interprets`) is ski rental on estimates
+from a fixed cost model (_CostModel), never measured time: interpret until that has cost
+X10ARRAY_COMPILE_PAYBACK times an estimated compile, from the X10ARRAY_COMPILE_THRESHOLD-th
+sighting on.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class _Program:
         self.outputs = outputs  # ((call index, output index), ...)
         self.n_leaves = n_leaves
         self.seen = 0
-        self.interpret_cost = interpret_cost  # estimated seconds of one interpreted run (COST)
+        self.interpret_cost = interpret_cost  # estimated seconds a compile saves per run (COST)
         self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
         self.compiled: Any = None
         self.key = key
@@ -117,25 +118,46 @@ class _CostModel:
     - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
       of jax 0.10 measured 3-10 ms per recorded operation, more for the functions whose
       accurate lowering is a formula of several operations, and about 100 ms for the
-      smallest graph (tracing, lowering, XLA's passes), where 20 ms + 3.5 ms per operation
-      was assumed before);
-    - interpreting one operation: PER_OP (the interpreter's Python dispatch, ~7-10 us) plus
-      PER_ELEMENT for each element of its largest operand or result (NumPy's loop, the copy
-      into an owned buffer and the subnormal scan: ~1-3 ns for float64 arithmetic), or
-      PER_FLOP for each multiply-add of a matmul, tensordot or convolution (~0.2 ns: a
-      float32 GEMM of LeNet's sizes, im2col included). `COST_LIBRARY` primitives (an SVD, a
-      solve, an FFT) cost nothing here: a compiled program calls the same routine, so
-      compiling would not save it.
+      smallest graph (tracing, lowering, XLA's passes));
+    - what interpreting one operation costs *more than* running it compiled, i.e. what a
+      compile saves (never the work both tiers do alike):
+      - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
+      - PER_ELEMENT for each element of the result of an arithmetic operation (an
+        elementwise function, a reduction, a matmul, tensordot or convolution): the pass that
+        stores it to memory where XLA fuses it into its consumer, and the subnormal scan the
+        interpreter runs on it (~1-4 ns for float64: the saving of a compiled chain of
+        elementwise operations on 10^6 elements measured 4.5 ns per element and operation, a
+        10,000 x 100 by 100 x 100 matmul 1.3 ns per result element).
+      Not counted, because a compiled program spends the same on it: the multiply-adds of a
+      matmul, tensordot or convolution (the same GEMM, ~7.6 ms `jax.jit` against 7.0 ms NumPy
+      for a float64 10,000 x 100 by 100 x 100 product); data movement (`moves_data`: views and
+      copies that XLA makes as well) and writes (`in_place`: both tiers write into a private
+      buffer and copy a shared one); and `COST_LIBRARY` primitives (an SVD, a solve, an FFT),
+      which a compiled program calls as the same routine.
+
+    A graph that is mostly one-element writes or matmuls of large operands is therefore
+    credited little per run and stays interpreted (scikit-learn's GaussianMixture EM step,
+    1,675 operations, would compile in ~17 s of CPU for a program no faster than the
+    interpreter), while a training step of elementwise work over large activations pays back
+    its compile within tens of steps.
     """
 
     COMPILE_FIXED = 0.1
     COMPILE_PER_OP = 0.005
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
-    PER_FLOP = 2e-10
 
     def compile_seconds(self, n_ops: int) -> float:
         return self.COMPILE_FIXED + n_ops * self.COMPILE_PER_OP
+
+    def step_seconds(self, prim: Primitive, result_elements: int) -> float:
+        """What a compile saves on one interpreted run of an operation of `prim` whose largest
+        result has `result_elements` elements (see the class docstring)."""
+        if prim in COST_LIBRARY.members:
+            return 0.0
+        if prim.moves_data or prim.in_place:
+            return self.PER_OP
+        return self.PER_OP + self.PER_ELEMENT * result_elements
 
 
 COST = _CostModel()
@@ -149,8 +171,10 @@ def _elements(shape: tuple[int, ...]) -> int:
 
 
 def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
-    """The estimated seconds of one interpreted run of the graph `calls` (topological order)
-    that computes `targets`, from its operations and their sizes (see _CostModel)."""
+    """What a compile is estimated to save on one run of the graph `calls` (topological
+    order) that computes `targets`: the sum of COST.step_seconds over its operations, from
+    their primitives and result sizes (see _CostModel). (A call's result size is that of its
+    largest output the graph reads or returns; an output nobody reads is not stored.)"""
     out_elements: dict[int, int] = {}
     for n in targets:
         if n.call is not None:
@@ -159,31 +183,8 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
         for n in c.inputs:
             if type(n) is Node and n.call is not None:
                 out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
-    total = 0.0
-    for c in calls:
-        if c.prim in COST_LIBRARY.members:
-            continue
-        operands = [n for n in c.inputs if type(n) is Node]
-        sizes = [_elements(n.shape) for n in operands]
-        out = out_elements.get(id(c), 0)
-        total += COST.PER_OP + COST.PER_ELEMENT * max([out, *sizes]) + COST.PER_FLOP * _flops(c, operands, sizes, out)
-    return total
-
-
-def _flops(call: Call, operands: list[Node], sizes: list[int], out: int) -> int:
-    """The multiply-adds of a matmul, tensordot or convolution (0 for other primitives), from
-    its operands' shapes and sizes and its output's size `out`."""
-    name = call.prim.name
-    if name == "matmul" and len(operands) == 2 and operands[0].shape:
-        return out * operands[0].shape[-1]
-    if name == "nn.conv2d" and len(operands) == 2 and operands[1].shape[-1]:
-        return out * sizes[1] // operands[1].shape[-1]  # HWIO filter: kh kw c per output
-    if name == "nn.conv2d_vjp" and len(operands) == 3 and operands[1].shape[-1]:
-        return 2 * sizes[2] * sizes[1] // operands[1].shape[-1]  # both cotangents
-    if name == "tensordot" and len(sizes) == 2:
-        # a contraction: sqrt(|a| |b| |out|) is m n k for an (m, k) by (k, n) product
-        return int((sizes[0] * sizes[1] * max(out, 1)) ** 0.5)
-    return 0
+    step = COST.step_seconds
+    return sum([step(c.prim, out_elements.get(id(c), 0)) for c in calls])
 
 
 # -- the XLA program of a graph -----------------------------------------------------------------
