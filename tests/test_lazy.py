@@ -592,3 +592,68 @@ def test_no_warnings_from_a_plain_lazy_program():
         x = xp.asarray(np.linspace(-1, 1, 11), device=LAZY)
         y = xp.sqrt(x)  # NaN for negatives, silently as the standard says
         assert np.isnan(np.asarray(y)[0])
+
+
+def test_the_subnormal_scan_finds_exactly_the_subnormals():
+    """interpreter._has_subnormal (small arrays, large ones scanned in pieces, strided views,
+    0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
+    the smallest normal and subnormal numbers of each real dtype."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float16, np.float32, np.float64):
+        info = np.finfo(dtype)
+        tiny = info.tiny
+        below = np.nextafter(dtype(tiny), dtype(0))
+        specials = np.array(
+            [0.0, -0.0, tiny, -tiny, below, -below, info.smallest_subnormal, np.inf, -np.inf, np.nan, info.max],
+            dtype=dtype,
+        )
+        for n in (1, 7, 1000, 5 * _interpreter._SCAN_CHUNK + 3):
+            for _ in range(12):
+                a = rng.standard_normal(n).astype(dtype)
+                if rng.random() < 0.5:
+                    a[rng.integers(0, n, n // 3 + 1)] = 0.0
+                salt = rng.integers(0, 3)
+                a[rng.integers(0, n, salt)] = rng.choice(specials, salt)
+                for view in (a, a[::2], a[:1].reshape(())):
+                    magnitude = np.abs(view)
+                    expected = bool(((magnitude < tiny) & (magnitude > 0)).any())
+                    assert _interpreter._has_subnormal(view, tiny) == expected, (dtype, n, view)
+
+
+def test_results_kept_clean_hold_no_subnormal():
+    """The interpreter does not scan the results of KEEPS_CLEAN primitives: on operands with
+    no subnormal (the values nearest the subnormal range included) they hold none."""
+    from x10array._core.primitive import OP_TABLE
+
+    assert _interpreter.KEEPS_CLEAN <= set(OP_TABLE)
+    assert not any(OP_TABLE[n].moves_data for n in _interpreter.KEEPS_CLEAN)  # (those are never scanned)
+    for dtype in (np.float32, np.float64):
+        tiny = np.finfo(dtype).tiny
+        eps = np.finfo(dtype).eps
+        edge = [tiny, np.nextafter(dtype(tiny), dtype(1)), 2 * tiny, 1.0, 1 + eps, 1 - eps / 2, 0.5, 1e-30, 3.5]
+        edge += [np.sqrt(tiny) / 2, np.log(tiny) - 1]  # (square, exp: subnormal results, not kept clean)
+        edge = np.array(edge + [-v for v in edge] + [0.0, -0.0, np.inf, np.nan], dtype=dtype)
+        x = xp.asarray(edge, device=EAGER)
+        y = xp.asarray(edge[::-1].copy(), device=EAGER)
+        cond = xp.asarray(np.arange(edge.size) % 2 == 0, device=EAGER)
+        pairs = np.empty(edge.size, np.complex64 if dtype == np.float32 else np.complex128)
+        pairs.real, pairs.imag = edge, edge[::-1]
+        z = xp.asarray(pairs, device=EAGER)
+        results = {
+            "maximum": xp.maximum(x, y),
+            "minimum": xp.minimum(x, y),
+            "clip": xp.clip(x, xp.asarray(dtype(tiny), device=EAGER), xp.asarray(dtype(2.0), device=EAGER)),
+            "where": xp.where(cond, x, y),
+            "copysign": xp.copysign(x, y),
+            "max": xp.max(x),
+            "min": xp.min(x),
+            "real": xp.real(z),
+            "imag": xp.imag(z),
+        }
+        for name in _interpreter.KEEPS_CLEAN - set(results):
+            with np.errstate(all="ignore"):
+                results[name] = getattr(xp, name)(x)
+        assert set(results) == _interpreter.KEEPS_CLEAN
+        for name, r in results.items():
+            values = np.abs(np.asarray(r, dtype=np.float64)).astype(dtype)
+            assert not ((values < tiny) & (values > 0)).any(), (name, dtype, np.asarray(r))

@@ -252,8 +252,34 @@ def _numpy_step(
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if not flush or prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
-    out = prim.kernel(NUMPY, *(args if args_clean else [_flush(a) for a in args]), **params)
-    return tuple(_flush(o) for o in out) if prim.multiple_results else _flush(out)
+    if not args_clean:
+        args = [_flush(a) for a in args]
+    out = prim.kernel(NUMPY, *args, **params)
+    if prim.multiple_results:
+        return tuple(_flush(o) for o in out)
+    if (
+        prim.name in KEEPS_CLEAN
+        and type(out) is np.ndarray
+        and out.dtype.kind == "f"
+        and all(type(a) is np.ndarray for a in args)
+    ):
+        return out  # (no scan: it cannot hold a subnormal, see KEEPS_CLEAN)
+    return _flush(out)
+
+
+# Primitives whose real floating-point result cannot hold a subnormal when their operands
+# (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
+# integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
+# the logarithms: |log(x)| >= ~1e-16 unless 0; log1p(x) ~ x for small x). The interpreter
+# skips the subnormal scan of their results (not with a Python scalar operand: the scalars
+# of a step are not flushed, see _operands).
+KEEPS_CLEAN = frozenset(
+    {
+        "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
+        "max", "min", "clip", "where", "sort", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
+        "log10",
+    }
+)  # fmt: skip
 
 
 def _owned(value: Any, dtype: Any) -> np.ndarray:
@@ -287,19 +313,38 @@ def _flush(value: Any) -> Any:
     """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
     denormals-are-zero): the interpreter applies it to the operands and results of every
     arithmetic step, and a compiled graph does the same (see compile._replay_compiled), so
-    both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee")."""
-    if isinstance(value, np.generic):
+    both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee").
+    (Run on every arithmetic result: the common case, a real float array with no subnormal,
+    costs one dtype lookup and the scan.)"""
+    if type(value) is not np.ndarray:
+        if not isinstance(value, np.generic):
+            return value
         value = np.asarray(value)
-    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
+    tiny = _TINY.get(value.dtype)
+    if tiny is None or value.size == 0:  # (not a floating-point array)
         return value
-    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
-    tiny = np.finfo(parts[0].dtype).tiny
-    if not any(_has_subnormal(p, tiny) for p in parts):
-        return value
-    value = value.copy()
-    for p in (value.real, value.imag) if value.dtype.kind == "c" else (value,):
+    if value.dtype.kind != "c":
+        if not _has_subnormal(value, tiny):
+            return value
+        value = value.copy()
+        parts: tuple[np.ndarray, ...] = (value,)
+    else:
+        if not (_has_subnormal(value.real, tiny) or _has_subnormal(value.imag, tiny)):
+            return value
+        value = value.copy()
+        parts = (value.real, value.imag)
+    for p in parts:
         p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
     return value
+
+
+# the smallest normal magnitude of each floating-point dtype (complex: of its parts)
+_TINY: dict[np.dtype, Any] = {
+    np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
+}
+if hasattr(np, "longdouble"):
+    _TINY[np.dtype(np.longdouble)] = np.finfo(np.longdouble).tiny
+    _TINY[np.dtype(np.clongdouble)] = np.finfo(np.clongdouble).tiny
 
 
 def _flush_leaf(node: Node, value: Any) -> Any:
@@ -312,8 +357,44 @@ def _flush_leaf(node: Node, value: Any) -> Any:
 
 def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
     """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
-    no magnitude is below `tiny`; zeros and subnormals (and NaN minima) take a closer look."""
+    no magnitude is below `tiny`; zeros, subnormals and NaN take a closer look (_below_tiny).
+    A large contiguous array is scanned in pieces through one small buffer that stays in the
+    cache, rather than through a temporary of its size (one pass over memory, not three)."""
+    n = part.size
+    if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
+        flat = part.reshape(-1)
+        scratch = np.empty(_SCAN_CHUNK, part.dtype)
+        for start in range(0, n, _SCAN_CHUNK):
+            piece = flat[start : start + _SCAN_CHUNK]
+            magnitude = scratch[: piece.size]
+            np.abs(piece, out=magnitude)
+            if not magnitude.min() >= tiny and _below_tiny(magnitude):
+                return True
+        return False
     magnitude = np.abs(part)
     if magnitude.min() >= tiny:
         return False
-    return bool(magnitude[magnitude < tiny].any())
+    if type(magnitude) is not np.ndarray:  # (a 0-d operand's abs is a NumPy scalar)
+        return bool(0 < magnitude < tiny)
+    return _below_tiny(magnitude)
+
+
+_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
+
+
+def _below_tiny(magnitude: np.ndarray) -> bool:
+    """Whether an array of magnitudes (non-negative, NaN allowed; a temporary: it is
+    overwritten) holds a subnormal, in two passes: as unsigned integers the subnormals are
+    exactly 1 .. bits(tiny) - 1, so subtracting 1 (zero wraps around to the largest value)
+    puts them, and only them, below bits(tiny) - 1."""
+    uint, limit = _TINY_BITS[magnitude.dtype]
+    bits = magnitude.view(uint)
+    np.subtract(bits, uint(1), out=bits)
+    return bool(bits.min() < limit)
+
+
+# per real floating-point dtype: the unsigned integer of its size, and bits(tiny) - 1
+_TINY_BITS: dict[np.dtype, tuple[Any, Any]] = {}
+for _t in (np.float16, np.float32, np.float64):
+    _uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(_t).itemsize]
+    _TINY_BITS[np.dtype(_t)] = (_uint, np.array(np.finfo(_t).tiny, _t).view(_uint)[()] - _uint(1))
