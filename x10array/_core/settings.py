@@ -186,9 +186,10 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting("X10ARRAY_PROCESS_ID", "int", 0, "`distributed.initialize()`: this process's index", minimum=0),
     Setting(
-        "X10ARRAY_CONV_LOWERING", "choice", "im2col",
-        "how `nn.functional.conv2d` lowers to XLA: patches + matmul (measured faster here) or XLA's convolution",
-        choices=("im2col", "conv"),
+        "X10ARRAY_CONV_LOWERING", "choice", "conv",
+        "how `nn.functional.conv2d` lowers to XLA: XLA's convolution (compiles 2.6x faster; benchmarks/README.md)"
+        " or patches + matmul",
+        choices=("conv", "im2col"),
     ),
     Setting(
         "X10ARRAY_DATA_DIR", "path", None,
