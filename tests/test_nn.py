@@ -76,6 +76,26 @@ def test_conv2d_xla_lowering_matches_numpy_kernel(override_settings):
 
 
 @pytest.mark.parametrize("namespace", list(NAMESPACES))
+def test_relu_values_and_its_derivative_at_zero_match_jax(namespace):
+    import jax
+
+    ns, kw = NAMESPACES[namespace]
+    values = np.array([-2.0, -0.0, 0.0, 1e-300, 3.0, np.nan, -np.inf, np.inf])
+    x = ns.asarray(values, **kw)
+    out = np.asarray(F.relu(x))
+    with jax.enable_x64(True):
+        want = np.asarray(jax.nn.relu(values))
+        want_grad = np.asarray(jax.vmap(jax.grad(jax.nn.relu))(values))
+    np.testing.assert_array_equal(out, want)
+    assert not np.signbit(out[:5]).any()  # relu(-0.0) is +0.0
+    got_grad = np.asarray(grad(lambda v: v.__array_namespace__().sum(F.relu(v)))(x))
+    np.testing.assert_array_equal(got_grad[:5], want_grad[:5])  # 0 at -0.0 and 0.0, 1 above
+    assert got_grad[1] == 0.0 and got_grad[2] == 0.0
+    ints = ns.asarray(np.array([-3, 0, 4]), **kw)
+    assert np.asarray(F.relu(ints)).tolist() == [0, 0, 4] and F.relu(ints).dtype == ints.dtype
+
+
+@pytest.mark.parametrize("namespace", list(NAMESPACES))
 def test_pools(namespace):
     n, kw = NAMESPACES[namespace]
     X = np.arange(2 * 4 * 6 * 3, dtype=np.float64).reshape(2, 4, 6, 3)

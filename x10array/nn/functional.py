@@ -283,8 +283,12 @@ def max_pool2d(x: Any, pool_size: Any = (2, 2), strides: Any = None, padding: st
 
 
 def relu(x: Any) -> Any:
+    """max(x, 0), with NaN kept, +0 for -0, and derivative 0 at 0 (as Swift for TensorFlow's
+    seed, JAX and PyTorch: `where` routes no gradient to the zeros it selects, where `maximum`'s
+    rule would send a tie's gradient to `x`: on MNIST's blank borders, zero patches meet zero
+    biases, and the convolution biases would learn from them)."""
     xp = _check_input(x, "relu", category="real numeric")
-    return xp.maximum(x, 0.0 if xp.isdtype(x.dtype, "real floating") else 0)
+    return xp.where(x <= 0, 0.0 if xp.isdtype(x.dtype, "real floating") else 0, x)
 
 
 def log_softmax(logits: Any, axis: int = -1) -> Any:
