@@ -40,12 +40,6 @@ def jax_steps() -> tuple[Any, Any]:
     import jax
     import jax.numpy as jnp
 
-    def relu(x: Any) -> Any:
-        # nn.relu is xp.maximum(x, 0), whose derivative at a tie goes to x: 1 at 0 (jax.nn.relu's
-        # is 0). MNIST's blank borders put many exact zeros there (zero patches + zero biases),
-        # so the convention shows in the biases' gradients: matched, both sides train alike.
-        return jnp.where(x >= 0, x, jnp.zeros_like(x))
-
     def pool(x: Any) -> Any:
         n, h, w, c = x.shape
         return x.reshape(n, h // 2, 2, w // 2, 2, c).mean(axis=(2, 4))
@@ -55,11 +49,11 @@ def jax_steps() -> tuple[Any, Any]:
 
     def forward(p: list[Any], x: Any) -> Any:
         b1, f1, b2, f2, b3, w3, b4, w4, b5, w5 = p  # nn.LeNet's pytree order
-        x = pool(relu(conv(x, f1, "SAME") + b1))
-        x = pool(relu(conv(x, f2, "VALID") + b2))
+        x = pool(jax.nn.relu(conv(x, f1, "SAME") + b1))
+        x = pool(jax.nn.relu(conv(x, f2, "VALID") + b2))
         x = x.reshape(x.shape[0], -1)
-        x = relu(x @ w3 + b3)
-        x = relu(x @ w4 + b4)
+        x = jax.nn.relu(x @ w3 + b3)
+        x = jax.nn.relu(x @ w4 + b4)
         return x @ w5 + b5
 
     def loss_and_logits(p: list[Any], x: Any, y: Any) -> Any:
