@@ -322,17 +322,21 @@ def lenet_mnist() -> None:
 
 
 def compile_on_a_mesh() -> None:
-    """x10array.compile on a mesh runs the function, recorded as usual: the same values as
-    without compile, the parameter's layout kept, nothing captured (capture of SPMD programs
-    is not built)."""
+    """x10array.compile on a mesh captures the SPMD program and replays it: the same values as
+    the step recorded at each call and as on one device, one compile in the steady state, no
+    recompile for a new learning rate, a new capture for an input laid out differently, and
+    the layouts of rebound parameters kept."""
     import x10array as xp
     import x10array.distributed as xd
+    from x10array.autodiff import value_and_grad
 
     mesh = xd.Mesh((4,), ("data",))
+    single = xp.Device("cpu", 0, "xla")
     rng = np.random.default_rng(0)
     rows, replicated = xd.NamedSharding(mesh, xd.P("data", None)), xd.NamedSharding(mesh, xd.P())
-    x = xp.asarray(rng.standard_normal((64, 8)), device=rows)
-    y = xp.asarray(rng.standard_normal((64, 1)), device=rows)
+    columns = xd.NamedSharding(mesh, xd.P(None, "data"))
+    hx, hy = rng.standard_normal((64, 8)), rng.standard_normal((64, 1))
+    x, y = xp.asarray(hx, device=rows), xp.asarray(hy, device=rows)
 
     def step(w: Any, x: Any, y: Any, lr: float) -> Any:
         r = x @ w - y
@@ -341,16 +345,90 @@ def compile_on_a_mesh() -> None:
 
     captured = xp.compile(step)
     w_plain, w_compiled = (xp.asarray(np.zeros((8, 1)), device=replicated) for _ in range(2))
+    w_single = xp.asarray(np.zeros((8, 1)), device=single)
+    sx, sy = xp.asarray(hx, device=single), xp.asarray(hy, device=single)
     losses = []
-    for lr in (0.1, 0.05, 0.1):
-        plain, compiled = step(w_plain, x, y, lr), captured(w_compiled, x, y, lr)
+    compiles = []
+    replays = xp.metrics().captured_replays
+    for lr in (0.1, 0.05, 0.1, 0.02, 0.1, 0.07):
+        before = xp.metrics().compile_count
+        compiled = captured(w_compiled, x, y, lr)
         xp.lazy_barrier(mesh.device)
-        losses.append((float(plain), float(compiled)))
+        compiles.append(xp.metrics().compile_count - before)
+        plain, alone = step(w_plain, x, y, lr), step(w_single, sx, sy, lr)
+        xp.lazy_barrier()
+        losses.append((float(plain), float(compiled), float(alone)))
+    replays = xp.metrics().captured_replays - replays
+    layout = str(xd.sharding(w_compiled))
+    single_diff = float(np.max(np.abs(np.asarray(w_single) - np.asarray(w_compiled))))
+
+    # an input laid out differently (x replicated instead of split by rows): captured again
+    before = xp.metrics().compile_count
+    xr = xp.asarray(hx, device=replicated)
+    again = captured(w_compiled, xr, y, 0.1)
+    xp.lazy_barrier(mesh.device)
+    recaptured = xp.metrics().compile_count - before
+    expected = step(w_plain, x, y, 0.1)
+    xp.lazy_barrier(mesh.device)
+    resharded_diff = abs(float(again) - float(expected))
+
+    # a data-parallel MLP step, functional (new parameters returned): parameters replicated,
+    # then with w1 split by columns (tensor parallel): the outputs keep the layouts the program
+    # chose (which may differ from the inputs' at first: a new signature, captured again)
+    grad = value_and_grad(_loss)
+    host = {k: v for k, v in _mlp(xp, None, np.float64).items()}
+
+    @xp.compile
+    def mlp_step(params: Any, x: Any, y: Any, lr: float) -> Any:
+        loss, g = grad(params, x, y)
+        return {k: params[k] - lr * g[k] for k in params}, loss
+
+    mlp: dict[str, Any] = {}
+    for name, w1_layout in (("replicated", replicated), ("tensor", columns)):
+        layouts_in = {"w1": w1_layout, "b1": replicated, "w2": replicated, "b2": replicated}
+        p_mesh = {k: xp.asarray(v, device=layouts_in[k]) for k, v in host.items()}
+        p_plain = {k: xp.asarray(v, device=layouts_in[k]) for k, v in host.items()}
+        p_single = {k: xp.asarray(v, device=single) for k, v in host.items()}
+        mlp_losses = []
+        mlp_compiles = []
+        plain_compiles = []
+        for i, (bx, by) in enumerate(_batches(np.float64, 8, 64)):
+            lr = (0.1, 0.05)[i % 2]
+            mx, my = xp.asarray(bx, device=rows), xp.asarray(by, device=rows)
+            before = xp.metrics().compile_count
+            p_mesh, l_mesh = mlp_step(p_mesh, mx, my, lr)
+            xp.lazy_barrier(mesh.device)
+            mlp_compiles.append(xp.metrics().compile_count - before)
+            before = xp.metrics().compile_count
+            l_plain, g_plain = grad(p_plain, mx, my)
+            p_plain = {k: p_plain[k] - lr * g_plain[k] for k in p_plain}
+            xp.lazy_barrier(mesh.device)
+            plain_compiles.append(xp.metrics().compile_count - before)
+            sx_, sy_ = xp.asarray(bx, device=single), xp.asarray(by, device=single)
+            l_single, g_single = grad(p_single, sx_, sy_)
+            p_single = {k: p_single[k] - lr * g_single[k] for k in p_single}
+            xp.lazy_barrier()
+            mlp_losses.append((float(l_plain), float(l_mesh), float(l_single)))
+        mlp[name] = {
+            "losses": mlp_losses,
+            "compiles": mlp_compiles,
+            "plain_compiles": plain_compiles,
+            "plain": max(float(np.max(np.abs(np.asarray(p_mesh[k]) - np.asarray(p_plain[k])))) for k in host),
+            "single": max(float(np.max(np.abs(np.asarray(p_mesh[k]) - np.asarray(p_single[k])))) for k in host),
+            "layouts": {k: str(xd.sharding(v)) for k, v in p_mesh.items()},
+            "plain_layouts": {k: str(xd.sharding(v)) for k, v in p_plain.items()},
+        }
     _result(
         losses=losses,
+        compiles=compiles,
+        replays=replays,
         diff=float(np.max(np.abs(np.asarray(w_plain) - np.asarray(w_compiled)))),
+        single_diff=single_diff,
         device_kept=w_compiled.device == mesh.device,
-        layout=str(xd.sharding(w_compiled)),
+        layout=layout,
+        recaptured=recaptured,
+        resharded_diff=resharded_diff,
+        mlp=mlp,
     )
 
 

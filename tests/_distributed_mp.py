@@ -122,5 +122,51 @@ def mismatch() -> None:
     _result(process=me, same=same, value=value, error=error)
 
 
+def captured() -> None:
+    """x10array.compile across two processes: the captured SPMD step replayed (same losses
+    as by hand), and two processes capturing different programs raise."""
+    me, n = xd.process_index(), xd.process_count()
+    mesh = xd.Mesh((4,), ("data",))
+    rows = xd.NamedSharding(mesh, xd.P("data"))
+    rng = np.random.default_rng(0)
+    host = {"w1": rng.standard_normal((8, 16)) * 0.3, "b1": np.zeros(16), "w2": rng.standard_normal((16, 1)) * 0.3}
+    batches = [(rng.standard_normal((32, 8)), rng.standard_normal((32, 1))) for _ in range(10)]
+    params = {k: xd.replicate(v, mesh) for k, v in host.items()}
+    grad = value_and_grad(_loss)
+
+    @xp.compile
+    def step(params: Any, x: Any, y: Any, lr: float) -> Any:
+        loss, g = grad(params, x, y)
+        return {k: params[k] - lr * g[k] for k in params}, loss
+
+    losses = []
+    half = 32 // n
+    start = xp.metrics()
+    for bx, by in batches:
+        xb = xd.from_process_local(bx[me * half : (me + 1) * half], rows)
+        yb = xd.from_process_local(by[me * half : (me + 1) * half], rows)
+        params, loss = step(params, xb, yb, 0.1)
+        losses.append(float(loss))
+    done = xp.metrics() - start
+
+    @xp.compile
+    def differs(x: Any) -> Any:
+        return xp.sum(x * 2.0) if me == 0 else xp.sum(x + 1.0)
+
+    try:
+        float(differs(xd.replicate(np.arange(8.0), mesh)))
+        error = ""
+    except (ValueError, RuntimeError) as e:
+        error = f"{type(e).__name__}: {e}"
+    _result(
+        process=me,
+        losses=losses,
+        reference=_reference(host, batches, 0.1),
+        replays=done.captured_replays,
+        compiles=done.compile_count,
+        error=error,
+    )
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

@@ -19,9 +19,12 @@ normally every time, after one warning naming the reason and the line, counted i
 `metrics().capture_fallbacks`. `X10ARRAY_CAPTURE_CHECK_EVERY=N` records again every Nth call
 of a signature and raises if the graph differs from the captured one.
 
-On an eager device `fn` simply runs. On a mesh (`x10array.distributed`) it runs too and is
-recorded as any lazy code is (one SPMD program per barrier): capturing and replaying an SPMD
-program is not built yet.
+On an eager device `fn` simply runs. On a mesh (`x10array.distributed`) the captured program
+is the SPMD program of the step, and the signature also holds each argument's canonical layout
+(the mesh's identity is in its device): an argument laid out differently records again. The
+outputs keep the layouts the program chose, and an argument rebound in place keeps its own
+(pinned at the recording, as in any mesh run). A multi-process run checks that every process
+captured the same program, as for every new program on a mesh (spmd.agree).
 """
 
 from __future__ import annotations
@@ -153,10 +156,11 @@ class Compiled:
                         f" {kind.__name__} (a static argument is part of the signature)"
                     ) from None
                 sig.append((kind, leaf))
-        if device is None or not device.is_lazy or device.mesh is not None or _lazy_capture.recording():
-            # eager, a mesh (recorded as usual: replaying SPMD programs is not built yet), or
-            # inside another compiled function: run it
+        if device is None or not device.is_lazy or _lazy_capture.recording():
+            # eager, or inside another compiled function: run it
             return self.fn(*args, **kwargs)
+        if device.mesh is not None:  # the program was compiled for its inputs' layouts (the mesh is in `device`)
+            sig.append(_lazy_capture.layouts(arrays, device))
         key = (_structure(treedef), tuple(sig))
         entry = self._entries.get(key)
         if entry is None:

@@ -29,6 +29,7 @@ from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.metrics import COUNTERS
+from . import spmd
 from .compile import _Program
 from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
@@ -127,6 +128,16 @@ class Captured:
         return outs, [made[i] for _, i in self.rebinds]
 
 
+def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
+    """On a mesh: the canonical layout of each argument array (part of a captured function's
+    signature: the program was compiled for its inputs' shardings), its pending ones computed
+    first (as a replay or a recording would compute them anyway)."""
+    pending = [a._data for a in arrays if a._data.value is None]
+    if pending:
+        _materialize_nodes(pending, device)
+    return tuple([spmd.layout(a._data) for a in arrays])
+
+
 def _wrap(value: Any, device: Device) -> Array:
     dtype = np.dtype(value.dtype)
     return _owned_array(_leaf(value, dtype), FROM_NUMPY[dtype], device)
@@ -202,7 +213,12 @@ def end(
                 break
         else:
             scalar_specs.append(("const", value))
-    key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, (False,) * len(traced.leaves))
+    donate = (False,) * len(traced.leaves)
+    if device.mesh is None:
+        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, donate)
+    else:  # a mesh: the inputs' layouts and the pinned outputs' are part of the program (spmd.key_shardings)
+        shardings = spmd.key_shardings(traced, joined[:n])
+        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, donate, shardings)
     program = _Program([(c.prim, c.params) for c in traced.calls], key.outputs, len(traced.leaves), key)
     _run_compiled(program, key, traced, joined[:n], device)  # compiles (or loads), runs this call
     constants = tuple(
