@@ -7,12 +7,14 @@ three loops):
 
 - x10array lazy on `xd.Mesh((n,), ("data",))`: the batch sharded along "data", the parameters
   replicated; record + autodiff + barrier per step;
+- the same step under `x10array.compile`: recorded once, then its compiled SPMD program
+  replayed (no recording, no autodiff, no graph key per step);
 - the same step hand-written in JAX: `jax.jit` with `in_shardings` (batch `P("data")`,
   parameters `P()`) and `donate_argnums` for the parameters, `jax.value_and_grad`.
 
-Reported as ms per step and the ratio x10array / jax, with x10array's compile count in the
-steady state (target: within 1.25x of the jax step in a loop, 1 compile). On a small CPU no
-speedup from more devices is expected (they share the cores): the figures measure overhead.
+Reported as ms per step and the ratios x10array / jax (recorded and captured), with x10array's
+compile count in the steady state, both forms (target: within 1.25x of the jax step in a loop, 1
+compile). On a small CPU no speedup from more devices is expected (they share the cores): the figures measure overhead.
 
 Run: python benchmarks/bench_distributed.py [--steps 20] [--batches 256 2048] [--devices 1 2 4] [--no-processes]
 """
@@ -92,6 +94,24 @@ def worker(batch: int, steps: int) -> dict[str, Any]:
     in_a_loop(x10_step, steps, warmup=0)
     steady_compiles = xp.metrics().compile_count - compiles_before
 
+    # the same step captured (x10array.compile): its SPMD program replayed
+    @xp.compile
+    def train(p: Any, x: Any, y: Any, lr: float) -> Any:
+        loss, g = grad_step(p, x, y)
+        return {k: p[k] - lr * g[k] for k in p}, loss
+
+    cstate = {"p": {k: xd.replicate(v, mesh) for k, v in _params(np.float32).items()}}
+
+    def captured_step(wait: bool) -> None:
+        cstate["p"], loss = train(cstate["p"], x, y, LR)
+        if wait:
+            xp.lazy_barrier(mesh.device, wait=True)  # (waits for the replayed program too)
+
+    captured = in_a_loop(captured_step, steps)
+    compiles_before = xp.metrics().compile_count
+    in_a_loop(captured_step, steps, warmup=0)
+    captured_compiles = xp.metrics().compile_count - compiles_before
+
     # jax.jit with NamedSharding, by hand
     jmesh = mesh.jax
     rep, split = NamedSharding(jmesh, P()), NamedSharding(jmesh, P("data"))
@@ -133,13 +153,17 @@ def worker(batch: int, steps: int) -> dict[str, Any]:
     # again, alternating, so both see the same load
     x10_again = in_a_loop(x10_step, steps)
     jx_again = in_a_loop(jax_step, steps)
+    captured_again = in_a_loop(captured_step, steps)
+    jx_third = in_a_loop(jax_step, steps)
     return {
         "devices": n,
         "processes": count,
         "batch": batch,
         "x10array_ms": 1e3 * min(x10, x10_again),
-        "jax_ms": 1e3 * min(jx_time, jx_again),
+        "captured_ms": 1e3 * min(captured, captured_again),
+        "jax_ms": 1e3 * min(jx_time, jx_again, jx_third),
         "steady_compiles": steady_compiles,
+        "captured_compiles": captured_compiles,
         "single_ms": None if single is None else 1e3 * single,
     }
 
@@ -176,16 +200,17 @@ def main() -> None:
         if not ns.no_processes:
             launch = ["-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
             rows += _run([*launch, __file__, "--worker", str(batch), str(ns.steps)], base)[:1]
-    print("data-parallel MLP 784-128-10 float32 step, ms (x10array lazy mesh vs jax.jit + NamedSharding, same run)")
-    print("(1-dev lazy: the same x10array step on cpu:0:xla, no mesh, compiled from the first step, same worker)")
-    header = f"{'batch':>6} {'devices':>8} {'procs':>6} {'x10array':>10} {'jax':>10} {'ratio':>7} {'compiles':>9}"
-    print(header + f" {'1-dev lazy':>11}")
+    print("data-parallel MLP 784-128-10 float32 step in a loop, ms: x10array lazy mesh, recorded at each step and")
+    print("captured (x10array.compile), vs jax.jit + NamedSharding, same run; compiles: in the steady state")
+    print("(1-dev lazy: the same recorded x10array step on cpu:0:xla, no mesh, compiled from the first step)")
+    header = f"{'batch':>6} {'devices':>8} {'procs':>6} {'recorded':>9} {'captured':>9} {'jax':>8}"
+    print(header + f" {'rec/jax':>8} {'cap/jax':>8} {'compiles':>9} {'1-dev lazy':>11}")
     for r in rows:
-        ratio = r["x10array_ms"] / r["jax_ms"]
         single = "-" if r["single_ms"] is None else f"{r['single_ms']:.2f}"
         print(
-            f"{r['batch']:>6} {r['devices']:>8} {r['processes']:>6} {r['x10array_ms']:>10.2f} {r['jax_ms']:>10.2f}"
-            f" {ratio:>7.2f} {r['steady_compiles']:>9} {single:>11}"
+            f"{r['batch']:>6} {r['devices']:>8} {r['processes']:>6} {r['x10array_ms']:>9.2f} {r['captured_ms']:>9.2f}"
+            f" {r['jax_ms']:>8.2f} {r['x10array_ms'] / r['jax_ms']:>8.2f} {r['captured_ms'] / r['jax_ms']:>8.2f}"
+            f" {r['steady_compiles']:>4}/{r['captured_compiles']:<4} {single:>11}"
         )
 
 
