@@ -122,6 +122,36 @@ def mismatch() -> None:
     _result(process=me, same=same, value=value, error=error)
 
 
+def cached_mismatch() -> None:
+    """Both processes compile the same two programs (agreed at their compiles); then each
+    runs a different one of them, cached: with X10ARRAY_DISTRIBUTED_CHECK_EVERY=1 (set by the
+    test) that run raises instead of pairing the two programs' all-reduces."""
+    me = xd.process_index()
+    mesh = xd.Mesh((4,), ("data",))
+    x = xd.shard(np.arange(8.0), mesh, xd.P("data"))
+    first = [float(xp.sum(x * 2.0)), float(xp.sum(x + 1.0))]  # the same programs, in the same order
+    try:
+        value = float(xp.sum(x * 2.0)) if me == 0 else float(xp.sum(x + 1.0))
+        error = ""
+    except (ValueError, RuntimeError) as e:
+        value, error = float("nan"), f"{type(e).__name__}: {e}"
+    compiles = xp.metrics().compile_count
+    # the same with captured steps (x10array.compile): their replays are runs too
+    doubled = xp.compile(lambda a: xp.sum(a * 2.0))
+    shifted = xp.compile(lambda a: xp.sum(a + 1.0))
+    for step in (doubled, shifted, doubled, shifted):  # captured, then replayed, in the same order
+        float(step(x))
+    try:
+        float(doubled(x) if me == 0 else shifted(x))
+        replay_error = ""
+    except (ValueError, RuntimeError) as e:
+        replay_error = f"{type(e).__name__}: {e}"
+    _result(
+        process=me, first=first, value=value, error=error, compiles=compiles,
+        replay_error=replay_error, replays=xp.metrics().captured_replays,
+    )  # fmt: skip
+
+
 def captured() -> None:
     """x10array.compile across two processes: the captured SPMD step replayed (same losses
     as by hand), and two processes capturing different programs raise."""

@@ -163,8 +163,8 @@ def test_lenet_data_parallel_one_epoch_accuracy_matches_one_device():
 MP_CASES = Path(__file__).resolve().parent / "_distributed_mp.py"
 
 
-def run_processes(name: str, timeout: float = 600) -> list[dict[str, Any]]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+def run_processes(name: str, timeout: float = 600, **settings: str) -> list[dict[str, Any]]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **settings}
     env["X10ARRAY_COMPILE_CACHE_DIR"] = "0"
     env.pop("X10ARRAY_DEFAULT_DEVICE", None)
     command = [sys.executable, "-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
@@ -197,6 +197,17 @@ def test_two_processes_recording_different_programs_raise():
         assert r["same"] == 56.0
         assert r["error"].startswith("ValueError: x10array.distributed: the processes recorded different programs")
         assert "multiply" in r["error"] and "add" in r["error"]
+
+
+def test_two_processes_running_different_cached_programs_raise_when_every_run_is_checked():
+    results = run_processes("cached_mismatch", X10ARRAY_DISTRIBUTED_CHECK_EVERY="1")
+    for r in results:
+        assert r["first"] == [56.0, 36.0] and r["compiles"] == 2, r  # both programs compiled (and agreed) once
+        assert r["error"].startswith("ValueError: x10array.distributed: the processes recorded different programs"), r
+        assert "(run #3:" in r["error"], r  # the third mesh run of each process
+        assert "multiply" in r["error"] and "add" in r["error"]
+        assert r["replays"] >= 2, r  # the captured steps were replayed before they diverged
+        assert r["replay_error"].startswith("ValueError: x10array.distributed: the processes recorded different")
 
 
 def test_two_processes_replay_a_captured_step_and_raise_on_different_captures():

@@ -176,6 +176,11 @@ SETTINGS: dict[str, Setting] = _declare(
         "seconds a process waits for the others to reach the same new mesh program before it raises", minimum=0,
     ),
     Setting(
+        "X10ARRAY_DISTRIBUTED_CHECK_EVERY", "int", 0,
+        "multi-process meshes: also compare every Nth run's program across processes, cached ones included"
+        " (a key-value store round trip each time; 0: only each new program, at its compile)", minimum=0,
+    ),
+    Setting(
         "X10ARRAY_COORDINATOR", "str", "",
         "`distributed.initialize()`: the coordinator's host:port (set by `python -m x10array.distributed.launch`)",
     ),

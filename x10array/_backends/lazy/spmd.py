@@ -141,7 +141,29 @@ def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any]) -> 
 
     import functools
 
-    return functools.partial(jitted, _ONE)
+    return _checked_runs(functools.partial(jitted, _ONE), key)
+
+
+def _checked_runs(run: Any, key: GraphKey) -> Any:
+    """`run`, comparing every Nth run's program across processes first when
+    X10ARRAY_DISTRIBUTED_CHECK_EVERY is N > 0 in a multi-process run (read at the compile)."""
+    import jax
+
+    every = settings.get("X10ARRAY_DISTRIBUTED_CHECK_EVERY")
+    if not every or jax.process_count() == 1:
+        return run
+    mine, summary = fingerprint(key), _summary(key)
+
+    def checked(*args: Any) -> Any:
+        _Agreement.runs += 1
+        n = _Agreement.runs
+        if n % every == 0:
+            _compare(f"run/{n}", f"run #{n}", mine, summary)
+            # every other process has published run n, so it has read this one's previous entry
+            _forget(f"run/{n - every}")
+        return run(*args)
+
+    return checked
 
 
 # -- every process builds the same program ------------------------------------------------------
@@ -152,6 +174,7 @@ class _Agreement:
     other process's n-th)."""
 
     count = 0
+    runs = 0  # mesh program runs (X10ARRAY_DISTRIBUTED_CHECK_EVERY)
 
 
 def fingerprint(key: GraphKey) -> str:
@@ -167,37 +190,55 @@ def agree(key: GraphKey) -> None:
     difference, instead of mismatched collectives); nothing to do in one process."""
     import jax
 
-    n_processes = jax.process_count()
-    if n_processes == 1:
+    if jax.process_count() == 1:
         return
+    _Agreement.count += 1
+    n = _Agreement.count
+    _compare(f"program/{n}", f"program #{n}", fingerprint(key), _summary(key))
+
+
+def _forget(slot: str) -> None:
+    """Delete this process's entry `slot` from the key-value store (the run checks' entries
+    would otherwise grow with every check)."""
+    import contextlib
+
+    import jax
+    from jax._src import distributed
+
+    client = distributed.global_state.client
+    if client is not None:
+        with contextlib.suppress(Exception):
+            client.key_value_delete(f"x10array/{slot}/{jax.process_index()}")
+
+
+def _compare(slot: str, what: str, mine: str, summary: str) -> None:
+    """Publish this process's program digest under `slot` and compare it with every other
+    process's (jax.distributed's key-value store); raise on a difference or a timeout."""
+    import jax
     from jax._src import distributed
 
     client = distributed.global_state.client
     if client is None:  # (not through jax.distributed: nothing to compare with)
         return
     me = jax.process_index()
-    _Agreement.count += 1
-    n = _Agreement.count
-    mine = fingerprint(key)
-    summary = _summary(key)
-    client.key_value_set(f"x10array/program/{n}/{me}", f"{mine} {summary}")
+    client.key_value_set(f"x10array/{slot}/{me}", f"{mine} {summary}")
     timeout_ms = int(settings.get("X10ARRAY_DISTRIBUTED_TIMEOUT") * 1000)
-    for other in range(n_processes):
+    for other in range(jax.process_count()):
         if other == me:
             continue
         try:
-            theirs = client.blocking_key_value_get(f"x10array/program/{n}/{other}", timeout_ms)
+            theirs = client.blocking_key_value_get(f"x10array/{slot}/{other}", timeout_ms)
         except Exception:
             raise RuntimeError(
-                f"x10array.distributed: process {other} did not reach its program #{n} within"
-                f" {timeout_ms / 1000:g} s while process {me} compiled one ({summary}); the processes"
+                f"x10array.distributed: process {other} did not reach its {what} within"
+                f" {timeout_ms / 1000:g} s while process {me} ran one ({summary}); the processes"
                 " diverged (one ran a program the other did not record?) or process"
                 f" {other} is busy or gone (X10ARRAY_DISTRIBUTED_TIMEOUT)"
             ) from None
         digest, _, their_summary = theirs.partition(" ")
         if digest != mine:
             raise ValueError(
-                f"x10array.distributed: the processes recorded different programs (program #{n}: process"
+                f"x10array.distributed: the processes recorded different programs ({what}: process"
                 f" {me} has {summary}, process {other} has {their_summary}); every process must record the"
                 " same operations on a mesh, with the same shapes, dtypes and layouts"
             )
