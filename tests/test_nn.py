@@ -75,6 +75,47 @@ def test_conv2d_xla_lowering_matches_numpy_kernel(override_settings):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * float(np.max(np.abs(b))))
 
 
+@pytest.mark.parametrize("namespace", ["eager", "lazy"])
+@pytest.mark.parametrize(("strides", "padding"), [((1, 1), "valid"), ((2, 2), "valid"), ((2, 1), "same")])
+def test_conv2d_second_derivatives_match_jax(namespace, strides, padding):
+    """A gradient of a gradient through conv2d, strided and padded included (its rule dilates
+    and pads tracers: once with writes into a new array, which tracers cannot take). Not on
+    array-api-strict: its arrays' operators raise on a tracer operand instead of deferring to
+    it, so no second derivative passes through its arithmetic."""
+    import jax
+    import jax.numpy as jnp
+
+    ns, kw = NAMESPACES[namespace]
+    rng = np.random.default_rng(3)
+    X, W = rng.standard_normal((2, 6, 5, 2)), rng.standard_normal((3, 3, 2, 2))
+
+    def outer(grad, total, conv):
+        def f(w, x):
+            return total(conv(x, w) ** 3)
+
+        def h(w, x):
+            gw, gx = grad(f, argnums=(0, 1))(w, x)
+            return total(gw**2) + total(gx**2)
+
+        return grad(h, argnums=(0, 1))
+
+    def total(a):
+        return a.__array_namespace__().sum(a)
+
+    got = outer(grad, total, lambda x, w: F.conv2d(x, w, strides=strides, padding=padding))(
+        ns.asarray(W, **kw), ns.asarray(X, **kw)
+    )
+    with jax.enable_x64(True):
+        dims = ("NHWC", "HWIO", "NHWC")
+        want = outer(
+            jax.grad,
+            jnp.sum,
+            lambda x, w: jax.lax.conv_general_dilated(x, w, strides, padding.upper(), dimension_numbers=dims),
+        )(W, X)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-10 * float(np.max(np.abs(w))))
+
+
 @pytest.mark.parametrize("namespace", list(NAMESPACES))
 def test_relu_values_and_its_derivative_at_zero_match_jax(namespace):
     import jax

@@ -127,23 +127,36 @@ _conv2d = extend.primitive("nn.conv2d", _conv_kernel, vjp=_conv_rule, vjp_needs=
 
 
 def _pad(xp: Any, x: Any, pads: Pads) -> Any:
+    """`x` with zero rows and columns around it, from concatenations (no writes: `x` may be
+    another namespace's array or a tracer, as in a gradient of a gradient)."""
     pt, pb, pl, pr = pads
     if not (pt or pb or pl or pr):
         return x
+    xp = x.__array_namespace__()  # (a tracer's own, in a gradient of a gradient)
     n, h, w, c = x.shape
-    out = xp.zeros((n, h + pt + pb, w + pl + pr, c), dtype=x.dtype, device=x.device)
-    out[:, pt : pt + h, pl : pl + w, :] = x
-    return out
+    zeros = lambda *shape: xp.zeros(shape, dtype=x.dtype, device=x.device)  # noqa: E731
+    x = xp.concat([zeros(n, pt, w, c), x, zeros(n, pb, w, c)], axis=1)
+    return xp.concat([zeros(n, h + pt + pb, pl, c), x, zeros(n, h + pt + pb, pr, c)], axis=2)
 
 
 def _dilate(xp: Any, g: Any, strides: tuple[int, int]) -> Any:
+    """`g` with strides - 1 zero rows (columns) between its rows (columns), from
+    concatenations and reshapes (no writes, as in _pad)."""
     sh, sw = strides
-    if sh == 1 and sw == 1:
-        return g
+    xp = g.__array_namespace__()  # (a tracer's own, in a gradient of a gradient)
     n, h, w, c = g.shape
-    out = xp.zeros((n, (h - 1) * sh + 1, (w - 1) * sw + 1, c), dtype=g.dtype, device=g.device)
-    out[:, ::sh, ::sw, :] = g
-    return out
+    if sh > 1:
+        z = xp.zeros((n, h, sh - 1, w, c), dtype=g.dtype, device=g.device)
+        g = xp.reshape(xp.concat([xp.expand_dims(g, axis=2), z], axis=2), (n, h * sh, w, c))[
+            :, : (h - 1) * sh + 1, :, :
+        ]
+        h = g.shape[1]
+    if sw > 1:
+        z = xp.zeros((n, h, w, sw - 1, c), dtype=g.dtype, device=g.device)
+        g = xp.reshape(xp.concat([xp.expand_dims(g, axis=3), z], axis=3), (n, h, w * sw, c))[
+            :, :, : (w - 1) * sw + 1, :
+        ]
+    return g
 
 
 def _conv_vjp_kernel(
