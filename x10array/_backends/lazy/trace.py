@@ -131,7 +131,10 @@ def _trace(targets: list[Node], device: Device) -> Traced:
                 _join_if_held(sibling_ref(), target_ids, targets)
             continue
         stack.append((call, True))
-        for i in call.inputs:
+        # (first operand's history first: popped last-in first-out, the order a program wrote
+        # them, so that `v = x[k]; v[i] = a` then `x[k] = v` uses `v` last at its next write,
+        # which the interpreter can then make in place)
+        for i in reversed(call.inputs):
             if type(i) is Node and i.value is None and i.call is not None and id(i.call) not in call_ids:
                 stack.append((i.call, False))
     i = call = None  # the loop variables must not hold a reference during the count below
