@@ -374,6 +374,36 @@ def test_a_long_graph_of_writes_holds_one_buffer():
     assert len(peak) == 300 and sum(peak) >= 299  # all but the first (the leaf) in place
 
 
+def test_writes_through_a_view_are_made_in_place():
+    """scikit-learn's `_add_to_diagonal` on a view of a stack of matrices: `v = c[k]` then
+    `v[i, i] = a` in a loop, each write replayed on `c`. Interpreting, each write goes into
+    the view's buffer in place (only the first copies it out of `c`), and `c` is written in
+    place too: the view's history comes before the base's in the graph's order."""
+    c = xp.asarray(np.zeros((3, 8, 8)), device=LAZY) + 0.0
+    private: dict[tuple[int, ...], list[bool]] = {}
+    real = _interpreter._numpy_step
+
+    def step(prim, args, *rest, **kw):
+        if prim.name == "setitem":
+            private.setdefault(np.shape(args[0]), []).append(kw.get("first_is_private", False))
+        return real(prim, args, *rest, **kw)
+
+    with pytest.MonkeyPatch.context() as mp, _lazy.compile_threshold(None):
+        mp.setattr(_interpreter, "_numpy_step", step)
+        for k in range(3):
+            v = c[k, :, :]
+            for i in range(8):
+                v[i, i] = float(k * 10 + i)
+        del v
+        out = np.asarray(c)
+    expected = np.zeros((3, 8, 8))
+    for k in range(3):
+        expected[k][np.diag_indices(8)] = k * 10 + np.arange(8)
+    np.testing.assert_array_equal(out, expected)
+    assert len(private[(8, 8)]) == 24 and private[(8, 8)].count(False) == 3  # one copy per view
+    assert len(private[(3, 8, 8)]) == 24 and all(private[(3, 8, 8)])
+
+
 @pytest.mark.parametrize("order", ["write-first", "read-first"])
 def test_a_write_in_place_never_shows_through_a_numpy_view(order):
     """The interpreter writes into an intermediate buffer only when no later step reads it,
