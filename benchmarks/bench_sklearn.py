@@ -10,7 +10,12 @@ steps) is reported beside them. For each, on each device:
 
 It prints wall times, the lazy/eager ratios, and the lazy backend's counters for each fit
 (compiles, compiled-program cache hits, interpreted graphs, graph breaks, reads back to the
-host). Targets: lazy first fit within 3x of eager; lazy repeated fit faster than eager.
+host). Targets (issue 15, part 3): lazy first fit at most 2x eager, lazy repeated fit at most
+1.0x eager, for all four estimators.
+
+`--clock cpu` measures the process's CPU time (`time.process_time`, every thread of the
+process) instead of wall time: on a loaded machine wall times mostly measure the wait for a
+core (compare the ratios of one run either way).
 
 Run: SCIPY_ARRAY_API=1 python benchmarks/bench_sklearn.py [--repeat 5] [--check]
 (`SCIPY_ARRAY_API=1` is set by the script itself when SciPy is not imported yet.)
@@ -45,13 +50,15 @@ ESTIMATORS = {
     "PCA": lambda: PCA(n_components=10, svd_solver="full"),
     "Ridge": lambda: Ridge(alpha=1.0, solver="svd"),
     "LogisticRegression": lambda: LogisticRegression(max_iter=100),
-    # reported, no target: writes through views in a Python loop (`_add_to_diagonal`), so
-    # its lazy EM step is ~1,700 recorded operations
+    # writes through views in a Python loop (`_add_to_diagonal`), so its lazy EM step is
+    # ~1,700 recorded operations
     "GaussianMixture": lambda: GaussianMixture(
         5, covariance_type="full", max_iter=10, init_params="random", random_state=0
     ),
 }
-TARGETS = ("PCA", "Ridge", "LogisticRegression")
+TARGETS = ("PCA", "Ridge", "LogisticRegression", "GaussianMixture")
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = time.perf_counter
 COUNTERS = ("compile_count", "cache_hits", "interpreted_graphs", "graph_breaks", "transfers_to_host")
 
 
@@ -67,7 +74,7 @@ def fit(name: str, device: xp.Device | None, seed: int) -> tuple[float, xp.Metri
     X, y = problem(seed)
     est = ESTIMATORS[name]()
     before = xp.metrics()
-    start = time.perf_counter()
+    start = clock()
     if device is None:
         est.fit(X, y)
     else:
@@ -75,7 +82,7 @@ def fit(name: str, device: xp.Device | None, seed: int) -> tuple[float, xp.Metri
             Xd, yd = xp.asarray(X, device=device), xp.asarray(y, device=device)
             est.fit(Xd, yd)
             xp.lazy_barrier(wait=True)  # whatever is still pending is part of the fit
-    return time.perf_counter() - start, xp.metrics() - before
+    return clock() - start, xp.metrics() - before
 
 
 def blas_pools() -> str:
@@ -97,7 +104,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--check", action="store_true", help="exit 1 unless the targets are met")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall time, or the process's CPU time")
+    parser.add_argument("--only", default="", help="comma-separated estimators (default: all)")
     args = parser.parse_args()
+    global clock
+    clock = CLOCKS[args.clock]
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", message=".*lbfgs failed to converge.*")
     warm_up()
@@ -108,13 +119,16 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     ok = True
-    for name in ESTIMATORS:
+    for name in [n for n in ESTIMATORS if not args.only or n in args.only.split(",")]:
         numpy_first, _ = fit(name, None, 0)
         eager_first, _ = fit(name, DEVICES["eager"], 0)
         lazy_first, lazy_first_m = fit(name, DEVICES["lazy"], 0)
-        numpy_rep = min(fit(name, None, s)[0] for s in range(1, args.repeat + 1))
-        eager_rep = min(fit(name, DEVICES["eager"], s)[0] for s in range(1, args.repeat + 1))
-        lazy_runs = [fit(name, DEVICES["lazy"], s) for s in range(1, args.repeat + 1)]
+        numpy_runs, eager_runs, lazy_runs = [], [], []
+        for s in range(1, args.repeat + 1):  # (interleaved: a change of load affects all three alike)
+            numpy_runs.append(fit(name, None, s)[0])
+            eager_runs.append(fit(name, DEVICES["eager"], s)[0])
+            lazy_runs.append(fit(name, DEVICES["lazy"], s))
+        numpy_rep, eager_rep = min(numpy_runs), min(eager_runs)
         lazy_rep, lazy_rep_m = min(lazy_runs, key=lambda r: r[0])
         for run, n, e, lz, m in (("first", numpy_first, eager_first, lazy_first, lazy_first_m),
                                  ("repeat", numpy_rep, eager_rep, lazy_rep, lazy_rep_m)):  # fmt: skip
@@ -123,8 +137,8 @@ def main() -> int:
             counters += f", compile_s={m.compile_seconds:.2f}"
             print(f"{name:<20}{run:<8}{n:>9.3f}{e:>9.3f}{lz:>9.3f}{lz / e:>10.2f}x  {counters}")
         if name in TARGETS:
-            ok &= lazy_first <= 3 * eager_first and lazy_rep < eager_rep
-    print("targets (lazy first fit <= 3x eager; lazy repeated fit < eager):", "met" if ok else "NOT met")
+            ok &= lazy_first <= 2 * eager_first and lazy_rep <= eager_rep
+    print("targets (lazy first fit <= 2x eager; lazy repeated fit <= 1.0x eager):", "met" if ok else "NOT met")
     return 0 if ok or not args.check else 1
 
 
