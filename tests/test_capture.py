@@ -296,3 +296,39 @@ def test_a_training_loop_captured_trains_as_the_uncaptured_one():
         np.testing.assert_allclose(_np(lv), _np(lp), rtol=1e-12)
     np.testing.assert_allclose(_np(params["w"]), _np(plain["w"]), rtol=1e-12)
     assert settings.get("X10ARRAY_CAPTURE_CHECK_EVERY") == 0
+
+
+def test_a_replay_donates_the_previous_values_of_arguments_rebound_in_place():
+    xs, ys = _data()
+    x, y = _arr(xs), _arr(ys)
+    w1, b1 = _arr(np.zeros((3, 2))), _arr(np.zeros(2))
+    w2, b2 = _arr(np.zeros((3, 2))), _arr(np.zeros(2))
+    step = xp.compile(_sgd_step)
+    step(w1, b1, x, y, 0.1)  # the capture
+    before = xp.metrics()
+    for _ in range(3):
+        step(w1, b1, x, y, 0.1)
+    donated = (xp.metrics() - before).donated_buffers
+    assert donated == 6  # w and b at each replay: their buffers become the new w and b
+    for _ in range(4):
+        _sgd_step(w2, b2, x, y, 0.1)
+    np.testing.assert_allclose(_np(w1), _np(w2), rtol=1e-12)
+    np.testing.assert_allclose(_np(b1), _np(b2), rtol=1e-12)
+
+
+def test_a_replay_does_not_donate_a_value_something_else_still_sees():
+    xs, ys = _data()
+    x, y = _arr(xs), _arr(ys)
+    w, b = _arr(np.ones((3, 2))), _arr(np.ones(2))
+    step = xp.compile(_sgd_step)
+    step(w, b, x, y, 0.1)
+    xp.lazy_barrier()
+    # a pending computation that reads w's value before the step, and w's value read to the host
+    w_before, b_before = _np(w).copy(), _np(b).copy()
+    pending = w * 2.0
+    host_b = _np(b)
+    step(w, b, x, y, 0.1)
+    step(w, b, x, y, 0.1)
+    np.testing.assert_array_equal(_np(pending), 2.0 * w_before)
+    np.testing.assert_array_equal(host_b, b_before)
+    assert not np.array_equal(_np(w), w_before)

@@ -61,6 +61,35 @@ def _flatten(tree: Any, leaves: list[Any]) -> Any:
     return 0
 
 
+def _signature(tree: Any, leaves: list[Any], key: list[Any]) -> None:
+    """`_flatten` for a call's signature: the leaves in the same order, and instead of a
+    treedef, the structure as a flat list of tokens in pre-order, each saying how many children
+    follow (so the list is one structure's alone), with each array's (shape, dtype, device) in
+    its place. One pass, no nested tuples: the replay's first step."""
+    kind = type(tree)
+    if kind is Array:
+        leaves.append(tree)
+        key.append((tree.shape, tree._dtype, tree._device))
+    elif tree is None:
+        key.append(None)
+    elif kind is dict:
+        key.append(tuple(tree))
+        for v in tree.values():
+            _signature(v, leaves, key)
+    elif kind is list or kind is tuple:
+        key.append((kind, len(tree)))
+        for v in tree:
+            _signature(v, leaves, key)
+    elif hasattr(tree, "tree_flatten") and hasattr(kind, "tree_unflatten"):
+        children, aux = tree.tree_flatten()
+        key.append((kind, _hashable(aux), len(children)))
+        for c in children:
+            _signature(c, leaves, key)
+    else:
+        leaves.append(tree)
+        key.append(1)
+
+
 def _hashable(aux: Any) -> Any:
     try:
         hash(aux)
@@ -82,18 +111,6 @@ def _unflatten(treedef: Any, it: Any) -> Any:
         return items if tag == "list" else tuple(items)
     _, cls, _, aux, children = treedef
     return cls.tree_unflatten(aux, [_unflatten(d, it) for d in children])
-
-
-def _structure(treedef: Any) -> Any:
-    """The hashable part of a treedef (an object's aux as given, if hashable, else its repr)."""
-    if treedef is None or treedef == 0:
-        return treedef
-    tag = treedef[0]
-    if tag == "dict":
-        return ("dict", treedef[1], tuple(_structure(d) for d in treedef[2]))
-    if tag in ("list", "tuple"):
-        return (tag, tuple(_structure(d) for d in treedef[1]))
-    return ("object", treedef[1], treedef[2], tuple(_structure(d) for d in treedef[4]))
 
 
 # captured signatures with fewer replays than captures after which a compiled function stops
@@ -129,7 +146,10 @@ class Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves: list[Any] = []
-        treedef = _flatten((args, kwargs), leaves)
+        tokens: list[Any] = []
+        _signature(args, leaves, tokens)
+        if kwargs:
+            _signature(kwargs, leaves, tokens)
         arrays: list[Array] = []
         scalars: list[Any] = []
         sig: list[Any] = []
@@ -143,7 +163,6 @@ class Compiled:
                 elif d != device:
                     return self.fn(*args, **kwargs)  # several devices: not captured
                 arrays.append(leaf)
-                sig.append((leaf.shape, leaf._dtype, d))
             elif kind is float or kind is complex:
                 scalars.append(leaf)
                 sig.append(kind)
@@ -161,7 +180,7 @@ class Compiled:
             return self.fn(*args, **kwargs)
         if device.mesh is not None:  # the program was compiled for its inputs' layouts (the mesh is in `device`)
             sig.append(_lazy_capture.layouts(arrays, device))
-        key = (_structure(treedef), tuple(sig))
+        key = (tuple(tokens), tuple(sig), len(kwargs))
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries.put(key, _Entry())

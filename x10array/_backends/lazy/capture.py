@@ -19,18 +19,25 @@ the very objects passed as arguments (a learning rate), constants otherwise.
 
 from __future__ import annotations
 
+import collections
+import functools
 import threading
 import time
+import warnings
+import weakref
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
 
+from ..._core import settings
 from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
+from ..._core.mesh import jax_sharding
 from ..._core.metrics import COUNTERS
 from . import spmd
-from .compile import _Program
+from .compile import _jitted_program, _Program
 from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
@@ -66,13 +73,80 @@ def stop(watch: Watch) -> None:
             WATCHING[0] = None
 
 
+class ScalarPlan:
+    """How a captured program takes the graph's Python scalars. The function's own constants
+    (`0.5 * x`, an epsilon) are the same at every call: packed by kind (dtype, weak type) into
+    a few arrays placed on the device once, and taken apart inside the program, where each is
+    the same weakly typed value as before (still a runtime input, never folded into the
+    program, so the numbers are those of the recorded graph). The scalars passed as arguments
+    (a learning rate) go as they are. (Before, each of LeNet's ~50 scalars was converted to a
+    device value at every call: half a millisecond of a replay.)"""
+
+    __slots__ = ("where", "args", "kinds", "host")
+
+    def __init__(self, specs: list[tuple[str, Any]]):
+        import jax.numpy as jnp
+
+        self.where: list[tuple[Any, ...]] = []  # per graph scalar: ("a", k) or ("c", group, index)
+        self.args: list[int] = []  # the scalar arguments the program takes, in order (indices into a call's scalars)
+        self.kinds: list[tuple[Any, bool]] = []  # per group: (dtype, weak type)
+        groups: dict[tuple[Any, bool], list[Any]] = {}
+        for spec in specs:
+            if spec[0] == "arg":
+                self.where.append(("a", len(self.args), None))
+                self.args.append(spec[1])
+                continue
+            value = spec[1]
+            try:
+                with _x64():
+                    aval = jnp.asarray(value)
+                kind = (aval.dtype, bool(aval.weak_type))
+            except Exception:  # (not a number jax takes as an array: passed as it is at every call)
+                self.where.append(("k", value, None))
+                continue
+            group = groups.get(kind)
+            if group is None:
+                group = groups[kind] = []
+                self.kinds.append(kind)
+            self.where.append(("c", self.kinds.index(kind), len(group)))
+            group.append(value)
+        self.host = [np.array(groups[kind], dtype=kind[0]) for kind in self.kinds]
+
+    def unpack(self, packed_args: Any) -> list[Any]:
+        """Inside the program's trace: the graph's scalars, in order, from (packed constants,
+        scalar arguments)."""
+        from jax._src.lax.lax import _convert_element_type
+
+        packed, args = packed_args
+        out = []
+        for tag, a, b in self.where:
+            if tag == "a":
+                out.append(args[a])
+            elif tag == "c":
+                dtype, weak = self.kinds[a]
+                out.append(_convert_element_type(packed[a][b], dtype, weak_type=weak))
+            else:
+                out.append(a)
+        return out
+
+
+def _x64() -> Any:
+    import jax
+
+    return jax.enable_x64(True)
+
+
 class Captured:
     """A recorded function's compiled program and how to feed it (see the module docstring)."""
 
-    __slots__ = ("program", "device", "leaves", "scalars", "outputs", "rebinds", "key", "constants")
+    __slots__ = (
+        "program", "device", "leaves", "scalars", "outputs", "rebinds", "key", "constants", "run", "plan", "packed",
+        "donors", "kept", "made",
+    )  # fmt: skip
 
     def __init__(self, program: _Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
-                 outputs: list[tuple[str, Any]], rebinds: list[tuple[int, int]], key: Any):  # fmt: skip
+                 outputs: list[tuple[str, Any]], rebinds: list[tuple[int, int]], key: Any, plan: ScalarPlan,
+                 donate: tuple[bool, ...]):  # fmt: skip
         self.program = program
         self.device = device
         self.leaves = leaves  # per leaf: ("arg", index of the argument array) or ("const", node)
@@ -80,8 +154,17 @@ class Captured:
         self.outputs = outputs  # per output: ("out", program output index) / ("arg", i) / ("const", array)
         self.rebinds = rebinds  # (argument index, program output index) of each rebound argument
         self.key = key  # what the debug check compares
+        self.plan = plan
+        self.packed: Any = None  # the plan's constants on the device (placed at the first run)
+        self.run: Any = None  # the program's jitted function (made at the first run)
         # the arrays whose values are constants of the program: (weak ref to the array, its node)
         self.constants = [(c[2], c[1]) for c in leaves if c[0] == "const" and c[2] is not None]
+        # the arguments whose previous values the program consumes (donated: see `replay`), and
+        # the other leaves, in the program's order
+        self.donors = [spec[1] for spec, d in zip(leaves, donate) if d]
+        self.kept = [spec for spec, d in zip(leaves, donate) if not d]
+        # per program output: (shape, NumPy dtype, x10array dtype) of the array a replay makes of it
+        self.made: list[tuple[tuple[int, ...], Any, Any]] = []
 
     def stale(self) -> bool:
         """A constant's array was rebound since the recording (captured state changed)."""
@@ -91,32 +174,90 @@ class Captured:
                 return True
         return False
 
-    def replay(self, arrays: list[Array], scalars: list[Any]) -> tuple[list[Any], list[Array]]:
-        """Run the program on the arguments: (the outputs, the new values of the rebound
-        arguments, in `rebinds` order)."""
+    def make(self, leaf_values: list[Any]) -> Any:
+        """The program's function (executor._run_compiled, at the first run): the graph's with
+        the scalars of `plan`, its constants placed now."""
         import jax
 
+        device = self.device
+        with _x64():
+            if device.mesh is None:
+                where: Any = device.jax_device
+                fn = _jitted_program(self.program, self.program.key, self.program.key.donate, self.plan.unpack)
+            else:
+                where = jax_sharding(device.mesh, ())
+                fn = spmd.jitted_program(self.program, self.program.key, leaf_values, self.plan.unpack)
+            self.packed = [jax.device_put(h, where) for h in self.plan.host]
+            one = jax.device_put(fn.args[0], where)  # (placed once: a NumPy scalar is converted at every call)
+        self.run = functools.partial(fn.func, one)
+        return self.run
+
+    def first_inputs(self, scalar_args: list[Any]) -> Any:
+        """executor._run_compiled's `inputs` for the first run: copies of the buffers the
+        program consumes (the recording's values stay as they were: the caller may hold them)."""
+
+        def inputs(donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
+            with _x64():
+                copies = [v.copy() for v in donated]
+            return copies, kept, (self.packed, [scalar_args[j] for j in self.plan.args])
+
+        return inputs
+
+    def replay(self, arrays: list[Array], scalars: list[Any]) -> tuple[list[Any], list[Array]]:
+        """Run the program on the arguments: (the outputs, the new values of the rebound
+        arguments, in `rebinds` order).
+
+        The previous value of an argument rebound in place (`w -= lr * g`, the program's
+        `donors`) is donated: the program writes the new value into its buffer, as the step
+        recorded at each call does (trace._donatable), when nothing else can see that value:
+        no other reference to its node (a pending computation that reads it, a view), not
+        handed to the host. Otherwise the program consumes a copy."""
+        import jax
+
+        device = self.device
         pending = [a._data for a in arrays if a._data.value is None]
         if pending:
-            _materialize_nodes(pending, self.device)
-        values = []
-        for spec in self.leaves:
+            _materialize_nodes(pending, device)
+        del pending
+        donated = []
+        for i in self.donors:
+            a = arrays[i]
+            node = a._data
+            value = node.value
+            if type(value) is np.ndarray:  # an interpreted (host) value: placed, so its buffer can be taken
+                with _x64():
+                    node.value = value = jax.device_put(value, device.jax_device)
+            # references: a._data, `node`, getrefcount's argument
+            if node.exported or a._alias is not None or getrefcount(node) > 3:
+                with _x64():
+                    value = value.copy()
+            donated.append(value)
+        node = a = None
+        kept = []
+        for spec in self.kept:
             node = arrays[spec[1]]._data if spec[0] == "arg" else spec[1]
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed once, then reused
-                with jax.enable_x64(True):
-                    node.value = value = jax.device_put(value, self.device.jax_device)
-            values.append(value)
-        inputs = [scalars[s[1]] if s[0] == "arg" else s[1] for s in self.scalars]
+                with _x64():
+                    node.value = value = jax.device_put(value, device.jax_device)
+            kept.append(value)
+        node = None
+        args = [scalars[j] for j in self.plan.args]
         start = time.perf_counter()
-        with _LOCK, jax.enable_x64(True), jax.default_device(self.device.jax_device):
-            results = self.program.compiled([], values, inputs)
+        with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
+            results = self.run(donated, kept, (self.packed, args))
             COUNTERS.execute_seconds += time.perf_counter() - start
             COUNTERS.execute_count += 1
             COUNTERS.cache_hits += 1
             COUNTERS.captured_replays += 1
-        IN_FLIGHT[self.device] = results
-        made = [_wrap(r, self.device) for r in results]
+            COUNTERS.donated_buffers += len(donated)
+        IN_FLIGHT[device] = results
+        made = []
+        for value, (shape, np_dtype, dtype) in zip(results, self.made):  # (as _wrap, its types known)
+            node = Node(None, 0, shape, np_dtype, value, 0)
+            arr = _new_array(node, dtype, device)
+            node.owner = _weakref(arr)
+            made.append(arr)
         outs: list[Any] = []
         for spec in self.outputs:
             if spec[0] == "out":
@@ -136,6 +277,10 @@ def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
     if pending:
         _materialize_nodes(pending, device)
     return tuple([spmd.layout(a._data) for a in arrays])
+
+
+_new_array = Array._new
+_weakref = weakref.ref
 
 
 def _wrap(value: Any, device: Device) -> Array:
@@ -195,6 +340,7 @@ def end(
         return "an index array whose values were pending was used (its bounds check cannot be replayed)"
     if not targets:
         return "the function computes nothing on the device"
+    donating = settings.get("X10ARRAY_DONATE")
     n = len(targets)
     joined = list(targets)
     traced = _trace(joined, device)  # (may add held intermediate values: not outputs of the program)
@@ -213,16 +359,35 @@ def end(
                 break
         else:
             scalar_specs.append(("const", value))
-    donate = (False,) * len(traced.leaves)
+    # the previous values of the arguments rebound in place: donated at each replay (when
+    # nothing else sees them, see Captured.replay), if an output of their shape and dtype can
+    # take their buffer
+    rebound_args = {i for i, _ in rebinds}
+    slots = collections.Counter((t.shape, t.dtype) for t in joined[:n])
+    donate = []
+    for spec, leaf in zip(leaf_specs, traced.leaves):
+        aval = (leaf.shape, leaf.dtype)
+        d = donating and spec[0] == "arg" and spec[1] in rebound_args and slots[aval] > 0
+        if d:
+            slots[aval] -= 1
+        donate.append(d)
     if device.mesh is None:
-        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, donate)
+        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, tuple(donate))
     else:  # a mesh: the inputs' layouts and the pinned outputs' are part of the program (spmd.key_shardings)
         shardings = spmd.key_shardings(traced, joined[:n])
-        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, donate, shardings)
+        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, tuple(donate), shardings)
     program = _Program([(c.prim, c.params) for c in traced.calls], key.outputs, len(traced.leaves), key)
-    _run_compiled(program, key, traced, joined[:n], device)  # compiles (or loads), runs this call
     constants = tuple(
         (s[0], s[1]) if s[0] == "arg" else (s[0], type(s[1]), repr(s[1])) for s in scalar_specs
     )  # fmt: skip
     leaves_key = tuple(s[1] if s[0] == "arg" else -1 for s in leaf_specs)
-    return Captured(program, device, leaf_specs, scalar_specs, out_specs, rebinds, (key, constants, leaves_key))
+    captured = Captured(
+        program, device, leaf_specs, scalar_specs, out_specs, rebinds, (key, constants, leaves_key),
+        ScalarPlan(scalar_specs), key.donate,
+    )  # fmt: skip
+    captured.made = [(t.shape, t.dtype, FROM_NUMPY[t.dtype]) for t in joined[:n]]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
+        # compiles (or loads), runs this call
+        _run_compiled(program, key, traced, joined[:n], device, captured.make, captured.first_inputs(scalars))
+    return captured

@@ -190,11 +190,13 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
 # -- the XLA program of a graph -----------------------------------------------------------------
 
 
-def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...]) -> Any:
+def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None) -> Any:
     """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax compiles
     it at its first call and dispatches later calls through its fast path. A function of its
     own per program: the program holds the only reference to it, so evicting the program
-    frees its executable (and _evicted_programs what jax's tracing caches kept)."""
+    frees its executable (and _evicted_programs what jax's tracing caches kept). With
+    `unpack`, the scalars argument is whatever x10array.compile passes, and `unpack(scalars)`
+    inside the trace makes the graph's scalars of it (see capture.ScalarPlan)."""
     import jax
 
     k = jax_namespace()
@@ -204,9 +206,11 @@ def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...]) 
 
     flush = flushes()  # (probed outside the trace)
 
-    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
+    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
         donated_it, kept_it = iter(donated), iter(kept)
         leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
+        if unpack is not None:
+            scalars = unpack(scalars)
         token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
         try:
             return _replay_compiled(k, ops, leaf_values, scalars, outputs, params_of, flush)

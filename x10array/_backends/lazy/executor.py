@@ -165,7 +165,8 @@ def barrier(devices: list[Device], wait: bool) -> None:
             continue
         if wait and device in IN_FLIGHT:
             for value in IN_FLIGHT.pop(device, ()):
-                value.block_until_ready()
+                if not value.is_deleted():  # (donated to a later replay, which the device runs after it)
+                    value.block_until_ready()
         live = _live.get(device)
         if not live:
             continue
@@ -285,8 +286,19 @@ def _run_graph(targets: list[Node], device: Device) -> None:
         _raise_failed(requested)
 
 
-def _run_compiled(program: _Program, key: GraphKey, traced: Traced, targets: list[Node], device: Device) -> None:
-    """Run the graph compiled (its first compiled run compiles it) and hand its outputs over."""
+def _run_compiled(
+    program: _Program,
+    key: GraphKey,
+    traced: Traced,
+    targets: list[Node],
+    device: Device,
+    make: Any = None,
+    inputs: Any = None,
+) -> None:
+    """Run the graph compiled (its first compiled run compiles it) and hand its outputs over.
+    x10array.compile's first run (capture.end) passes `make(leaf_values)`, which makes its
+    program's function instead of the usual one, and `inputs(donated, kept, scalars)`, the
+    arguments to call it with instead of these."""
     import jax
 
     first = program.compiled is None
@@ -294,18 +306,24 @@ def _run_compiled(program: _Program, key: GraphKey, traced: Traced, targets: lis
     # (kept in the cache only once it has run: a compile that fails is tried again next time)
     if not first:
         compiled = program.compiled
-    elif device.mesh is None:
-        compiled = _jitted_program(program, key, key.donate)
-    else:  # a mesh: every process must be building this same program
-        spmd.agree(key)
-        compiled = spmd.jitted_program(program, key, leaf_values)
+    else:
+        if device.mesh is not None:  # a mesh: every process must be building this same program
+            spmd.agree(key)
+        if make is not None:
+            compiled = make(leaf_values)
+        elif device.mesh is None:
+            compiled = _jitted_program(program, key, key.donate)
+        else:
+            compiled = spmd.jitted_program(program, key, leaf_values)
     for i, node in enumerate(traced.leaves):
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):
                 node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
     donated = [v for v, d in zip(leaf_values, key.donate) if d]
     kept = [v for v, d in zip(leaf_values, key.donate) if not d]
-    scalars = traced.scalars
+    scalars: Any = traced.scalars
+    if inputs is not None:
+        donated, kept, scalars = inputs(donated, kept, scalars)
     start = time.perf_counter()
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):

@@ -106,10 +106,11 @@ def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
     return leaves, pinned, "shardy" if shardy else "gspmd"
 
 
-def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any]) -> Any:
+def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any], unpack: Any = None) -> Any:
     """The graph on a mesh as a jitted function of (donated leaves, kept leaves, scalars), as
-    compile._jitted_program makes for one device, with the inputs' shardings given
-    (`in_shardings`: the values' own, which the key holds) and pinned outputs constrained."""
+    compile._jitted_program makes for one device (`unpack` too), with the inputs' shardings
+    given (`in_shardings`: the values' own, which the key holds) and pinned outputs
+    constrained."""
     import jax
 
     k = jax_namespace()
@@ -119,9 +120,11 @@ def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any]) -> 
     pinned = [None if spec is None else jax_sharding(mesh, spec) for spec in key.shardings[1]]
     flush = flushes()
 
-    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
+    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
         donated_it, kept_it = iter(donated), iter(kept)
         values = [next(donated_it) if d else next(kept_it) for d in donate]
+        if unpack is not None:
+            scalars = unpack(scalars)
         token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
         try:
             outs = _replay_compiled(k, ops, values, scalars, outputs, params_of, flush)
@@ -135,7 +138,7 @@ def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any]) -> 
         replicated,
         [s for s, d in zip(shardings, donate) if d],
         [s for s, d in zip(shardings, donate) if not d],
-        replicated,  # Python scalars: a prefix for the whole list
+        replicated,  # Python scalars: a prefix for the whole list (or what `unpack` takes)
     )
     jitted = jax.jit(replay, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
 
