@@ -11,6 +11,12 @@ runs that program on later calls' arguments: no Python execution of `fn`, no rec
 graph key; the outputs are new materialized lazy arrays, and the rebound arguments are rebound
 to their new values (`_core.primitive.rebind`, so their views follow).
 
+The program is a jitted function of its own (`Captured.make`): the graph's constant Python
+scalars reach it packed by kind in a few arrays placed once (`ScalarPlan`: converting ~50 of
+them at every call was half a LeNet replay's host time), and the previous values of arguments
+rebound in place are donated (`Captured.replay` checks that nothing else sees them). On a mesh
+it is the SPMD program, keyed with the layouts, its first run checked across processes.
+
 A leaf that is not an argument (an array the function reads from a closure or a global) is a
 constant of the program; the replay checks that the array still holds that value, else the
 namespace records again. Python scalars recorded in the graph are runtime inputs when they are
