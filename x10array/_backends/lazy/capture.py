@@ -26,7 +26,6 @@ the very objects passed as arguments (a learning rate), constants otherwise.
 from __future__ import annotations
 
 import collections
-import functools
 import threading
 import time
 import warnings
@@ -43,7 +42,7 @@ from ..._core.dtypes import FROM_NUMPY
 from ..._core.mesh import jax_sharding
 from ..._core.metrics import COUNTERS
 from . import spmd
-from .compile import _jitted_program, _Program
+from .compile import _ONE, _jitted_program, _Program
 from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
@@ -186,16 +185,15 @@ class Captured:
         import jax
 
         device = self.device
+        program, key, unpack = self.program, self.program.key, self.plan.unpack
         with _x64():
-            if device.mesh is None:
-                where: Any = device.jax_device
-                fn = _jitted_program(self.program, self.program.key, self.program.key.donate, self.plan.unpack)
-            else:
-                where = jax_sharding(device.mesh, ())
-                fn = spmd.jitted_program(self.program, self.program.key, leaf_values, self.plan.unpack)
+            where: Any = device.jax_device if device.mesh is None else jax_sharding(device.mesh, ())
             self.packed = [jax.device_put(h, where) for h in self.plan.host]
-            one = jax.device_put(fn.args[0], where)  # (placed once: a NumPy scalar is converted at every call)
-        self.run = functools.partial(fn.func, one)
+            one = jax.device_put(_ONE, where)  # (placed once: a NumPy scalar is converted at every call)
+            if device.mesh is None:
+                self.run = _jitted_program(program, key, key.donate, unpack, one)
+            else:  # (with its runs checked across processes when X10ARRAY_DISTRIBUTED_CHECK_EVERY asks)
+                self.run = spmd.jitted_program(program, key, leaf_values, unpack, one)
         return self.run
 
     def first_inputs(self, scalar_args: list[Any]) -> Any:

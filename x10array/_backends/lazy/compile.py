@@ -190,13 +190,17 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
 # -- the XLA program of a graph -----------------------------------------------------------------
 
 
-def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None) -> Any:
+def _jitted_program(
+    program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None, one: Any = None
+) -> Any:
     """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax compiles
     it at its first call and dispatches later calls through its fast path. A function of its
     own per program: the program holds the only reference to it, so evicting the program
     frees its executable (and _evicted_programs what jax's tracing caches kept). With
     `unpack`, the scalars argument is whatever x10array.compile passes, and `unpack(scalars)`
-    inside the trace makes the graph's scalars of it (see capture.ScalarPlan)."""
+    inside the trace makes the graph's scalars of it (see capture.ScalarPlan); `one` is the
+    runtime 1.0 of the rounding (_core.kernels._rounded) to bind, a NumPy scalar by default
+    (capture passes one placed on the device once)."""
     import jax
 
     k = jax_namespace()
@@ -219,7 +223,7 @@ def _jitted_program(program: _Program, key: GraphKey, donate: tuple[bool, ...], 
 
     jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
     # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
-    return functools.partial(jitted, _ONE)
+    return functools.partial(jitted, _ONE if one is None else one)
 
 
 _ONE = np.float64(1.0)

@@ -106,10 +106,12 @@ def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
     return leaves, pinned, "shardy" if shardy else "gspmd"
 
 
-def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any], unpack: Any = None) -> Any:
+def jitted_program(
+    program: _Program, key: GraphKey, leaf_values: list[Any], unpack: Any = None, one: Any = _ONE
+) -> Any:
     """The graph on a mesh as a jitted function of (donated leaves, kept leaves, scalars), as
-    compile._jitted_program makes for one device (`unpack` too), with the inputs' shardings
-    given (`in_shardings`: the values' own, which the key holds) and pinned outputs
+    compile._jitted_program makes for one device (`unpack` and `one` too), with the inputs'
+    shardings given (`in_shardings`: the values' own, which the key holds) and pinned outputs
     constrained."""
     import jax
 
@@ -144,7 +146,7 @@ def jitted_program(program: _Program, key: GraphKey, leaf_values: list[Any], unp
 
     import functools
 
-    return _checked_runs(functools.partial(jitted, _ONE), key)
+    return _checked_runs(functools.partial(jitted, one), key)
 
 
 def _checked_runs(run: Any, key: GraphKey) -> Any:
