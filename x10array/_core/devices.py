@@ -28,6 +28,9 @@ class DeviceKind(enum.Enum):
         return self.name
 
     __str__ = __repr__
+    # members are singletons compared by identity: hash them by identity too (C-level; Enum's
+    # own __hash__ is a Python function, paid at each `_IMPLS[device.backend]` of `bind`)
+    __hash__ = object.__hash__
 
 
 class Backend(enum.Enum):
@@ -38,6 +41,9 @@ class Backend(enum.Enum):
         return self.name
 
     __str__ = __repr__
+    # members are singletons compared by identity: hash them by identity too (C-level; Enum's
+    # own __hash__ is a Python function, paid at each `_IMPLS[device.backend]` of `bind`)
+    __hash__ = object.__hash__
 
 
 @functools.cache  # bounded by construction: one entry per DeviceKind

@@ -203,6 +203,9 @@ SETTINGS: dict[str, Setting] = _declare(
 )  # fmt: skip
 
 _values: dict[str, Any] = {}
+# The values read so far, by name (`get` fills it; `set`, `override` and `reload` change it):
+# a hot path may look a setting up here and call `get` on a KeyError.
+cached = _values
 
 
 def _setting(name: str) -> Setting:

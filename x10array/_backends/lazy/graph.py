@@ -26,10 +26,11 @@ from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.kernels import jax_operand
+from ..._core.lru import tick
 from ..._core.metrics import COUNTERS, LOCK
 from ..._core.policies import GRAPH_REWRITES
 from ..._core.primitive import Primitive, params_key
-from .shapes import _out_avals
+from . import shapes as _shapes
 
 
 class Call:
@@ -207,6 +208,10 @@ def _watched() -> Watch | None:
 # live pending arrays, per device, for the barrier
 _live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _ref = weakref.ref
+_new = object.__new__
+_SETTINGS = settings.cached  # (the settings read so far: Recorder.run reads two there)
+_RECORD_SOURCE = "X10ARRAY_RECORD_SOURCE"
+_GRAPH_LIMIT = "X10ARRAY_GRAPH_LIMIT"
 _REWRITES = GRAPH_REWRITES.rules  # (the live dict: bound once for the hot path)
 
 
@@ -223,17 +228,45 @@ class Recorder:
         raise NotImplementedError
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs."""
+        """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
+
+        The hot path of the lazy device (once per operation, ~1 us): written out inline, with
+        no Python call on the way for the common case (one or two array operands, a cached
+        shape, one output) but the objects it makes."""
         if prim.dynamic_shape:
             return self.graph_break(prim, device, operands, params)
-        inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
+        key_params = params_key(params) if params else ()
+        # the operands' nodes, and the shape cache's key (shapes.flat_key) built in one tuple
+        n = len(operands)
+        if n == 2 and type(a := operands[0]) is Array and type(b := operands[1]) is Array:
+            i0 = a._data
+            i1 = b._data
+            inputs: tuple[Any, ...] = (i0, i1)
+            key: tuple[Any, ...] | None = (prim, key_params, i0.shape, i0.dtype, i1.shape, i1.dtype)
+        elif n == 1 and type(a := operands[0]) is Array:
+            i0 = a._data
+            inputs = (i0,)
+            key = (prim, key_params, i0.shape, i0.dtype)
+        else:
+            inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
+            key = None
         if prim in _REWRITES:
             folded = _fold(prim, inputs, params)
             if folded is not None:
                 inputs, params = folded
-        key_params = params_key(params)
-        in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
-        avals = _out_avals(prim, params, key_params, in_avals, inputs)
+                key_params = params_key(params) if params else ()
+                key = None
+        if key is None:
+            in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
+            avals = _shapes._out_avals(prim, params, key_params, in_avals, inputs)
+        else:
+            entry = _shapes._avals_entries.get(key)  # (shapes._out_avals, inlined)
+            if entry is not None:
+                entry[1] = tick()
+                avals = entry[0]
+            else:
+                in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
+                avals = _shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
         size = 1
         checks = None
         for i in inputs:
@@ -241,10 +274,23 @@ class Recorder:
                 size += i.size
                 if i.checks is not None:
                     checks = i.checks if checks is None else _merge_checks(checks, i.checks)
-        call = Call(prim, params, key_params, inputs, device)
-        if settings.get("X10ARRAY_RECORD_SOURCE"):  # (for x10array.debug: off by default, ~1 us)
-            call.where = _user_line()
-        limit = settings.get("X10ARRAY_GRAPH_LIMIT")  # (a dict lookup, once per operation)
+        call = _new(Call)  # (Call's fields, set here: no __init__ call on the hot path)
+        call.prim = prim
+        call.params = params
+        call.key_params = key_params
+        call.inputs = inputs
+        call.device = device
+        call.outputs = ()
+        try:  # (settings.get, inlined: a dict lookup once the setting was read)
+            where = _SETTINGS[_RECORD_SOURCE]
+        except KeyError:
+            where = settings.get(_RECORD_SOURCE)
+        # (for x10array.debug: off by default, ~1 us)
+        call.where = _user_line() if where else None
+        try:
+            limit = _SETTINGS[_GRAPH_LIMIT]
+        except KeyError:
+            limit = settings.get(_GRAPH_LIMIT)
         if size > limit:
             size = _counted_size(call, limit)
         COUNTERS.ops_recorded += 1
@@ -252,6 +298,30 @@ class Recorder:
         live = last[1] if last[0] is device else _live_list(device)
         if len(live) > _STATE.prune_at:
             _prune(live)
+        if not prim.multiple_results:
+            ((shape, dtype),) = avals
+            node = _new(Node)  # (Node.__init__, inlined)
+            node.call = call
+            node.index = 0
+            node.shape = shape
+            node.dtype = dtype
+            node.value = None
+            node.size = size
+            node.exported = False
+            node.clean = False
+            node.checks = checks
+            arr = _new(Array)  # (Array._new, inlined)
+            arr._data = node
+            arr._dtype = FROM_NUMPY[dtype]
+            arr._device = device
+            arr._shared = False
+            arr._alias = None
+            arr._committed = True
+            node.owner = ref = _ref(arr)
+            live.append(ref)
+            if size > limit:
+                self._outgrown([arr], device, limit)
+            return arr
         outs = []
         for index, (shape, dtype) in enumerate(avals):
             node = Node(call, index, shape, dtype, None, size, checks)
@@ -259,11 +329,10 @@ class Recorder:
             node.owner = ref = _ref(arr)
             live.append(ref)
             outs.append(arr)
-        if prim.multiple_results:
-            call.outputs = tuple(_ref(a._data) for a in outs)
+        call.outputs = tuple(_ref(a._data) for a in outs)
         if size > limit:
             self._outgrown(outs, device, limit)
-        return tuple(outs) if prim.multiple_results else outs[0]
+        return tuple(outs)
 
     def adopt(self, target: Array) -> None:
         """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's

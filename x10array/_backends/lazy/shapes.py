@@ -47,6 +47,19 @@ _avals_entries = _avals.entries
 _elementwise_dtypes = LRU("lazy elementwise dtypes", functools.partial(settings.get, "X10ARRAY_DTYPE_CACHE_SIZE"))
 
 
+def flat_key(prim: Primitive, key_params: tuple[Any, ...], in_avals: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The shape cache's key of `prim` on operands of avals `in_avals`: flat, `(prim,
+    key_params, shape, dtype, ..., scalar type, ...)` (an array's shape is a tuple, a scalar's
+    type is not, so it reads back unambiguously), which recording builds with one tuple."""
+    flat: list[Any] = [prim, key_params]
+    for a in in_avals:
+        if type(a) is tuple:
+            flat += a
+        else:
+            flat.append(a)
+    return tuple(flat)
+
+
 def _out_avals(
     prim: Primitive,
     params: dict[str, Any],
@@ -56,11 +69,23 @@ def _out_avals(
 ) -> tuple[ShapeDtype, ...]:
     """The ((shape, dtype), ...) of each output of `prim` applied to `inputs` (their avals:
     `in_avals`; `key_params`: `params` as a hashable key)."""
-    key = (prim, key_params, in_avals)
-    entry = _avals_entries.get(key)  # _avals.get inlined: one lookup per recorded operation
+    key = flat_key(prim, key_params, in_avals)
+    entry = _avals_entries.get(key)  # (graph.Recorder.run inlines this lookup)
     if entry is not None:
         entry[1] = tick()
         return entry[0]
+    return out_avals_miss(prim, params, key_params, in_avals, inputs, key)
+
+
+def out_avals_miss(
+    prim: Primitive,
+    params: dict[str, Any],
+    key_params: tuple[Any, ...],
+    in_avals: tuple[Any, ...],
+    inputs: tuple[Any, ...],
+    key: tuple[Any, ...],
+) -> tuple[ShapeDtype, ...]:
+    """`_out_avals` on a miss of the shape cache (`key`: `flat_key`): derive and cache them."""
     if prim.elementwise:
         # shape: the broadcast of the operands'; dtype: derived once per dtype combination
         dtype_key = (prim, key_params, tuple(a[1] if type(a) is tuple else a for a in in_avals))
