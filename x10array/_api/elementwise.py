@@ -18,7 +18,7 @@ from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import Primitive, bind
-from .._core.validation import binary_operands, broadcast_shapes, common_device
+from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -83,26 +83,60 @@ def _binary(
 ) -> Callable[[Any, Any], Array]:
     prim = _elementwise_primitive(name, kernel, quiet, lowering, passes_bits)
     allowed = CATEGORIES[category]
+    # the dtypes that a Python float or int meets unchanged (no cast, no bounds to check)
+    inexact = frozenset(d for d in allowed if d.kind in ("real", "complex"))
 
-    def function(x1: Any, x2: Any, /) -> Array:
-        # the common case first: two arrays of one dtype and shape on one device
-        if (
-            type(x1) is Array
-            and type(x2) is Array
-            and x1._dtype is x2._dtype
-            and x1._device is x2._device
-            and x1._dtype in allowed
-            and x1._data.shape == x2._data.shape
-        ):
-            return bind(prim, x1._device, x1, x2)
+    def general(x1: Any, x2: Any) -> Array:
         a, b, _, device = binary_operands(name, x1, x2, category)
         if type(a) is Array and type(b) is Array and a.shape != b.shape:
             broadcast_shapes(a.shape, b.shape, fname=name)
         return bind(prim, device, a, b)
 
-    function.__name__ = function.__qualname__ = name
+    # `function` and its operator form (`x1 + x2`) test the common cases inline, so recording
+    # one on the lazy device pays no call but `bind`'s (~1 us an operation): two arrays of one
+    # dtype and shape on one device, or a floating-point array and a Python float or int.
+    # Everything else goes through `general`, which validates and promotes.
+    def function(x1: Any, x2: Any, /) -> Array:
+        if type(x1) is Array:
+            t2 = type(x2)
+            if t2 is Array:
+                if (
+                    x1._dtype is x2._dtype
+                    and x1._device is x2._device
+                    and x1._dtype in allowed
+                    and x1._data.shape == x2._data.shape
+                ):
+                    return bind(prim, x1._device, x1, x2)
+            elif (t2 is float or t2 is int) and x1._dtype in inexact:
+                return bind(prim, x1._device, x1, x2)
+        elif type(x2) is Array and (type(x1) is float or type(x1) is int) and x2._dtype in inexact:
+            return bind(prim, x2._device, x1, x2)
+        return general(x1, x2)
+
+    def operator(x1: Any, x2: Any, /) -> Any:
+        """`function` as the Array method: NotImplemented for an operand it cannot take, so
+        Python tries the other operand's reflected method. (The same inline tests.)"""
+        if type(x1) is Array:
+            t2 = type(x2)
+            if t2 is Array:
+                if (
+                    x1._dtype is x2._dtype
+                    and x1._device is x2._device
+                    and x1._dtype in allowed
+                    and x1._data.shape == x2._data.shape
+                ):
+                    return bind(prim, x1._device, x1, x2)
+            elif (t2 is float or t2 is int) and x1._dtype in inexact:
+                return bind(prim, x1._device, x1, x2)
+        try:
+            return general(x1, x2)
+        except OperandTypeError:
+            return NotImplemented
+
+    function.__name__ = function.__qualname__ = operator.__name__ = name
     function.__doc__ = doc or f"{name}, elementwise with broadcasting; accepts {category} dtypes and Python scalars."
     function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
+    function.operator = operator  # type: ignore[attr-defined]  # (operators.install takes it as the method)
     return function
 
 

@@ -53,6 +53,10 @@ UNARY: tuple[tuple[str, Callable[[Array], Array]], ...] = (
 
 
 def _forward(fn: Callable[..., Array]) -> Callable[..., Any]:
+    own = getattr(fn, "operator", None)
+    if own is not None:  # the function made its method itself (elementwise: the hot path inline)
+        return own  # type: ignore[no-any-return]
+
     def method(self: Array, other: Any, /) -> Any:
         try:
             return fn(self, other)

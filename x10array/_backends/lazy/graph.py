@@ -238,18 +238,28 @@ class Recorder:
         key_params = params_key(params) if params else ()
         # the operands' nodes, and the shape cache's key (shapes.flat_key) built in one tuple
         n = len(operands)
-        if n == 2 and type(a := operands[0]) is Array and type(b := operands[1]) is Array:
-            i0 = a._data
-            i1 = b._data
-            inputs: tuple[Any, ...] = (i0, i1)
-            key: tuple[Any, ...] | None = (prim, key_params, i0.shape, i0.dtype, i1.shape, i1.dtype)
+        key: tuple[Any, ...] | None = None
+        if n == 2:
+            a, b = operands
+            if type(a) is Array:
+                i0 = a._data
+                if type(b) is Array:
+                    i1 = b._data
+                    inputs: tuple[Any, ...] = (i0, i1)
+                    key = (prim, key_params, i0.shape, i0.dtype, i1.shape, i1.dtype)
+                elif type(b) is float:
+                    inputs = (i0, b)
+                    key = (prim, key_params, i0.shape, i0.dtype, float)
+            elif type(a) is float and type(b) is Array:
+                i1 = b._data
+                inputs = (a, i1)
+                key = (prim, key_params, float, i1.shape, i1.dtype)
         elif n == 1 and type(a := operands[0]) is Array:
             i0 = a._data
             inputs = (i0,)
             key = (prim, key_params, i0.shape, i0.dtype)
-        else:
+        if key is None:
             inputs = tuple([o._data if type(o) is Array else jax_operand(o) for o in operands])
-            key = None
         if prim in _REWRITES:
             folded = _fold(prim, inputs, params)
             if folded is not None:
