@@ -465,7 +465,7 @@ def _describe(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> 
         elif kind == "e":
             desc.extend(("s", 0, x.shape[a], 1) for a in range(axis, axis + fill))
             axis += fill
-            if not fill and _parts(kinds, position):
+            if not fill and position + 1 < len(kinds) and _parts(kinds, position):  # (last: parts nothing)
                 desc.append(("e",))
         elif kind == "s":
             desc.append(_canonical_slice(item, x.shape[axis], fname))

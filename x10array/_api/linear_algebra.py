@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core.array import Array
+from .._core.dtypes import CATEGORIES
 from .._core.policies import GRAPH_REWRITES
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import (
@@ -23,6 +24,7 @@ from .._core.validation import (
     check_int,
     normalize_axis,
 )
+from .manipulation import _PERMUTE_DIMS
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -48,8 +50,11 @@ def _matmul_kernel(k: Any, a: Any, b: Any, *, dtype: Any, transposed: tuple[bool
 def _fold_transposes(operands: Sequence[Any], producers: list[Any], params: dict[str, Any]) -> Any:
     """matmul(x.T, y) and matmul(x, y.T) of matrices and vectors (no stack dimensions):
     multiply the stored matrix, transposed in the product (see `_matmul_kernel`)."""
-    from .manipulation import _PERMUTE_DIMS
-
+    for producer in producers:  # (the common case first: no transpose feeds the product)
+        if producer is not None and (producer[0] is _MATRIX_TRANSPOSE or producer[0] is _PERMUTE_DIMS):
+            break
+    else:
+        return None
     if any(len(o.shape) > 2 for o in operands):
         return None
     transposed = list(params.get("transposed", (False, False)))
@@ -102,6 +107,7 @@ _MATMUL = Primitive("matmul", _matmul_kernel, rule=_matmul_rule)
 GRAPH_REWRITES.register(_MATMUL, _fold_transposes)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
+_NUMERIC = CATEGORIES["numeric"]
 _VECDOT = Primitive("vecdot", _vecdot_kernel)
 
 
@@ -116,7 +122,16 @@ def _two_arrays(fname: str, x1: Any, x2: Any) -> tuple[Array, Array, Any, Any]:
 
 def matmul(x1: Array, x2: Array, /) -> Array:
     """Matrix product with the standard's 1-D promotion and broadcasting of stack dimensions."""
-    a, b, dtype, device = _two_arrays("matmul", x1, x2)
+    if (  # the common case (two numeric arrays of one dtype on one device): nothing to promote
+        type(x1) is Array
+        and type(x2) is Array
+        and x1._dtype is x2._dtype
+        and x1._device is x2._device
+        and x1._dtype in _NUMERIC
+    ):
+        a, b, dtype, device = x1, x2, x1._dtype, x1._device
+    else:
+        a, b, dtype, device = _two_arrays("matmul", x1, x2)
     s1, s2 = a.shape, b.shape
     if not s1 or not s2:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes {s1} and {s2}")
@@ -124,7 +139,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     inner2 = s2[0] if len(s2) == 1 else s2[-2]
     if inner1 != inner2:
         raise ValueError(f"matmul: shapes {s1} and {s2} are not aligned: {inner1} (dim -1 of x1) != {inner2}")
-    broadcast_shapes(s1[:-2], s2[:-2], fname="matmul")
+    if len(s1) > 2 or len(s2) > 2:
+        broadcast_shapes(s1[:-2], s2[:-2], fname="matmul")
     return bind(_MATMUL, device, a, b, dtype=dtype)
 
 

@@ -213,6 +213,13 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
         raise TypeError(f"reshape: shape must be a tuple of ints, got {type(shape).__name__}")
     if copy not in (None, True, False):
         raise ValueError(f"reshape: copy must be True, False or None, got {copy!r}")
+    if type(shape) is tuple:  # the common case: a tuple of non-negative ints, as many elements
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            if math.prod(shape) == x.size:
+                return bind(_RESHAPE, x._device, x, shape=shape, copy=bool(copy))
     dims = tuple(check_int(d, "reshape", "shape") for d in shape)
     if any(d < -1 for d in dims):
         raise ValueError(f"reshape: shape {dims} has a negative dimension")

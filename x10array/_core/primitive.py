@@ -125,24 +125,36 @@ def primitive(name: str, **options: Any) -> Callable[[Callable[..., Any]], Primi
     return make
 
 
+_TAGGED_BOOLS = {True: (bool, "True"), False: (bool, "False")}
+
+
 def _tag(value: Any) -> Any:
     """A cache-key form of a parameter value in which equal keys mean identical values:
-    -0.0 and 0.0, True and 1, and NaN and NaN compare equal as Python values, not here."""
+    -0.0 and 0.0, True and 1, and NaN and NaN compare equal as Python values, not here.
+    A value that is already exact (ints, strings, tuples of them, nested) is returned as it
+    is, not rebuilt."""
     kind = type(value)
-    if kind is float or kind is complex or kind is bool:
-        return (kind, repr(value))
     if kind is tuple:
         for v in value:
             k = type(v)
-            if k is not int and k is not str:  # something inside may need a tag
-                return tuple([_tag(v) for v in value])
-        return value  # ints and strings only (shapes, axes): already exact
+            if k is not int and k is not str and (k is not tuple or _tag(v) is not v):
+                return tuple([_tag(v) for v in value])  # something inside needs a tag
+        return value  # ints and strings only (shapes, axes, index descriptions): already exact
+    if kind is bool:
+        return _TAGGED_BOOLS[value]
+    if kind is float or kind is complex:
+        return (kind, repr(value))
     return value
 
 
 def params_key(params: dict[str, Any]) -> tuple[Any, ...]:
     """The hashable key of a primitive's parameters, for caches of compiled programs."""
-    return tuple(sorted((name, _tag(value)) for name, value in params.items())) if params else ()
+    if not params:
+        return ()
+    if len(params) == 1:
+        for name, value in params.items():
+            return ((name, _tag(value)),)
+    return tuple(sorted([(name, _tag(value)) for name, value in params.items()]))
 
 
 # Threads (docs/eager-and-lazy.md, "Threads"): every write (`__setitem__`, an in-place

@@ -25,7 +25,7 @@ from ..._core import settings
 from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
-from ..._core.kernels import jax_operand
+from ..._core.kernels import _INT64_MAX, jax_operand
 from ..._core.lru import tick
 from ..._core.metrics import COUNTERS, LOCK
 from ..._core.policies import GRAPH_REWRITES
@@ -250,6 +250,9 @@ class Recorder:
                 elif type(b) is float:
                     inputs = (i0, b)
                     key = (prim, key_params, i0.shape, i0.dtype, float)
+                elif type(b) is int and b <= _INT64_MAX:  # (a larger one: see jax_operand)
+                    inputs = (i0, b)
+                    key = (prim, key_params, i0.shape, i0.dtype, int)
             elif type(a) is float and type(b) is Array:
                 i1 = b._data
                 inputs = (a, i1)
