@@ -113,23 +113,22 @@ def _binary(
             return bind(prim, x2._device, x1, x2)
         return general(x1, x2)
 
-    def operator(x1: Any, x2: Any, /) -> Any:
+    def operator(self: Array, other: Any, /) -> Any:
         """`function` as the Array method: NotImplemented for an operand it cannot take, so
         Python tries the other operand's reflected method. (The same inline tests.)"""
-        if type(x1) is Array:
-            t2 = type(x2)
-            if t2 is Array:
-                if (
-                    x1._dtype is x2._dtype
-                    and x1._device is x2._device
-                    and x1._dtype in allowed
-                    and x1._data.shape == x2._data.shape
-                ):
-                    return bind(prim, x1._device, x1, x2)
-            elif (t2 is float or t2 is int) and x1._dtype in inexact:
-                return bind(prim, x1._device, x1, x2)
+        t2 = type(other)
+        if t2 is Array:
+            if (
+                self._dtype is other._dtype
+                and self._device is other._device
+                and self._dtype in allowed
+                and self._data.shape == other._data.shape
+            ):
+                return bind(prim, self._device, self, other)
+        elif (t2 is float or t2 is int) and self._dtype in inexact:
+            return bind(prim, self._device, self, other)
         try:
-            return general(x1, x2)
+            return general(self, other)
         except OperandTypeError:
             return NotImplemented
 
