@@ -55,7 +55,7 @@ UNARY: tuple[tuple[str, Callable[[Array], Array]], ...] = (
 def _forward(fn: Callable[..., Array]) -> Callable[..., Any]:
     own = getattr(fn, "operator", None)
     if own is not None:  # the function made its method itself (elementwise: the hot path inline)
-        return own  # type: ignore[no-any-return]
+        return own
 
     def method(self: Array, other: Any, /) -> Any:
         try:
