@@ -100,6 +100,8 @@ def _xla_operations(ns: Any, x: Any, y: Any, m: Any) -> dict[str, Callable[[], o
         "multiply by 2.5": lambda: ns.multiply(x, 2.5),
         "sin": lambda: ns.sin(x),
         "equal": lambda: ns.equal(x, y),
+        "astype float32": lambda: ns.astype(x, ns.float32),
+        "astype int32": lambda: ns.astype(x, ns.int32),
         "sum": lambda: ns.sum(x),
         "matmul": lambda: ns.matmul(m, m),
         "reshape": lambda: ns.reshape(x, (1, -1)),

@@ -3,7 +3,9 @@ gives the bits the exact programs give.
 
 - data-moving primitives on the CPU run their NumPy kernel on host views (no compile);
 - elementwise primitives on a new shape run the program of a flat, zero-padded size bucket,
-  until the shape has been seen often enough to get its own program.
+  until the shape has been seen often enough to get its own program;
+- primitives with an XLA_HOST_KERNELS function (casts) run it with NumPy on the host, with
+  XLA's convert semantics (checked against XLA's program for every dtype pair).
 """
 
 from __future__ import annotations
@@ -157,3 +159,130 @@ def test_data_movement_on_the_cpu_compiles_nothing(xla_kernels, monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), expected)
     assert compiled == []
     assert type(y._data).__module__.startswith("jax")  # still a device buffer
+
+
+# -- casts on the CPU: NumPy with XLA's bits, nothing compiled ----------------------------------
+
+_CAST_DTYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+]  # fmt: skip
+
+
+def _cast_specials(dtype: str) -> np.ndarray:
+    """Values where a cast can go wrong: the ends of every integer range and the floats around
+    them, NaN of both signs, infinities, subnormals of both float types and the floats that
+    round to or from them, float32's overflow."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return np.array([False, True])
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        near = [0, 1, -1, 127, 128, -129, 255, 256, 2**24 + 1, 2**53 + 1, -(2**53 + 1), 2**62 + 2**38 + 1]
+        ends = [info.min, info.min + 1, info.max - 1, info.max]
+        return np.array(sorted({v for v in near + ends if info.min <= v <= info.max}), dtype=dt)
+    real = np.float32 if dt in (np.float32, np.complex64) else np.float64
+    tiny32, tiny64 = float(np.finfo(np.float32).tiny), float(np.finfo(np.float64).tiny)
+    values = [0.0, -0.0, 0.1, 1 / 3, 1.5, -1.5, 2.5, -2.7, -0.5, -0.9999, -1.0, 127.5, -128.9, 255.9, 256.0,
+              65535.7, 2.0**24 + 1, np.inf, -np.inf, np.nan, -np.nan, 1e10, -1e10, 3e9, 2.0**31 - 0.5, 2.0**31,
+              -(2.0**31), -(2.0**31) - 256, 2147483520.0, 2.0**32, 4294967295.9, 2.0**63, -(2.0**63), 2.0**63 - 1024,
+              -(2.0**63) - 2048, 2.0**64, 2.0**64 - 2048, 3.4028235e38, 3.5e38, 1e300, -1e300,
+              tiny32, -tiny32, tiny32 / 4, -1e-40, tiny32 * (1 - 2.0**-30), tiny32 * (1 - 2.0**-25), 2.0**-149,
+              2.0**-150, 1.5 * 2.0**-150, tiny64, -tiny64, 1e-310, -5e-324]  # fmt: skip
+    with np.errstate(over="ignore"):
+        parts = np.array(values, dtype=np.float64).astype(real)
+    if dt.kind == "c":  # each value with a zero, a subnormal and a normal other part
+        others = np.array([0.0, -0.0, tiny32 / 4, 1e-310, 2.5, np.nan], dtype=np.float64).astype(real)
+        re, im = np.meshgrid(parts, others)
+        out = np.empty(2 * re.size, dt)  # (parts set one by one: 1j * nan would spoil the other)
+        out.real, out.imag = (
+            np.concatenate([re.reshape(-1), im.reshape(-1)]),
+            np.concatenate([im.reshape(-1), re.reshape(-1)]),
+        )
+        return out
+    return parts
+
+
+def test_a_cast_on_the_cpu_gives_the_xla_programs_bits():
+    """XLA_HOST_KERNELS' astype (NumPy) against XLA's own convert, every dtype pair the public
+    layer allows, on special values: bit for bit, NaNs included. One program per source dtype
+    converts to every target at once (13 compiles, not 160)."""
+    import jax
+
+    from x10array._core.convert import ASTYPE
+    from x10array._core.kernels import jax_namespace, xla_flushes
+
+    k = jax_namespace()
+    host_kernel = _eager._HOST_KERNELS[ASTYPE]
+    flush = xla_flushes()
+    compared = 0
+    for source in _CAST_DTYPES:
+        targets = [getattr(xp, t) for t in _CAST_DTYPES if not (source.startswith("complex") and t[0] in "iuf")]
+        x = _cast_specials(source)
+        with jax.enable_x64(True):
+            exact = jax.jit(lambda v, ts=targets: tuple(ASTYPE.lowering(k, v, dtype=t) for t in ts))(x)
+        for target, want in zip(targets, exact):
+            want = np.asarray(want)
+            even = len(x) // 2 * 2
+            for value, expected in [  # 1-D, 0-d (each element), 2-D
+                (x, want),
+                *((x[i].reshape(()), want[i].reshape(())) for i in range(len(x))),
+                (x[:even].reshape(2, -1), want[:even].reshape(2, -1)),
+            ]:
+                got = host_kernel(flush, value, dtype=target)
+                assert got.dtype == target.np and got.shape == value.shape
+                assert got.tobytes() == expected.tobytes(), (source, target.name, value, got, expected)
+            compared += 1
+    assert compared == 13 * 13 - 2 * 10  # (complex to an integer or real float: refused)
+
+
+@pytest.mark.parametrize("pair", [("float64", "int32"), ("float32", "uint8"), ("complex128", "complex64")])
+def test_a_cast_through_the_executor_matches_the_xla_program(pair, xla_kernels, monkeypatch):
+    """The executor's path (host views, placement) against the same cast with the host
+    kernels turned off (the XLA program), on the public functions."""
+    source, target = pair
+    x = _cast_specials(source)
+    on_host = np.asarray(xp.astype(xp.asarray(x), getattr(xp, target)))
+    monkeypatch.setattr(_eager, "_HOST_KERNELS", {})
+    by_xla = np.asarray(xp.astype(xp.asarray(x), getattr(xp, target)))
+    assert on_host.dtype == by_xla.dtype and on_host.tobytes() == by_xla.tobytes()
+
+
+def test_a_cast_on_the_cpu_compiles_nothing(xla_kernels, monkeypatch):
+    """asarray(x, dtype=...) and astype on new shapes and dtype pairs, as the conformance
+    suite's test_asarray_arrays draws them: no program is compiled (each would cost tens of
+    milliseconds on a first call)."""
+    compiled = []
+    make = _eager._make_jitted
+    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    rng = np.random.default_rng(0)
+    for shape, source, target in [
+        ((), "int8", "int64"),
+        ((1,), "float32", "float64"),
+        ((1, 1), "uint16", "float32"),
+        ((3, 2), "bool", "complex128"),
+        ((5,), "float64", "int16"),
+        ((2, 2, 2), "complex64", "complex128"),
+    ]:
+        host = _values(source, shape, rng)
+        x = xp.asarray(host)
+        out = xp.asarray(x, dtype=getattr(xp, target))
+        also = xp.astype(x, getattr(xp, target))
+        assert out.dtype == also.dtype == getattr(xp, target) and out.shape == shape
+        assert np.asarray(out).tobytes() == np.asarray(also).tobytes()
+        assert type(out._data).__module__.startswith("jax")  # placed on the device
+    assert compiled == []
+
+
+def test_a_large_cast_runs_the_xla_program(xla_kernels, monkeypatch):
+    """Past the bucket's bound, XLA's program (compiled once for the shape) is faster than
+    NumPy's passes: the cast compiles it."""
+    compiled = []
+    make = _eager._make_jitted
+    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    host = np.linspace(-1e3, 1e3, _eager._BUCKET_MAX + 1)
+    out = xp.astype(xp.asarray(host), xp.int32)
+    np.testing.assert_array_equal(np.asarray(out), host.astype(np.int32))
+    assert compiled == ["astype"]

@@ -5,7 +5,9 @@ Two executors serve eager devices:
 - `NumpyExecutor` runs the kernel with the NumPy namespace: the CPU's default;
 - `XlaEagerExecutor` runs the same kernel with `jax.numpy` under `jax.jit`, op by op, one
   compiled program per (primitive, parameters): accelerators always, the CPU when
-  `X10ARRAY_EAGER_CPU_KERNELS=xla` (or `set_cpu_kernels("xla")`).
+  `X10ARRAY_EAGER_CPU_KERNELS=xla` (or `set_cpu_kernels("xla")`). On the CPU it avoids a
+  compile per new shape where the bits allow: data movement and `XLA_HOST_KERNELS` functions
+  (casts) run on host views, elementwise primitives in size buckets (see below).
 
 jax is asked for 64-bit types only inside our own calls (`jax.enable_x64(True)` is a
 thread-local context), so a user's own jax code keeps its defaults.
@@ -23,14 +25,15 @@ from .._core.array import Array
 from .._core.backend import register
 from .._core.devices import Backend, Device, DeviceKind
 from .._core.dtypes import FROM_NUMPY, DType
-from .._core.kernels import NUMPY, jax_namespace, jax_operand
+from .._core.kernels import NUMPY, jax_namespace, jax_operand, xla_flushes
 from .._core.lru import LRU, release_jax_traces, tick
-from .._core.policies import NUMPY_QUIET
+from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, params_key
 from .._core.settings import get as get_setting
 
 _ndarray = np.ndarray
 _QUIET = NUMPY_QUIET.members  # (the set itself: registrations after this import are seen)
+_HOST_KERNELS = XLA_HOST_KERNELS.rules  # (the dict itself, likewise)
 
 
 def _wrap_numpy(out: Any, device: Device, operands: tuple[Any, ...]) -> Array:
@@ -95,6 +98,10 @@ class XlaEagerExecutor:
 
         if prim.dynamic_shape or (prim.moves_data and device.kind is _CPU):
             return _on_host(prim, device, operands, params)
+        if device.kind is _CPU and prim in _HOST_KERNELS:
+            out = _like_xla_on_host(prim, device, operands, params)
+            if out is not None:
+                return out
         key = params_key(params)
         fn = _jitted(prim, key, tuple(params.items()))
         if prim.elementwise and device.kind is _CPU:
@@ -127,6 +134,21 @@ def _on_host(prim: Primitive, device: Device, operands: tuple[Any, ...], params:
     out = _run_quiet(prim, bufs, params) if prim in _QUIET else prim.kernel(NUMPY, *bufs, **params)
     if prim.multiple_results:
         return tuple(_placed(o, device) for o in out)
+    return _placed(out, device)
+
+
+def _like_xla_on_host(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """`prim` through its NumPy function that gives the bits of its XLA program (see
+    policies.XLA_HOST_KERNELS), on host views of the operands, the result placed on the CPU
+    device: no program to compile for a new shape or dtype. None where the function declines,
+    or the result is large (XLA's program, compiled once for it, is faster there)."""
+    for o in operands:
+        if type(o) is Array and math.prod(o._data.shape) > _BUCKET_MAX:
+            return None
+    bufs = [np.asarray(o._data) if type(o) is Array else o for o in operands]
+    out = _HOST_KERNELS[prim](xla_flushes(), *bufs, **params)
+    if out is None:
+        return None
     return _placed(out, device)
 
 

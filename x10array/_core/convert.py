@@ -16,7 +16,8 @@ from .array import Array
 from .backend import impl
 from .devices import Device, DeviceKind
 from .dtypes import DType
-from .policies import NUMPY_QUIET
+from .kernels import flush_subnormals
+from .policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .primitive import Primitive, bind
 
 __all__ = ["ASTYPE", "cast", "transfer"]
@@ -24,6 +25,46 @@ __all__ = ["ASTYPE", "cast", "transfer"]
 # NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
 ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), elementwise=True)
 NUMPY_QUIET.add(ASTYPE)
+
+
+def _astype_like_xla(flush: bool, x: np.ndarray, *, dtype: DType) -> np.ndarray | None:
+    """ASTYPE with the bits of XLA's CPU convert, in NumPy (policies.XLA_HOST_KERNELS): a cast
+    on the eager CPU's XLA kernels then compiles nothing, where XLA would compile a program
+    for each dtype pair and size (tens of milliseconds each, the bulk of a first call).
+
+    Where XLA departs from NumPy's `astype` (tests/test_eager_xla.py compares every dtype pair
+    on special values with the XLA program):
+    - with `flush` (XLA flushes subnormals on this CPU), a subnormal operand of a conversion
+      (to another float type, an integer or bool: float32 to float32 or complex64 keeps every
+      bit) reads as a signed zero (so it casts to False, and to a zero of a wider float type) and a subnormal result
+      is flushed to one (float64 to float32);
+    - a float to an integer saturates: NaN gives 0, values below the type's range its minimum,
+      above it its maximum (NumPy leaves these undefined: INT_MIN on x86); others truncate."""
+    source = x.dtype
+    target = dtype.np
+    if source.kind == "c" and target.kind not in "cb":
+        return None  # (the public layer refuses it; the XLA program decides if it comes)
+    if source.kind in "fc" and target.kind in "fc" and x.real.dtype == np.zeros((), target).real.dtype:
+        # the same float type (or its complex): XLA converts no float, so keeps every bit
+        return np.asarray(x.astype(target))
+    if flush and source.kind in "fc":
+        x = flush_subnormals(x)
+    if source.kind == "f" and target.kind in "iu":
+        info = np.iinfo(target)
+        whole = np.trunc(x)
+        # the range's ends are 0 or -2**(bits-1) and 2**(bits-1) or 2**bits: exact in a float
+        low = whole < info.min
+        high = whole >= 2.0 ** (info.bits - (target.kind == "i"))
+        bad = low | high | np.isnan(whole)
+        out = np.where(bad, 0, whole).astype(target)
+        out = np.where(low, target.type(info.min), out)
+        return np.where(high, target.type(info.max), out)
+    with np.errstate(all="ignore"):  # (float64 beyond float32's range: inf, as in XLA)
+        out = np.asarray(x.astype(target))
+    return flush_subnormals(out) if flush and target.kind in "fc" else out
+
+
+XLA_HOST_KERNELS.register(ASTYPE, _astype_like_xla)
 
 
 def cast(x: Array, dtype: DType) -> Array:

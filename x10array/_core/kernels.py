@@ -99,3 +99,46 @@ class _Null:
 
 
 _NULL = _Null()
+
+
+# -- XLA's CPU numerics: subnormals -------------------------------------------------------------
+
+
+@functools.cache  # no arguments: one entry
+def xla_flushes() -> bool:
+    """Whether XLA flushes subnormals on this machine's CPU (jax sets flush-to-zero and
+    denormals-are-zero for its work): probed once, by a compiled multiplication."""
+    import jax
+
+    with jax.enable_x64(True):
+        tiny = np.finfo(np.float32).tiny
+        return float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0
+
+
+def flush_subnormals(value: Any) -> Any:
+    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
+    denormals-are-zero): `value` itself when it holds none (or is not a float array). For the
+    eager XLA executor's host kernels (policies.XLA_HOST_KERNELS); the lazy interpreter, which
+    runs it on every arithmetic result, has its own scan tuned for large arrays
+    (`interpreter._flush`, with its own probe `flushes`: the same answer as `xla_flushes`)."""
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc" or value.size == 0:
+        return value
+    parts = (value.real, value.imag) if value.dtype.kind == "c" else (value,)
+    tiny = np.finfo(parts[0].dtype).tiny
+    if not any(_has_subnormal(p, tiny) for p in parts):
+        return value
+    value = value.copy()
+    for p in (value.real, value.imag) if value.dtype.kind == "c" else (value,):
+        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+    return value
+
+
+def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
+    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
+    no magnitude is below `tiny`; zeros and subnormals (and NaN minima) take a closer look."""
+    magnitude = np.abs(part)
+    if magnitude.min() >= tiny:
+        return False
+    return bool(magnitude[magnitude < tiny].any())

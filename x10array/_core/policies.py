@@ -44,6 +44,12 @@ The registries, and who reads them:
     recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the
     pending operation that makes operand i, or None. A result is what to record instead
     (matmul absorbs a transpose, which XLA's CPU code would otherwise copy).
+`XLA_HOST_KERNELS` (the eager backend's XLA executor, `_backends/eager.py`)
+    `kernel(flush, *buffers, **params) -> ndarray | None`: on the CPU, a NumPy function that
+    gives the bits of the primitive's XLA program (`flush`: whether XLA flushes subnormals
+    here, `kernels.xla_flushes`), run on host views of the operands instead of compiling a
+    program for each new shape and dtype (a cast: one per dtype pair and size); None where it
+    does not apply (the XLA program runs). tests/test_eager_xla.py checks the bits.
 """
 
 from __future__ import annotations
@@ -53,7 +59,9 @@ from typing import Any
 
 from .primitive import Primitive
 
-__all__ = ["PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "REGISTRIES"]
+__all__ = [
+    "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "XLA_HOST_KERNELS", "REGISTRIES",
+]  # fmt: skip
 
 
 def _check(registry: str, prim: Any) -> None:
@@ -126,6 +134,7 @@ class PrimitiveRules:
 NUMPY_QUIET = PrimitiveSet("NUMPY_QUIET", reader="x10array._backends.eager")
 COST_LIBRARY = PrimitiveSet("COST_LIBRARY", reader="x10array._backends.lazy")
 GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.lazy")
+XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
 
 # Every registry, for the completeness test.
-REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES)
+REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES, XLA_HOST_KERNELS)
