@@ -286,3 +286,61 @@ def test_a_large_cast_runs_the_xla_program(xla_kernels, monkeypatch):
     out = xp.astype(xp.asarray(host), xp.int32)
     np.testing.assert_array_equal(np.asarray(out), host.astype(np.int32))
     assert compiled == ["astype"]
+
+
+_HOST_DTYPES = ["float32", "float64", "complex64", "int8", "uint64", "bool"]
+NUMPY_CPU = xp.Device("cpu", 0, "eager")
+
+
+def _host_kernel_cases(prim, dtype: str):
+    """(operands, params) to compare for `prim` on `dtype`: every pair of special values (one
+    flat array each), and an array with Python scalars where the primitive takes two."""
+    x = _cast_specials(dtype)
+    if prim.name in ("all", "any"):
+        even = len(x) // 2 * 2
+        return [
+            ((x,), {"axes": (0,), "keepdims": False}),
+            ((x[:even].reshape(2, -1),), {"axes": (1,), "keepdims": True}),
+        ]
+    if prim.kernel.__code__.co_argcount < 3:
+        return [((x,), {})]
+    x = x[:: max(1, len(x) // 60)]  # (complex specials: 648 values; their pairs would be 420,000)
+    a, b = (m.reshape(-1) for m in np.meshgrid(x, x))
+    scalars = {"b": [True], "i": [0, 3], "u": [0, 3], "f": [0.0, -0.0, 2.5, 1e-310], "c": [0.0, 1e-310j]}
+    return [((a, b), {})] + [((x, s), {}) for s in scalars[np.dtype(dtype).kind]]
+
+
+@pytest.mark.parametrize(
+    "prim",
+    sorted((p for p in _eager._HOST_KERNELS if p.name != "astype"), key=lambda p: p.name),
+    ids=lambda p: p.name,
+)
+def test_a_host_kernel_gives_the_xla_programs_bits(prim):
+    """Every XLA_HOST_KERNELS function but astype's (tested above) against its XLA program on
+    the special values of every dtype it takes, subnormals and Python scalars included."""
+    import jax
+
+    from x10array._core.kernels import xla_flushes
+
+    host_kernel = _eager._HOST_KERNELS[prim]
+    compared = 0
+    for dtype in _HOST_DTYPES:
+        for operands, params in _host_kernel_cases(prim, dtype):
+            try:  # the public function, on the NumPy device: does it take this dtype?
+                getattr(xp, prim.name)(
+                    *(xp.asarray(o[:1], device=NUMPY_CPU) if isinstance(o, np.ndarray) else o for o in operands)
+                )
+            except TypeError:
+                continue
+            with np.errstate(all="ignore"):  # (as the executor runs it: XLA warns of nothing)
+                got = host_kernel(xla_flushes(), *operands, **params)
+            with jax.enable_x64(True):
+                want = np.asarray(_eager._make_jitted(prim, params)(*operands))
+            if got is None:  # declined: the XLA program runs (a subnormal Python scalar)
+                assert any(type(o) in (float, complex) and o != 0 for o in operands)
+                continue
+            got = np.asarray(got)
+            assert got.dtype == want.dtype and got.shape == want.shape, (dtype, operands)
+            assert got.tobytes() == want.tobytes(), (prim.name, dtype, operands, got, want)
+            compared += 1
+    assert compared >= (2 if prim.kernel.__code__.co_argcount >= 3 else 1)  # (a binary one: with a scalar)

@@ -16,7 +16,8 @@ from typing import Any
 
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
-from .._core.policies import NUMPY_QUIET
+from .._core.kernels import numpy_on_flushed
+from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 
@@ -832,3 +833,13 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 
     device, (x, *moved) = common_device([x] + [b for b in bounds if type(b) is Array], "clip")
     bounds = [moved.pop(0) if type(b) is Array else b for b in bounds]
     return bind(_CLIP, device, x, *bounds)
+
+
+# On the eager CPU's XLA kernels these run in NumPy on host views (no compile per new shape and
+# dtype): XLA's programs give the bits of their NumPy kernels on flushed operands
+# (policies.XLA_HOST_KERNELS; tests/test_eager_xla.py compares them).
+for _fn in (
+    equal, not_equal, less, less_equal, greater, greater_equal, isfinite, isinf, isnan, signbit,
+    logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_invert,
+):  # fmt: skip
+    XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive))  # type: ignore[union-attr]

@@ -6,7 +6,8 @@ from typing import Any
 
 from .._core.array import Array
 from .._core.dtypes import DType, promote
-from .._core.policies import NUMPY_QUIET
+from .._core.kernels import numpy_on_flushed
+from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import check_array, check_int, common_device, normalize_axis
 from .statistical import cast, reduction
@@ -27,6 +28,8 @@ any = reduction(  # noqa: A001
     "any", "any", lambda k, x, *, axes, keepdims: k.any(_truth(x), axis=axes, keepdims=keepdims),
     doc="Logical OR over `axis` (False for an empty set); NaN and non-zero components count as True.",
 )  # fmt: skip
+for _fn in (all, any):  # (the eager CPU's XLA kernels: see policies.XLA_HOST_KERNELS)
+    XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive))  # type: ignore[attr-defined]
 
 
 def _diff_kernel(k: Any, x: Any, prepend: Any, append: Any, *, axis: int, n: int, dtype: DType) -> Any:

@@ -142,3 +142,26 @@ def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
     if magnitude.min() >= tiny:
         return False
     return bool(magnitude[magnitude < tiny].any())
+
+
+_F32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def numpy_on_flushed(prim: Any) -> Any:
+    """The XLA_HOST_KERNELS function (policies) of a primitive whose XLA program gives the bits
+    of its NumPy kernel on operands read as XLA reads them, subnormals as signed zeros where
+    XLA flushes (`flush`): comparisons, classification, logical and bitwise operations, all
+    and any, whose results are booleans or integers (no result to flush). None (XLA runs it)
+    for a Python float operand that a float32 array would read as a subnormal."""
+    kernel = prim.kernel
+
+    def host(flush: bool, *buffers: Any, **params: Any) -> Any:
+        if flush:
+            for b in buffers:
+                if type(b) in (float, complex) and b != 0 and abs(b) < _F32_TINY:
+                    return None
+            buffers = tuple(flush_subnormals(b) for b in buffers)
+        return kernel(NUMPY, *buffers, **params)
+
+    host.__name__ = f"{prim.name}_on_flushed"
+    return host
