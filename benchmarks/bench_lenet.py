@@ -202,7 +202,7 @@ def main() -> None:
     loops: dict[str, float] = {}
     before = xp.metrics()
     lazy_step = x10_step(xp.Device.default_xla, images, labels)
-    # (warm-up past the pay-back rule's compile of the step, at about its 25th sighting)
+    # (warm-up past the pay-back rule's compile of the step, at about its 30th sighting)
     results["x10array lazy"] = timed(lazy_step, args.steps, warmup=40)
     loops["x10array lazy"] = in_a_loop(lazy_step, args.steps)
     lazy_compiles = (xp.metrics() - before).compile_count
