@@ -307,6 +307,12 @@ def _host_kernel_cases(prim, dtype: str):
     x = x[:: max(1, len(x) // 60)]  # (complex specials: 648 values; their pairs would be 420,000)
     a, b = (m.reshape(-1) for m in np.meshgrid(x, x))
     scalars = {"b": [True], "i": [0, 3], "u": [0, 3], "f": [0.0, -0.0, 2.5, 1e-310], "c": [0.0, 1e-310j]}
+    if prim.name == "where":
+        condition = np.arange(a.size) % 3 == 0
+        params = {"dtype": getattr(xp, dtype)}
+        return [((condition, a, b), params)] + [
+            ((condition[: x.size], x, s), params) for s in scalars[np.dtype(dtype).kind]
+        ]
     return [((a, b), {})] + [((x, s), {}) for s in scalars[np.dtype(dtype).kind]]
 
 

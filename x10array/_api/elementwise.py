@@ -843,3 +843,5 @@ for _fn in (
     logical_and, logical_or, logical_xor, logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_invert,
 ):  # fmt: skip
     XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive))  # type: ignore[union-attr]
+for _fn in (real, imag):  # (their XLA programs pass the parts' bits on: no flush)
+    XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive, reads=False))  # type: ignore[attr-defined]

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INDEX, DType
+from .._core.kernels import numpy_on_flushed
+from .._core.policies import XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import binary_operands, broadcast_shapes, check_array, common_device
 from .indexing import check_bounds, guard
@@ -132,6 +134,7 @@ def _where_kernel(k: Any, condition: Any, x1: Any, x2: Any, *, dtype: DType) -> 
 
 
 _WHERE = Primitive("where", _where_kernel, elementwise=True)
+XLA_HOST_KERNELS.register(_WHERE, numpy_on_flushed(_WHERE, reads=False))  # (a select passes bits on)
 
 
 Scalar = bool | int | float | complex

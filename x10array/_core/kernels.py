@@ -147,12 +147,14 @@ def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
 _F32_TINY = float(np.finfo(np.float32).tiny)
 
 
-def numpy_on_flushed(prim: Any) -> Any:
+def numpy_on_flushed(prim: Any, *, reads: bool = True) -> Any:
     """The XLA_HOST_KERNELS function (policies) of a primitive whose XLA program gives the bits
     of its NumPy kernel on operands read as XLA reads them, subnormals as signed zeros where
     XLA flushes (`flush`): comparisons, classification, logical and bitwise operations, all
-    and any, whose results are booleans or integers (no result to flush). None (XLA runs it)
-    for a Python float operand that a float32 array would read as a subnormal."""
+    and any, whose results are booleans or integers (no result to flush). With `reads=False`,
+    a primitive that only passes its operands' bits on (a select, a complex number's parts):
+    operands unflushed. None (XLA runs it) for a Python float operand that a float32 array
+    would read as a subnormal."""
     kernel = prim.kernel
 
     def host(flush: bool, *buffers: Any, **params: Any) -> Any:
@@ -160,7 +162,8 @@ def numpy_on_flushed(prim: Any) -> Any:
             for b in buffers:
                 if type(b) in (float, complex) and b != 0 and abs(b) < _F32_TINY:
                     return None
-            buffers = tuple(flush_subnormals(b) for b in buffers)
+            if reads:
+                buffers = tuple(flush_subnormals(b) for b in buffers)
         return kernel(NUMPY, *buffers, **params)
 
     host.__name__ = f"{prim.name}_on_flushed"
