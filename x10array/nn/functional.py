@@ -134,7 +134,10 @@ def _pad(xp: Any, x: Any, pads: Pads) -> Any:
         return x
     xp = x.__array_namespace__()  # (a tracer's own, in a gradient of a gradient)
     n, h, w, c = x.shape
-    zeros = lambda *shape: xp.zeros(shape, dtype=x.dtype, device=x.device)  # noqa: E731
+
+    def zeros(*shape: int) -> Any:
+        return xp.zeros(shape, dtype=x.dtype, device=x.device)
+
     x = xp.concat([zeros(n, pt, w, c), x, zeros(n, pb, w, c)], axis=1)
     return xp.concat([zeros(n, h + pt + pb, pl, c), x, zeros(n, h + pt + pb, pr, c)], axis=2)
 
