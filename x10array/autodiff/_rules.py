@@ -122,7 +122,7 @@ def _clip(xp: Any, g: Any, ans: Any, x: Any, min: Any = None, max: Any = None) -
 
 @defvjp("astype")
 def _astype(xp: Any, g: Any, ans: Any, x: Any, dtype: Any, **kwargs: Any) -> tuple[Any, None]:
-    return xp.astype(g, x.dtype), None
+    return _like(xp, g, x), None
 
 
 @defvjp("asarray")
@@ -489,5 +489,180 @@ NONDIFFERENTIABLE.update(
         "unique_all", "unique_counts", "unique_inverse", "unique_values", "all", "any",
         "zeros_like", "ones_like", "empty_like", "full_like", "result_type", "can_cast",
         "isdtype", "finfo", "iinfo", "broadcast_shapes",
+        "arange", "zeros", "ones", "empty", "eye", "linspace", "nextafter", "linalg.matrix_rank",
+        "fft.fftfreq", "fft.rfftfreq",
     }
 )  # fmt: skip
+
+
+# -- more of the standard: triangles, diagonals, complex parts, sorting, differences -----------
+
+
+def _like(xp: Any, g: Any, x: Any) -> Any:
+    """Cotangent `g` for an operand `x`: the real part when `x` is real and `g` complex (the
+    transpose of the embedding of the reals in the complex numbers), cast to `x`'s dtype."""
+    if xp.isdtype(g.dtype, "complex floating") and not xp.isdtype(x.dtype, "complex floating"):
+        g = xp.real(g)
+    return g if g.dtype == x.dtype else xp.astype(g, x.dtype)
+
+
+@defvjp("tril")
+def _tril(xp: Any, g: Any, ans: Any, x: Any, /, *, k: int = 0) -> tuple[Any]:
+    return (xp.tril(g, k=k),)
+
+
+@defvjp("triu")
+def _triu(xp: Any, g: Any, ans: Any, x: Any, /, *, k: int = 0) -> tuple[Any]:
+    return (xp.triu(g, k=k),)
+
+
+@defvjp("real")
+def _real(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    return (_like(xp, g, x),)
+
+
+@defvjp("imag")
+def _imag(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    if not xp.isdtype(x.dtype, "complex floating"):
+        return (xp.zeros_like(x),)
+    # jax's convention: the transpose of imag is t -> -i t
+    zero = xp.zeros_like(g)
+    return (xp.astype(zero, x.dtype) - xp.astype(g, x.dtype) * xp.asarray(1j, dtype=x.dtype, device=g.device),)
+
+
+@defvjp("conj")
+def _conj(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    return (xp.conj(g) if xp.isdtype(x.dtype, "complex floating") else _like(xp, g, x),)
+
+
+_binary("remainder", lambda xp, ans, a, b: 1.0, lambda xp, ans, a, b: -xp.floor_divide(a, b))
+
+
+@defvjp("sort")
+def _sort(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True
+) -> tuple[Any]:
+    # the permutation the sort applied (ties broken stably, as any tie order gives equal values);
+    # its inverse routes each cotangent back to the element it came from
+    order = xp.argsort(x, axis=axis, descending=descending, stable=True)
+    inverse = xp.argsort(order, axis=axis, stable=True)
+    return (xp.take_along_axis(g, inverse, axis=axis),)
+
+
+def _shift_back(xp: Any, g: Any, axis: int) -> Any:
+    """The transpose of one first difference along `axis` (out[i] = y[i+1] - y[i])."""
+    shape = list(g.shape)
+    shape[axis] = 1
+    zero = xp.zeros(tuple(shape), dtype=g.dtype, device=g.device)
+    return xp.concat([zero, g], axis=axis) - xp.concat([g, zero], axis=axis)
+
+
+@defvjp("diff")
+def _diff(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None
+) -> tuple[Any]:
+    ax = axis % x.ndim
+    for _ in range(n):
+        g = _shift_back(xp, g, ax)
+    start = prepend.shape[ax] if _is_array(prepend) and prepend.ndim == x.ndim else (1 if prepend is not None else 0)
+    index = tuple(slice(None) for _ in range(ax)) + (slice(start, start + x.shape[ax]), Ellipsis)
+    return (_like(xp, g[index], x),)
+
+
+@defvjp("cumulative_prod")
+def _cumprod(
+    xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> tuple[Any]:
+    # exact at zeros (no division): d out[i] / d x[j] = prod_{k <= i, k != j} x[k] for i >= j,
+    # the cumulative product of x with x[j] replaced by one, for every j (O(n^2) memory)
+    ax = 0 if axis is None else axis % x.ndim
+    if include_initial:
+        g = xp.take(g, xp.arange(1, g.shape[ax], device=g.device), axis=ax)
+    n = x.shape[ax]
+    xm = xp.moveaxis(x, ax, -1)
+    gm = xp.moveaxis(g, ax, -1)
+    one_at_j = xp.eye(n, dtype=xp.bool, device=x.device)  # [j, k]
+    partial = xp.cumulative_prod(xp.where(one_at_j, xp.ones_like(xm[..., None, :]), xm[..., None, :]), axis=-1)
+    later = xp.triu(xp.ones((n, n), dtype=x.dtype, device=x.device))  # [j, i]: i >= j
+    gx = xp.sum(xp.astype(gm[..., None, :], x.dtype) * partial * later, axis=-1)
+    return (xp.moveaxis(gx, -1, ax),)
+
+
+@defvjp("unstack")
+def _unstack(xp: Any, g: Any, ans: Any, x: Any, /, *, axis: int = 0) -> tuple[Any]:
+    return (xp.stack(list(g), axis=axis),)
+
+
+@defvjp("broadcast_arrays")
+def _broadcast_arrays(xp: Any, g: Any, ans: Any, *arrays: Any) -> tuple[Any, ...]:
+    return tuple(unbroadcast(xp, gi, a) if _is_array(a) else None for gi, a in zip(g, arrays))
+
+
+@defvjp("meshgrid")
+def _meshgrid(xp: Any, g: Any, ans: Any, *arrays: Any, indexing: str = "xy") -> tuple[Any, ...]:
+    out = []
+    for i, gi in enumerate(g):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
+        others = tuple(d for d in range(gi.ndim) if d != axis)
+        out.append(xp.sum(gi, axis=others) if others else gi)
+    return tuple(out)
+
+
+# -- more of linalg -------------------------------------------------------------------------------
+
+
+@defvjp("linalg.diagonal")
+def _diagonal(xp: Any, g: Any, ans: Any, x: Any, /, *, offset: int = 0) -> tuple[Any]:
+    m, n = x.shape[-2], x.shape[-1]
+    d = g.shape[-1]
+    on_diagonal = xp.eye(m, n, k=offset, dtype=g.dtype, device=g.device)
+    if offset >= 0:  # element i sits at row i
+        rows = xp.matmul(g, xp.eye(d, m, dtype=g.dtype, device=g.device))
+        return (on_diagonal * rows[..., :, None],)
+    cols = xp.matmul(g, xp.eye(d, n, dtype=g.dtype, device=g.device))  # element i sits at column i
+    return (on_diagonal * cols[..., None, :],)
+
+
+@defvjp("linalg.trace")
+def _trace(xp: Any, g: Any, ans: Any, x: Any, /, *, offset: int = 0, dtype: Any = None) -> tuple[Any]:
+    on_diagonal = xp.eye(x.shape[-2], x.shape[-1], k=offset, dtype=x.dtype, device=x.device)
+    return (_like(xp, g[..., None, None], x) * on_diagonal,)
+
+
+@defvjp("linalg.outer")
+def _outer(xp: Any, g: Any, ans: Any, a: Any, b: Any, /) -> tuple[Any, Any]:
+    return _like(xp, xp.matmul(g, b), a), _like(xp, xp.matmul(a, g), b)
+
+
+@defvjp("linalg.cross")
+def _cross(xp: Any, g: Any, ans: Any, a: Any, b: Any, /, *, axis: int = -1) -> tuple[Any, Any]:
+    # <g, a x b> = <a, b x g> = <b, g x a>
+    ga = xp.linalg.cross(xp.broadcast_to(b, g.shape), g, axis=axis)
+    gb = xp.linalg.cross(g, xp.broadcast_to(a, g.shape), axis=axis)
+    return unbroadcast(xp, ga, a), unbroadcast(xp, gb, b)
+
+
+def _power_cotangent(xp: Any, g: Any, a: Any, k: int) -> Any:
+    """The cotangent of `a` for a^k, k >= 1: sum_j (a^T)^j g (a^T)^(k-1-j)."""
+    at = xp.matrix_transpose(a)
+    powers = [None, at]
+    for _ in range(2, k):
+        powers.append(xp.matmul(powers[-1], at))
+    total = None
+    for j in range(k):
+        left = g if j == 0 else xp.matmul(powers[j], g)
+        term = left if j == k - 1 else xp.matmul(left, powers[k - 1 - j])
+        total = term if total is None else total + term
+    return total
+
+
+@defvjp("linalg.matrix_power")
+def _matrix_power(xp: Any, g: Any, ans: Any, x: Any, n: int, /) -> tuple[Any, None]:
+    if n == 0:
+        return xp.zeros_like(x), None
+    if n > 0:
+        return _power_cotangent(xp, g, x, n), None
+    inv = xp.linalg.inv(x)
+    ginv = _power_cotangent(xp, g, inv, -n)
+    t = xp.matrix_transpose(inv)
+    return -xp.matmul(xp.matmul(t, ginv), t), None

@@ -30,6 +30,7 @@ RULES: dict[str, Callable[..., Any]] = {}
 NONDIFFERENTIABLE: set[str] = set()
 
 _counter = itertools.count()
+_FLOATING = ("real floating", "complex floating")
 
 
 def defvjp(name: str, *, needs: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -279,10 +280,18 @@ class DiffNamespace:
                 f"autodiff: {name} has no gradient rule, so it cannot be differentiated;"
                 " compute it outside the differentiated function or on non-traced values"
             )
+        for key, value in kwargs.items():
+            if any(type(v) is Tracer and v.live for v in (value if type(value) in (list, tuple) else (value,))):
+                raise TypeError(
+                    f"autodiff: {name} is not differentiable with respect to its keyword argument {key};"
+                    " pass a non-traced value"
+                )
         xp = self._root
-        if isinstance(out, tuple) or not xp.isdtype(out.dtype, ("real floating", "complex floating")):
-            return _constant(out, xp)  # integer or multi-valued results carry no gradient
-        tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, ("real floating", "complex floating"))]
+        tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, _FLOATING)]
+        if type(out) in (tuple, list) or (isinstance(out, tuple) and hasattr(out, "_fields")):
+            return _record_results(out, tracers, rule, xp, raw_args, raw_kwargs)
+        if not tracers or not xp.isdtype(out.dtype, _FLOATING):
+            return _constant(out, xp)  # integer results carry no gradient
 
         if getattr(rule, "wants_needs", False):
             live = {path[0] for _, path in tracers}
@@ -292,6 +301,37 @@ class DiffNamespace:
             return rule(xp, g, out, *raw_args, **raw_kwargs)
 
         return Tracer(out, Record(tracers, backward), DiffNamespace.of(xp))
+
+
+def _record_results(
+    out: Any,
+    tracers: list[tuple[Tracer, tuple[int, ...]]],
+    rule: Callable[..., Any],
+    xp: Any,
+    raw_args: tuple[Any, ...],
+    raw_kwargs: dict[str, Any],
+) -> Any:
+    """The traced results of a function with several (unstack, broadcast_arrays, linalg.eigh,
+    ...): each result's record calls the rule with the cotangents of all of them, zeros for
+    the others (None for integer ones), as a sequence of the same type."""
+    outs = list(out)
+    floating = [hasattr(o, "dtype") and xp.isdtype(o.dtype, _FLOATING) for o in outs]
+    if not tracers or not any(floating):
+        return _constant(out, xp)
+    ns = DiffNamespace.of(xp)
+
+    def result(i: int) -> Any:
+        if not floating[i]:
+            return _constant(outs[i], xp)
+
+        def backward(g: Any) -> Any:
+            gs = [g if j == i else xp.zeros_like(o) if floating[j] else None for j, o in enumerate(outs)]
+            return rule(xp, type(out)(*gs) if hasattr(out, "_fields") else type(out)(gs), out, *raw_args, **raw_kwargs)
+
+        return Tracer(outs[i], Record(tracers, backward), ns)
+
+    results = [result(i) for i in range(len(outs))]
+    return type(out)(*results) if hasattr(out, "_fields") else type(out)(results)
 
 
 def _is_integral(xp: Any, value: Any) -> bool:
@@ -342,8 +382,6 @@ def backward(output: Tracer, seed: Any) -> dict[int, Any]:
 
 
 # -- extension primitives (x10array.extend.primitive) --------------------------------------------
-
-_FLOATING = ("real floating", "complex floating")
 
 
 def _record_extension(
