@@ -479,6 +479,212 @@ def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
     )
 
 
+def _real_only(xp: Any, x: Any, name: str) -> None:
+    if xp.isdtype(x.dtype, "complex floating"):
+        raise TypeError(f"autodiff: {name} is differentiable for real floating-point matrices only, not {x.dtype}")
+
+
+def _diag_embed(xp: Any, d: Any) -> Any:
+    """(..., k) -> (..., k, k) with `d` on the diagonal."""
+    k = d.shape[-1]
+    return d[..., None, :] * xp.eye(k, dtype=d.dtype, device=d.device)
+
+
+def _inverse_gaps(xp: Any, values: Any) -> Any:
+    """F[..., i, j] = 1 / (values[j] - values[i]) off the diagonal, 0 on it."""
+    k = values.shape[-1]
+    gaps = values[..., None, :] - values[..., :, None]
+    on = xp.eye(k, dtype=xp.bool, device=values.device)
+    return xp.where(on, xp.zeros_like(gaps), 1.0 / xp.where(on, xp.ones_like(gaps), gaps))
+
+
+@defvjp("linalg.slogdet")
+def _slogdet(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    _real_only(xp, x, "linalg.slogdet")
+    g_logabsdet = g[1]  # the sign is piecewise constant
+    return (g_logabsdet[..., None, None] * xp.matrix_transpose(xp.linalg.inv(x)),)
+
+
+@defvjp("linalg.eigh")
+def _eigh(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    # jax's eigh JVP transposed: dw = diag(V^T dA V), dV = V (F o V^T dA V), F = 1/(w_j - w_i);
+    # the input is taken as symmetrized, (A + A^T) / 2, as jax.numpy.linalg.eigh does
+    _real_only(xp, x, "linalg.eigh")
+    w, v = ans[0], ans[1]
+    gw, gv = g[0], g[1]
+    vt = xp.matrix_transpose(v)
+    inner = _inverse_gaps(xp, w) * xp.matmul(vt, gv) + _diag_embed(xp, gw)
+    c = xp.matmul(xp.matmul(v, inner), vt)
+    return (0.5 * (c + xp.matrix_transpose(c)),)
+
+
+@defvjp("linalg.eigvalsh")
+def _eigvalsh(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    _real_only(xp, x, "linalg.eigvalsh")
+    v = xp.linalg.eigh(x)[1]
+    return (xp.matmul(v * g[..., None, :], xp.matrix_transpose(v)),)
+
+
+@defvjp("linalg.svdvals")
+def _svdvals(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    _real_only(xp, x, "linalg.svdvals")
+    u, _, vh = xp.linalg.svd(x, full_matrices=False)
+    return (xp.matmul(u * g[..., None, :], vh),)
+
+
+@defvjp("linalg.svd")
+def _svd(xp: Any, g: Any, ans: Any, x: Any, /, *, full_matrices: bool = True) -> tuple[Any]:
+    # Townsend (2016), "Differentiating the singular value decomposition", the thin SVD:
+    # A_bar = U [F o (U^T U_bar - U_bar^T U) S + diag(S_bar) + S F o (V^T V_bar - V_bar^T V)] V^T
+    #         + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T),  F = 1/(s_j^2 - s_i^2)
+    _real_only(xp, x, "linalg.svd")
+    m, n = x.shape[-2], x.shape[-1]
+    if full_matrices and m != n:
+        raise TypeError("autodiff: linalg.svd is differentiable with full_matrices=False (or a square matrix) only")
+    u, s, vh = ans[0], ans[1], ans[2]
+    gu, gs, gvh = g[0], g[1], g[2]
+    ut, v, gv = xp.matrix_transpose(u), xp.matrix_transpose(vh), xp.matrix_transpose(gvh)
+    f = _inverse_gaps(xp, s * s)
+    j = f * (xp.matmul(ut, gu) - xp.matmul(xp.matrix_transpose(gu), u))
+    k = f * (xp.matmul(vh, gv) - xp.matmul(gvh, v))
+    core = j * s[..., None, :] + _diag_embed(xp, gs) + s[..., :, None] * k
+    out = xp.matmul(xp.matmul(u, core), vh)
+    if m > n or not full_matrices:  # the parts of U outside its columns' span
+        gu_s = gu / s[..., None, :]
+        out = out + xp.matmul(gu_s - xp.matmul(u, xp.matmul(ut, gu_s)), vh)
+    if n > m or not full_matrices:
+        gvh_s = gvh / s[..., :, None]
+        out = out + xp.matmul(u, gvh_s - xp.matmul(xp.matmul(gvh_s, v), vh))
+    return (out,)
+
+
+# -- fft ------------------------------------------------------------------------------------------
+
+
+def _fit(xp: Any, g: Any, axis: int, length: int) -> Any:
+    """`g` cut or zero-padded along `axis` to `length` (the transpose of an fft's `n`/`s`)."""
+    have = g.shape[axis]
+    if have == length:
+        return g
+    if have > length:
+        return g[tuple(slice(None) for _ in range(axis)) + (slice(0, length), Ellipsis)]
+    shape = list(g.shape)
+    shape[axis] = length - have
+    return xp.concat([g, xp.zeros(tuple(shape), dtype=g.dtype, device=g.device)], axis=axis)
+
+
+def _fit_all(xp: Any, g: Any, x: Any, axes: Any) -> Any:
+    for a in axes:
+        g = _fit(xp, g, a, x.shape[a])
+    return _like(xp, g, x)
+
+
+def _fft_axes(x: Any, s: Any, axes: Any) -> tuple[int, ...]:
+    if axes is None:
+        return tuple(range(x.ndim)) if s is None else tuple(range(x.ndim - len(s), x.ndim))
+    return tuple(a % x.ndim for a in axes)
+
+
+_SWAPPED = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _irfft_scale(norm: str, size: int) -> float:
+    return {"backward": 1.0 / size, "ortho": 1.0 / math.sqrt(size), "forward": 1.0}[norm]
+
+
+def _irfft_transpose(xp: Any, g: Any, axis: int, size: int, norm: str) -> Any:
+    """jax's irfft transpose: conj(mask * rfft(g)) scaled, mask = [1, 2, ..., 2, (1)]."""
+    r = xp.fft.rfft(g, axis=axis)
+    half = r.shape[axis]
+    weights = [1.0] + [2.0] * (half - 2 + size % 2) + [1.0] * (1 - size % 2)
+    shape = [1] * r.ndim
+    shape[axis] = half
+    mask = xp.reshape(xp.asarray(weights[:half], dtype=g.dtype, device=g.device), tuple(shape))
+    return xp.conj(r * (mask * _irfft_scale(norm, size)))
+
+
+def _fft_rule(name: str) -> None:
+    """fft / ifft: the DFT matrix is symmetric, so the transpose is the function itself."""
+
+    def rule(xp: Any, g: Any, ans: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+        ax = axis % x.ndim
+        return (_fit_all(xp, getattr(xp.fft, name)(g, axis=ax, norm=norm), x, (ax,)),)
+
+    defvjp(f"fft.{name}")(rule)
+
+
+_fft_rule("fft")
+_fft_rule("ifft")
+
+
+def _fftn_rule(name: str) -> None:
+    def rule(xp: Any, g: Any, ans: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+        ax = _fft_axes(x, s, axes)
+        return (_fit_all(xp, getattr(xp.fft, name)(g, axes=ax, norm=norm), x, ax),)
+
+    defvjp(f"fft.{name}")(rule)
+
+
+_fftn_rule("fftn")
+_fftn_rule("ifftn")
+
+
+@defvjp("fft.rfft")
+def _rfft(xp: Any, g: Any, ans: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+    ax = axis % x.ndim
+    size = x.shape[ax] if n is None else n
+    return (_fit_all(xp, xp.fft.fft(g, n=size, axis=ax, norm=norm), x, (ax,)),)
+
+
+@defvjp("fft.rfftn")
+def _rfftn(xp: Any, g: Any, ans: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    ax = _fft_axes(x, s, axes)
+    sizes = [x.shape[a] for a in ax] if s is None else list(s)
+    return (_fit_all(xp, xp.fft.fftn(g, s=sizes, axes=ax, norm=norm), x, ax),)
+
+
+@defvjp("fft.irfft")
+def _irfft(xp: Any, g: Any, ans: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+    ax = axis % x.ndim
+    size = ans.shape[ax]
+    return (_fit_all(xp, _irfft_transpose(xp, g, ax, size, norm), x, (ax,)),)
+
+
+@defvjp("fft.irfftn")
+def _irfftn(xp: Any, g: Any, ans: Any, x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    ax = _fft_axes(x, s, axes)
+    total = math.prod(ans.shape[a] for a in ax)
+    h = _irfft_transpose(xp, g, ax[-1], ans.shape[ax[-1]], "forward")  # unscaled
+    if len(ax) > 1:  # the inverse DFT on the other axes, unscaled: symmetric
+        h = xp.fft.ifftn(h, axes=ax[:-1], norm="forward")
+    return (_fit_all(xp, h * _irfft_scale(norm, total), x, ax),)
+
+
+@defvjp("fft.hfft")
+def _hfft(xp: Any, g: Any, ans: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+    # hfft(x) = irfft(conj(x)) with the norm swapped
+    ax = axis % x.ndim
+    return (_fit_all(xp, xp.conj(_irfft_transpose(xp, g, ax, ans.shape[ax], _SWAPPED[norm])), x, (ax,)),)
+
+
+@defvjp("fft.ihfft")
+def _ihfft(xp: Any, g: Any, ans: Any, x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -> Any:
+    # ihfft(x) = conj(rfft(x)) with the norm swapped
+    ax = axis % x.ndim
+    size = x.shape[ax] if n is None else n
+    return (_fit_all(xp, xp.fft.fft(xp.conj(g), n=size, axis=ax, norm=_SWAPPED[norm]), x, (ax,)),)
+
+
+@defvjp("fft.fftshift")
+def _fftshift(xp: Any, g: Any, ans: Any, x: Any, /, *, axes: Any = None) -> tuple[Any]:
+    return (xp.fft.ifftshift(g, axes=axes),)
+
+
+@defvjp("fft.ifftshift")
+def _ifftshift(xp: Any, g: Any, ans: Any, x: Any, /, *, axes: Any = None) -> tuple[Any]:
+    return (xp.fft.fftshift(g, axes=axes),)
+
+
 NONDIFFERENTIABLE.update(
     {
         "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isnan", "isinf",
