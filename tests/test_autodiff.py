@@ -280,7 +280,7 @@ def test_every_rule_is_checked():
 
 
 # differentiable standard functions that have no rule yet: they raise "has no gradient rule"
-# (docs/autodiff.md lists them; keep both in step)
+# (docs/api/autodiff.md lists them; keep both in step)
 STILL_WITHOUT_RULE = {
     "full", "from_dlpack", "linalg.eig", "linalg.eigvals", "linalg.qr", "linalg.pinv",
 }  # fmt: skip
