@@ -59,6 +59,11 @@ def _eigh_invariants(n, result):
     return n.concat([w, n.reshape(v * v, (-1,))])
 
 
+def _squares(n, arrays):
+    """The squares of the arrays, flattened and joined (invariant under sign flips)."""
+    return n.concat([n.reshape(a * a, (-1,)) for a in arrays])
+
+
 def _svd_invariants(n, result):
     """S and the squares of U and Vh (a singular pair's sign is arbitrary), and U S Vh."""
     u, s, vh = result
@@ -180,6 +185,10 @@ CASES = {
         None,
     ),
     "linalg.svd-square": (lambda n, a: _svd_invariants(n, n.linalg.svd(_spread(n, a))), [(3, 3)], None),
+    "linalg.qr": (lambda n, a: _squares(n, n.linalg.qr(_spread(n, a))), [(4, 3)], None),
+    "linalg.qr-square": (lambda n, a: _squares(n, n.linalg.qr(_spread(n, a), mode="complete")), [(2, 3, 3)], None),
+    "linalg.pinv": (lambda n, a: n.linalg.pinv(_spread(n, a)), [(3, 4)], None),
+    "linalg.pinv-tall": (lambda n, a: n.linalg.pinv(_spread(n, a)), [(2, 4, 2)], None),
     "fft.fft": (lambda n, a: _parts(n, n.fft.fft(_complex(n, a), n=6, axis=0)), [(4, 2)], None),
     "fft.fft-complex": (lambda n, a: _parts(n, n.fft.fft(_complex(n, a), n=3, norm="ortho")), [(2, 5)], None),
     "fft.ifft": (lambda n, a: _parts(n, n.fft.ifft(_complex(n, a), norm="forward")), [(5,)], None),
@@ -282,7 +291,7 @@ def test_every_rule_is_checked():
 # differentiable standard functions that have no rule yet: they raise "has no gradient rule"
 # (docs/api/autodiff.md lists them; keep both in step)
 STILL_WITHOUT_RULE = {
-    "full", "from_dlpack", "linalg.eig", "linalg.eigvals", "linalg.qr", "linalg.pinv",
+    "full", "from_dlpack", "linalg.eig", "linalg.eigvals",
 }  # fmt: skip
 
 
@@ -308,9 +317,9 @@ def test_non_scalar_output_is_rejected():
 def test_non_differentiable_function_is_a_clear_error():
     def f(x):
         n = _ns_of(x)
-        return n.sum(n.linalg.pinv(x))
+        return n.sum(n.abs(n.linalg.eigvals(x)))
 
-    with pytest.raises(TypeError, match="linalg.pinv has no gradient rule"):
+    with pytest.raises(TypeError, match="linalg.eigvals has no gradient rule"):
         grad(f)(xp.asarray([[3.0, 1.0], [2.0, 5.0]]))
 
 
@@ -469,6 +478,8 @@ SECOND_ORDER = {
     "linalg.slogdet": lambda n, x: n.linalg.slogdet(x + 3.0 * n.eye(3))[1],
     "linalg.eigvalsh": lambda n, x: n.sum(n.linalg.eigvalsh(_symmetric(n, x)) ** 3),
     "linalg.svdvals": lambda n, x: n.sum(n.linalg.svdvals(_spread(n, x)) ** 3),
+    "linalg.qr": lambda n, x: n.sum(n.linalg.qr(_spread(n, x))[1] ** 3),
+    "linalg.pinv": lambda n, x: n.sum(n.linalg.pinv(_spread(n, x)) ** 3),
     "fft.rfft": lambda n, x: n.sum(_parts(n, n.fft.rfft(x * x, axis=0)) ** 2),
     "fft.irfft": lambda n, x: n.sum(n.fft.irfft(_complex(n, x), n=4) ** 3),
 }

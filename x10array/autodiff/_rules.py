@@ -558,6 +558,46 @@ def _svd(xp: Any, g: Any, ans: Any, x: Any, /, *, full_matrices: bool = True) ->
     return (out,)
 
 
+def _times_inverse_transpose(xp: Any, y: Any, r: Any) -> Any:
+    """y @ inv(r)^T, by a solve: (r^-1 y^T)^T."""
+    return xp.matrix_transpose(xp.linalg.solve(r, xp.matrix_transpose(y)))
+
+
+@defvjp("linalg.qr")
+def _qr(xp: Any, g: Any, ans: Any, x: Any, /, *, mode: str = "reduced") -> tuple[Any]:
+    # TensorFlow's QrGrad (m >= n): with M = tril(Q^T Q_bar - Q_bar^T Q + R R_bar^T - R_bar R^T),
+    # A_bar = Q (R_bar + M R^-T) + (Q_bar - Q Q^T Q_bar) R^-T
+    _real_only(xp, x, "linalg.qr")
+    m, n = x.shape[-2], x.shape[-1]
+    if m < n or (mode == "complete" and m != n):
+        raise TypeError("autodiff: linalg.qr is differentiable for m >= n rows and columns, mode='reduced', only")
+    q, r = ans[0], ans[1]
+    gq, gr = g[0], g[1]
+    qt = xp.matrix_transpose(q)
+    qdq = xp.matmul(qt, gq)
+    rdr = xp.matmul(r, xp.matrix_transpose(gr))
+    lower = xp.tril(qdq - xp.matrix_transpose(qdq) + rdr - xp.matrix_transpose(rdr))
+    grad_a = xp.matmul(q, gr + _times_inverse_transpose(xp, lower, r))
+    grad_b = _times_inverse_transpose(xp, gq - xp.matmul(q, qdq), r)
+    return (grad_a + grad_b,)
+
+
+@defvjp("linalg.pinv")
+def _pinv(xp: Any, g: Any, ans: Any, x: Any, /, *, rtol: Any = None) -> tuple[Any]:
+    # jax's pinv JVP (constant rank) transposed:
+    # A_bar = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)
+    _real_only(xp, x, "linalg.pinv")
+    p = ans
+    pt, gt = xp.matrix_transpose(p), xp.matrix_transpose(g)
+    m, n = x.shape[-2], x.shape[-1]
+    eye_m = xp.eye(m, dtype=x.dtype, device=x.device)
+    eye_n = xp.eye(n, dtype=x.dtype, device=x.device)
+    out = -xp.matmul(xp.matmul(pt, g), pt)
+    out = out + xp.matmul(xp.matmul(eye_m - xp.matmul(x, p), gt), xp.matmul(p, pt))
+    out = out + xp.matmul(xp.matmul(pt, p), xp.matmul(gt, eye_n - xp.matmul(p, x)))
+    return (out,)
+
+
 # -- fft ------------------------------------------------------------------------------------------
 
 
