@@ -45,7 +45,8 @@ def _unary(name: str, derivative: Any) -> None:
 
 _unary("negative", lambda xp, ans, x: -1.0)
 _unary("positive", lambda xp, ans, x: 1.0)
-_unary("abs", lambda xp, ans, x: xp.sign(x))
+# for a complex x: the derivative of |x| is conj(x) / |x| in jax's convention
+_unary("abs", lambda xp, ans, x: xp.conj(xp.sign(x)) if xp.isdtype(x.dtype, "complex floating") else xp.sign(x))
 _unary("exp", lambda xp, ans, x: ans)
 _unary("expm1", lambda xp, ans, x: ans + 1.0)
 _unary("log", lambda xp, ans, x: 1.0 / x)
@@ -81,6 +82,8 @@ def _binary(name: str, d1: Any, d2: Any) -> None:
 
 
 def _pow_d2(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
+    if _is_array(x1) and xp.isdtype(x1.dtype, "complex floating"):  # holomorphic: x1^x2 log(x1)
+        return ans * xp.log(x1)
     safe = xp.where(x1 > 0, x1, 1.0) if _is_array(x1) else (x1 if x1 > 0 else 1.0)
     return xp.where(x1 > 0, ans * xp.log(safe), 0.0) if _is_array(x1) else ans * math.log(safe)
 
@@ -179,8 +182,11 @@ defvjp("linalg.tensordot")(_tensordot_rule)
 
 
 def _vecdot_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any, /, *, axis: int = -1) -> tuple[Any, Any]:
+    # vecdot(a, b) = sum(conj(a) * b): jax's convention, conj is its own transpose
     ge = xp.expand_dims(g, axis=axis if axis < 0 else axis)
-    return unbroadcast(xp, ge * xp.conj(b), a), unbroadcast(xp, ge * a, b)
+    ga = unbroadcast(xp, xp.conj(ge * b), a)
+    gb = unbroadcast(xp, ge * xp.conj(a), b)
+    return _like(xp, ga, a), _like(xp, gb, b)
 
 
 defvjp("vecdot")(_vecdot_rule)
@@ -309,7 +315,11 @@ def _vector_norm(
         raise TypeError(f"autodiff: linalg.vector_norm is differentiable for ord=2 only, not {ord!r}")
     full_ans = _expand_to(xp, ans, x, axis, keepdims)
     safe = xp.where(full_ans == 0, xp.ones_like(full_ans), full_ans)
-    return (_expand_to(xp, g, x, axis, keepdims) * x / safe,)
+    return (_expand_to(xp, g, x, axis, keepdims) * _conj_if_complex(xp, x) / safe,)
+
+
+def _conj_if_complex(xp: Any, x: Any) -> Any:
+    return xp.conj(x) if xp.isdtype(x.dtype, "complex floating") else x
 
 
 @defvjp("linalg.matrix_norm")
@@ -318,7 +328,7 @@ def _matrix_norm(xp: Any, g: Any, ans: Any, x: Any, /, *, keepdims: bool = False
         raise TypeError(f"autodiff: linalg.matrix_norm is differentiable for ord='fro' only, not {ord!r}")
     full_ans = _expand_to(xp, ans, x, (-2, -1), keepdims)
     safe = xp.where(full_ans == 0, xp.ones_like(full_ans), full_ans)
-    return (_expand_to(xp, g, x, (-2, -1), keepdims) * x / safe,)
+    return (_expand_to(xp, g, x, (-2, -1), keepdims) * _conj_if_complex(xp, x) / safe,)
 
 
 # -- manipulation -----------------------------------------------------------------------------
