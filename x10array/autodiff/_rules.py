@@ -133,6 +133,16 @@ def _asarray(xp: Any, g: Any, ans: Any, x: Any, **kwargs: Any) -> tuple[Any]:
     return (xp.astype(g, x.dtype) if _is_array(x) else None,)
 
 
+@defvjp("from_dlpack")
+def _from_dlpack(xp: Any, g: Any, ans: Any, x: Any, /, **kwargs: Any) -> tuple[Any]:
+    return (g if g.device == x.device else g.to_device(x.device),)
+
+
+@defvjp("to_device")
+def _to_device(xp: Any, g: Any, ans: Any, x: Any, device: Any, /) -> tuple[Any, None]:
+    return (g if g.device == x.device else g.to_device(x.device)), None
+
+
 # -- linear algebra -----------------------------------------------------------------------------
 
 
