@@ -538,6 +538,15 @@ def _eigh(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
     return (0.5 * (c + xp.matrix_transpose(c)),)
 
 
+@defvjp("linalg.eigvals")
+def _eigvals(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
+    # jax's eig JVP for the eigenvalues, dw = diag(V^-1 dA V), transposed: V^-T diag(g) V^T
+    # (distinct eigenvalues; a real matrix gets the real part)
+    v = xp.linalg.eig(x)[1]
+    left = xp.matrix_transpose(xp.linalg.inv(v)) * g[..., None, :]
+    return (_like(xp, xp.matmul(left, xp.matrix_transpose(v)), x),)
+
+
 @defvjp("linalg.eigvalsh")
 def _eigvalsh(xp: Any, g: Any, ans: Any, x: Any) -> tuple[Any]:
     _real_only(xp, x, "linalg.eigvalsh")
