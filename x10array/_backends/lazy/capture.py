@@ -26,6 +26,7 @@ the very objects passed as arguments (a learning rate), constants otherwise.
 from __future__ import annotations
 
 import collections
+import math
 import threading
 import time
 import warnings
@@ -97,9 +98,10 @@ class ScalarPlan:
         self.kinds: list[tuple[Any, bool]] = []  # per group: (dtype, weak type)
         groups: dict[tuple[Any, bool], list[Any]] = {}
         for spec in specs:
-            if spec[0] == "arg":
-                self.where.append(("a", len(self.args), None))
-                self.args.append(spec[1])
+            if spec[0] == "arg":  # (one input per argument, however often the graph reads it)
+                if spec[1] not in self.args:
+                    self.args.append(spec[1])
+                self.where.append(("a", self.args.index(spec[1]), None))
                 continue
             value = spec[1]
             try:
@@ -135,6 +137,16 @@ class ScalarPlan:
         return out
 
 
+_PLACED_SCALARS = 64  # the scalar argument values a Captured keeps placed (all dropped when full)
+
+
+def _signs(value: Any) -> tuple[float, ...]:
+    """The signs of a float's or a complex number's parts (so that -0.0 is not 0.0)."""
+    if type(value) is complex:
+        return (math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
+    return (math.copysign(1.0, value),)
+
+
 def _x64() -> Any:
     import jax
 
@@ -146,7 +158,7 @@ class Captured:
 
     __slots__ = (
         "program", "device", "leaves", "scalars", "outputs", "rebinds", "key", "constants", "run", "plan", "packed",
-        "donors", "kept", "made",
+        "donors", "kept", "made", "where", "placed",
     )  # fmt: skip
 
     def __init__(self, program: _Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
@@ -162,6 +174,8 @@ class Captured:
         self.plan = plan
         self.packed: Any = None  # the plan's constants on the device (placed at the first run)
         self.run: Any = None  # the program's jitted function (made at the first run)
+        self.where: Any = None  # where its inputs are placed: the device, or the mesh's replicated layout
+        self.placed: dict[Any, Any] = {}  # scalar argument -> its value on the device (see `scalar`)
         # the arrays whose values are constants of the program: (weak ref to the array, its node)
         self.constants = [(c[2], c[1]) for c in leaves if c[0] == "const" and c[2] is not None]
         # the arguments whose previous values the program consumes (donated: see `replay`), and
@@ -188,6 +202,7 @@ class Captured:
         program, key, unpack = self.program, self.program.key, self.plan.unpack
         with _x64():
             where: Any = device.jax_device if device.mesh is None else jax_sharding(device.mesh, ())
+            self.where = where
             self.packed = [jax.device_put(h, where) for h in self.plan.host]
             one = jax.device_put(_ONE, where)  # (placed once: a NumPy scalar is converted at every call)
             if device.mesh is None:
@@ -203,9 +218,24 @@ class Captured:
         def inputs(donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
             with _x64():
                 copies = [v.copy() for v in donated]
-            return copies, kept, (self.packed, [scalar_args[j] for j in self.plan.args])
+            return copies, kept, (self.packed, [self.scalar(scalar_args[j]) for j in self.plan.args])
 
         return inputs
+
+    def scalar(self, value: Any) -> Any:
+        """A scalar argument (a learning rate) as the program takes it: placed on the device,
+        weakly typed as the Python number is, once per value (a loop passes the same few values
+        again and again; converting a Python float at each call took ~0.15 ms on a mesh)."""
+        key = (type(value), value, _signs(value))  # (0.0 and -0.0 are equal keys otherwise)
+        placed = self.placed.get(key)
+        if placed is None:
+            import jax
+
+            if len(self.placed) >= _PLACED_SCALARS:
+                self.placed.clear()
+            with _x64():
+                placed = self.placed[key] = jax.device_put(value, self.where)
+        return placed
 
     def replay(self, arrays: list[Array], scalars: list[Any]) -> tuple[list[Any], list[Array]]:
         """Run the program on the arguments: (the outputs, the new values of the rebound
@@ -246,7 +276,7 @@ class Captured:
                     node.value = value = jax.device_put(value, device.jax_device)
             kept.append(value)
         node = None
-        args = [scalars[j] for j in self.plan.args]
+        args = [self.scalar(scalars[j]) for j in self.plan.args]
         start = time.perf_counter()
         with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
             results = self.run(donated, kept, (self.packed, args))
