@@ -9,9 +9,10 @@ integer arrays), or a list for a sequence of arrays (concat, stack).
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
-from ._tracer import NONDIFFERENTIABLE, defvjp
+from ._tracer import NONDIFFERENTIABLE, Tracer, defvjp
 
 
 def _is_array(x: Any) -> bool:
@@ -475,6 +476,34 @@ def _take_along_axis(xp: Any, g: Any, ans: Any, x: Any, indices: Any, /, *, axis
     return xp.moveaxis(contrib, -1, ax), None
 
 
+def _traced(g: Any) -> bool:
+    """Whether the cotangent is itself traced (a gradient of a gradient is being taken)."""
+    return type(g) is Tracer
+
+
+def _basic_scatter(xp: Any, g: Any, x: Any, keys: tuple[Any, ...]) -> Any:
+    """The transpose of basic indexing (ints, slices, an ellipsis; no new axes) without
+    assigning into an array: each indexed axis is scattered by a one-hot product, which a
+    traced cotangent can go through."""
+    given = sum(1 for k in keys if k is not Ellipsis)
+    if Ellipsis in keys:
+        i = keys.index(Ellipsis)
+        keys = keys[:i] + (slice(None),) * (x.ndim - given) + keys[i + 1 :]
+    else:
+        keys = keys + (slice(None),) * (x.ndim - len(keys))
+    for d, k in enumerate(keys):
+        if not isinstance(k, slice):
+            g = xp.expand_dims(g, axis=d)
+    for d, k in enumerate(keys):
+        if k == slice(None):
+            continue
+        n = x.shape[d]
+        positions = list(range(n))[k] if isinstance(k, slice) else [operator.index(k) % n]
+        indices = xp.asarray(positions, dtype=xp.int64, device=g.device)
+        g = _scatter_add(xp, g, indices, n, d)
+    return g
+
+
 @defvjp("__getitem__")
 def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
     keys = key if isinstance(key, tuple) else (key,)
@@ -483,11 +512,18 @@ def _getitem(xp: Any, g: Any, ans: Any, x: Any, key: Any) -> tuple[Any, None]:
         if any(k is None for k in keys):  # new axes: setitem takes none; drop them from g
             keys = tuple(k for k in keys if k is not None)
             g = xp.reshape(g, x[keys].shape)
+        if _traced(g):  # a gradient of a gradient: no assignment into traced arrays
+            return _basic_scatter(xp, g, x, keys), None
         out = xp.zeros_like(x)
         out[keys] = g
         return out, None
     if len(keys) == 1 and xp.isdtype(arrays[0].dtype, "bool"):
         mask = arrays[0]
+        if _traced(g):
+            lead = math.prod(mask.shape)
+            where_true = xp.nonzero(xp.reshape(mask, (-1,)))[0]
+            flat = _scatter_add(xp, g, where_true, lead, 0)
+            return xp.reshape(flat, x.shape), None
         out = xp.zeros_like(x)
         out[mask] = g
         return out, None
