@@ -112,12 +112,11 @@ def host_time(step: Callable[[bool], Any], steps: int) -> tuple[float, float]:
     return statistics.median(times), statistics.median(cpu)
 
 
-def jax_step(images: np.ndarray, labels: np.ndarray, conv_form: str) -> Callable[[], Any]:
+def jax_lenet(conv_form: str) -> Callable[[list[Any], Any, Any], tuple[Any, Any]]:
+    """LeNet-5 written in JAX: `loss_and_logits(params, images, labels)`, params in nn.LeNet's
+    pytree order; the convolution as XLA's (`"conv"`) or im2col + matmul (`"im2col"`)."""
     import jax
     import jax.numpy as jnp
-
-    model = nn.LeNet(seed=0, device=xp.Device("cpu", 0, "eager"))
-    params = [jnp.asarray(np.asarray(p)) for p in model.parameters()]
 
     def conv(x: Any, w: Any, padding: str) -> Any:
         if conv_form == "conv":
@@ -146,10 +145,24 @@ def jax_step(images: np.ndarray, labels: np.ndarray, conv_form: str) -> Callable
         x = jax.nn.relu(x @ w4 + b4)
         return x @ w5 + b5
 
-    def loss_fn(p: list[Any], x: Any, y: Any) -> Any:
+    def loss_and_logits(p: list[Any], x: Any, y: Any) -> tuple[Any, Any]:
         logits = forward(p, x)
         logp = jax.nn.log_softmax(logits)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None].astype(jnp.int32), axis=1)), logits
+
+    return loss_and_logits
+
+
+def jax_step(images: np.ndarray, labels: np.ndarray, conv_form: str) -> Callable[[], Any]:
+    import jax
+    import jax.numpy as jnp
+
+    model = nn.LeNet(seed=0, device=xp.Device("cpu", 0, "eager"))
+    params = [jnp.asarray(np.asarray(p)) for p in model.parameters()]
+    loss_and_logits = jax_lenet(conv_form)
+
+    def loss_fn(p: list[Any], x: Any, y: Any) -> Any:
+        return loss_and_logits(p, x, y)[0]
 
     @jax.jit
     def train(p: list[Any], v: list[Any], x: Any, y: Any) -> Any:

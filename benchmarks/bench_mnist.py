@@ -39,27 +39,9 @@ def jax_steps() -> tuple[Any, Any]:
     """LeNet-5's train and eval steps written in JAX (jitted once: later epochs reuse them)."""
     import jax
     import jax.numpy as jnp
+    from bench_lenet import jax_lenet
 
-    def pool(x: Any) -> Any:
-        n, h, w, c = x.shape
-        return x.reshape(n, h // 2, 2, w // 2, 2, c).mean(axis=(2, 4))
-
-    def conv(x: Any, w: Any, padding: str) -> Any:
-        return jax.lax.conv_general_dilated(x, w, (1, 1), padding, dimension_numbers=("NHWC", "HWIO", "NHWC"))
-
-    def forward(p: list[Any], x: Any) -> Any:
-        b1, f1, b2, f2, b3, w3, b4, w4, b5, w5 = p  # nn.LeNet's pytree order
-        x = pool(jax.nn.relu(conv(x, f1, "SAME") + b1))
-        x = pool(jax.nn.relu(conv(x, f2, "VALID") + b2))
-        x = x.reshape(x.shape[0], -1)
-        x = jax.nn.relu(x @ w3 + b3)
-        x = jax.nn.relu(x @ w4 + b4)
-        return x @ w5 + b5
-
-    def loss_and_logits(p: list[Any], x: Any, y: Any) -> Any:
-        logits = forward(p, x)
-        logp = jax.nn.log_softmax(logits)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None].astype(jnp.int32), axis=1)), logits
+    loss_and_logits = jax_lenet("conv")  # the same LeNet-5 as bench_lenet.py's jax.jit step
 
     def tally(logits: Any, y: Any, loss: Any, correct: Any, loss_sum: Any) -> Any:
         return correct + jnp.sum(jnp.argmax(logits, axis=1) == y), loss_sum + loss
