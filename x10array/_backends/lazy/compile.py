@@ -203,11 +203,21 @@ def _jitted_program(
     (capture passes one placed on the device once)."""
     import jax
 
+    replay = _graph_function(program, key, donate, unpack)
+    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
+    # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
+    return functools.partial(jitted, _ONE if one is None else one)
+
+
+def _graph_function(program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None) -> Any:
+    """The graph as a function of (one, donated leaves, kept leaves, scalars) for jax to trace
+    (`_jitted_program`, and spmd.jitted_program on a mesh): the leaves back in the graph's
+    order, the scalars unpacked (`unpack`), its steps replayed with `one` as the rounding's
+    runtime 1.0 (see _replay_compiled)."""
     k = jax_namespace()
     ops = key.ops
     outputs = program.outputs
     params_of = [p for _, p in program.calls]
-
     flush = flushes()  # (probed outside the trace)
 
     def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
@@ -221,9 +231,7 @@ def _jitted_program(
         finally:
             ROUNDING_GUARD.reset(token)
 
-    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
-    # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
-    return functools.partial(jitted, _ONE if one is None else one)
+    return replay
 
 
 _ONE = np.float64(1.0)

@@ -33,11 +33,9 @@ import numpy as np
 
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import ROUNDING_GUARD, jax_namespace
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
-from .compile import _ONE, _Program, _replay_compiled
+from .compile import _ONE, _graph_function, _Program
 from .graph import Node
-from .interpreter import flushes
 from .trace import GraphKey, Traced
 
 
@@ -115,23 +113,13 @@ def jitted_program(
     constrained."""
     import jax
 
-    k = jax_namespace()
     mesh = key.device.mesh
-    ops, outputs, donate = key.ops, program.outputs, key.donate
-    params_of = [p for _, p in program.calls]
+    donate = key.donate
     pinned = [None if spec is None else jax_sharding(mesh, spec) for spec in key.shardings[1]]
-    flush = flushes()
+    graph = _graph_function(program, key, donate, unpack)
 
     def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
-        donated_it, kept_it = iter(donated), iter(kept)
-        values = [next(donated_it) if d else next(kept_it) for d in donate]
-        if unpack is not None:
-            scalars = unpack(scalars)
-        token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
-        try:
-            outs = _replay_compiled(k, ops, values, scalars, outputs, params_of, flush)
-        finally:
-            ROUNDING_GUARD.reset(token)
+        outs = graph(one, donated, kept, scalars)
         return tuple(o if s is None else jax.lax.with_sharding_constraint(o, s) for o, s in zip(outs, pinned))
 
     replicated = jax_sharding(mesh, ())
