@@ -432,5 +432,47 @@ def compile_on_a_mesh() -> None:
     )
 
 
+def long_unwaited_loop() -> None:
+    """100 data-parallel steps in a row, none waited for, recorded and captured: XLA's CPU
+    client aborts the process once 32 programs with a collective are in flight (plain jax
+    too); the mesh bounds them (spmd.IN_FLIGHT_LIMIT). The parameters equal the same steps
+    waited for one by one."""
+    import x10array as xp
+    import x10array.distributed as xd
+    from x10array._backends.lazy import spmd
+    from x10array.autodiff import value_and_grad
+
+    mesh = xd.Mesh((2,), ("data",))
+    rows = xd.NamedSharding(mesh, xd.P("data"))
+    host = {k: v.astype(np.float32) for k, v in _mlp(xp, None, np.float32).items()}
+    bx, by = _batches(np.float32, 1, 512)[0]
+    x, y = xp.asarray(bx, device=rows), xp.asarray(by, device=rows)
+    grad = value_and_grad(_loss)
+
+    def train(p: Any, x: Any, y: Any, lr: float) -> Any:
+        loss, g = grad(p, x, y)
+        return {k: p[k] - lr * g[k] for k in p}, loss
+
+    captured = xp.compile(train)
+    finals = {}
+    most = 0
+    for how in ("recorded", "captured", "waited"):
+        params = {k: xd.replicate(v, mesh) for k, v in host.items()}
+        for _ in range(100):
+            if how == "captured":
+                params, loss = captured(params, x, y, 0.01)
+            else:
+                params, loss = train(params, x, y, 0.01)
+                xp.lazy_barrier(mesh.device, wait=how == "waited")
+            most = max(most, len(spmd._LAUNCHED.get(mesh.device, ())))
+        finals[how] = {k: np.asarray(v) for k, v in params.items()}
+    _result(
+        most_in_flight=most,
+        limit=spmd.IN_FLIGHT_LIMIT,
+        recorded_diff=max(float(np.max(np.abs(finals["recorded"][k] - finals["waited"][k]))) for k in host),
+        captured_diff=max(float(np.max(np.abs(finals["captured"][k] - finals["waited"][k]))) for k in host),
+    )
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

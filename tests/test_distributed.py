@@ -85,6 +85,14 @@ def test_relayout_on_the_same_mesh_moves_slices_between_devices_not_through_the_
     assert r["host_transfers"] == 0
 
 
+def test_a_long_unwaited_loop_bounds_the_programs_in_flight_instead_of_aborting():
+    # without the bound XLA aborts this process after 40 s here ("Termination timeout for `all
+    # reduce`"): the host runs ahead of the devices (how far depends on the machine)
+    r = run_case("long_unwaited_loop", devices=2)
+    assert 1 <= r["most_in_flight"] <= r["limit"], r
+    assert r["recorded_diff"] == 0.0 and r["captured_diff"] == 0.0, r
+
+
 EXPECTED = {
     "uneven": ("shard:", "uneven sharding", "250"),
     "uneven_asarray": ("asarray:", "uneven sharding"),

@@ -286,6 +286,8 @@ class Captured:
             COUNTERS.captured_replays += 1
             COUNTERS.donated_buffers += len(donated)
         IN_FLIGHT[device] = results
+        if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
+            spmd.launched(device, results)
         made = []
         for value, (shape, np_dtype, dtype) in zip(results, self.made):  # (as _wrap, its types known)
             node = Node(None, 0, shape, np_dtype, value, 0)

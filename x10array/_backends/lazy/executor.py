@@ -340,6 +340,8 @@ def _run_compiled(
         else:
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
+    if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
+        spmd.launched(device, tuple([n.value for n in targets]))
     program.compiled = compiled
     _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 

@@ -20,11 +20,14 @@ What differs from a single device, all of it here (the executor calls in only wh
   shapes a program (outputs, donation) is decided from the recording alone, so every process
   of a multi-process run builds the same program; `agree` checks that they do (a fingerprint
   of each new program through jax.distributed's key-value store) and raises when they differ,
-  where plain jax would run mismatched collectives and return wrong numbers or hang.
+  where plain jax would run mismatched collectives and return wrong numbers or hang;
+- a bounded launch queue on CPU meshes (`launched`): at most `IN_FLIGHT_LIMIT` programs in
+  flight, where XLA's CPU client aborts the process in a collective once 32 are queued.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 from typing import Any
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..._core import settings
-from ..._core.devices import Device
+from ..._core.devices import Device, DeviceKind
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
 from .compile import _ONE, _graph_function, _Program
 from .graph import Node
@@ -56,7 +59,9 @@ def relayout(value: Any, device: Device, spec: Spec) -> Any:
     import jax
 
     with jax.enable_x64(True):
-        return _resharding(jax_sharding(device.mesh, spec))(value)
+        moved = _resharding(jax_sharding(device.mesh, spec))(value)
+    launched(device, (moved,))
+    return moved
 
 
 @functools.lru_cache(maxsize=64)
@@ -157,6 +162,45 @@ def _checked_runs(run: Any, key: GraphKey) -> Any:
         return run(*args)
 
     return checked
+
+
+# -- a bounded launch queue on CPU meshes ---------------------------------------------------------
+
+# XLA's CPU client lets 32 programs per device be in flight; at that point a program that holds a
+# collective (the all-reduce of a data-parallel step) waits at its rendezvous for a device whose
+# part cannot start, and after 40 s XLA aborts the process ("Termination timeout for `all reduce`
+# ... only 1 of them arrived"). Plain jax does the same: 2 or 4 forced host devices, a loop of
+# unwaited steps, 32 in flight aborts, 24 does not (measured with jax 0.10.2). So a CPU mesh
+# waits for its oldest program once more than IN_FLIGHT_LIMIT are in flight: far from 32, and
+# enough for the host to run ahead of the devices (a loop dispatches the next step while the
+# devices run the previous ones). Other kinds of device have no such limit.
+IN_FLIGHT_LIMIT = 8
+_LAUNCHED: dict[Device, collections.deque[Any]] = {}
+
+
+def launched(device: Device, results: tuple[Any, ...]) -> None:
+    """Note a program just launched on the mesh `device` (`results`: its output buffers), and on
+    a CPU mesh wait for the oldest one in flight while more than IN_FLIGHT_LIMIT are. The queue
+    keeps one output per program, its smallest (a loss, not the parameters: holding the large
+    ones would keep several steps' worth of them alive)."""
+    if device.mesh is None or device.mesh.kind is not DeviceKind.CPU or not results:
+        return
+    queue = _LAUNCHED.get(device)
+    if queue is None:
+        queue = _LAUNCHED[device] = collections.deque()
+    queue.append(results[0] if len(results) == 1 else min(results, key=_size))
+    while len(queue) > IN_FLIGHT_LIMIT:
+        oldest = queue.popleft()
+        # (the oldest's output may have been donated to a later program, which the devices run
+        # after it: then the next one that is still there stands for it)
+        for value in (oldest, *queue):
+            if not value.is_deleted():
+                value.block_until_ready()
+                break
+
+
+def _size(value: Any) -> int:
+    return value.size  # type: ignore[no-any-return]
 
 
 # -- every process builds the same program ------------------------------------------------------
