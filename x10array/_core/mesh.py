@@ -233,15 +233,23 @@ def check_layout(shape: tuple[int, ...], mesh: Mesh, spec: Spec, fname: str, ent
             )
 
 
+_CANONICAL: dict[Any, Spec] = {}  # jax PartitionSpec -> its canonical spec
+
+
 def spec_of(sharding: Any) -> Spec | tuple[str, str]:
     """The canonical spec of a jax sharding of a computed value (a NamedSharding's spec; a
     fully replicated one is `()`; any other is keyed by its HLO text)."""
     spec = getattr(sharding, "spec", None)
     if spec is not None:
-        out = [e[0] if isinstance(e, tuple) and len(e) == 1 else (e if e != () else None) for e in spec]
-        while out and out[-1] is None:
-            out.pop()
-        return tuple(out)
+        canonical = _CANONICAL.get(spec)  # (a captured step's replay asks this of each argument)
+        if canonical is None:
+            out = [e[0] if isinstance(e, tuple) and len(e) == 1 else (e if e != () else None) for e in spec]
+            while out and out[-1] is None:
+                out.pop()
+            canonical = tuple(out)
+            if len(_CANONICAL) < 1024:
+                _CANONICAL[spec] = canonical
+        return canonical
     if sharding.is_fully_replicated:
         return ()
     return ("hlo", str(sharding._to_xla_hlo_sharding(1)))  # (not reached for arrays x10array made)

@@ -158,7 +158,7 @@ class Captured:
 
     __slots__ = (
         "program", "device", "leaves", "scalars", "outputs", "rebinds", "key", "constants", "run", "plan", "packed",
-        "donors", "kept", "made", "where", "placed",
+        "donors", "kept", "made", "where", "placed", "smallest",
     )  # fmt: skip
 
     def __init__(self, program: _Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
@@ -184,6 +184,7 @@ class Captured:
         self.kept = [spec for spec, d in zip(leaves, donate) if not d]
         # per program output: (shape, NumPy dtype, x10array dtype) of the array a replay makes of it
         self.made: list[tuple[tuple[int, ...], Any, Any]] = []
+        self.smallest = 0  # which output stands for the program in spmd.launched
 
     def stale(self) -> bool:
         """A constant's array was rebound since the recording (captured state changed)."""
@@ -287,7 +288,7 @@ class Captured:
             COUNTERS.donated_buffers += len(donated)
         IN_FLIGHT[device] = results
         if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
-            spmd.launched(device, results)
+            spmd.launched(device, results[self.smallest])
         made = []
         for value, (shape, np_dtype, dtype) in zip(results, self.made):  # (as _wrap, its types known)
             node = Node(None, 0, shape, np_dtype, value, 0)
@@ -422,6 +423,7 @@ def end(
         ScalarPlan(scalar_specs), key.donate,
     )  # fmt: skip
     captured.made = [(t.shape, t.dtype, FROM_NUMPY[t.dtype]) for t in joined[:n]]
+    captured.smallest = spmd.smallest([t.shape for t in joined[:n]])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
         # compiles (or loads), runs this call

@@ -341,7 +341,7 @@ def _run_compiled(
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
     if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
-        spmd.launched(device, tuple([n.value for n in targets]))
+        spmd.launched(device, targets[spmd.smallest([n.shape for n in targets])].value)
     program.compiled = compiled
     _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 

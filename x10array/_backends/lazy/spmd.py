@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import functools
 import hashlib
+import math
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,7 @@ def relayout(value: Any, device: Device, spec: Spec) -> Any:
 
     with jax.enable_x64(True):
         moved = _resharding(jax_sharding(device.mesh, spec))(value)
-    launched(device, (moved,))
+    launched(device, moved)
     return moved
 
 
@@ -178,17 +179,16 @@ IN_FLIGHT_LIMIT = 8
 _LAUNCHED: dict[Device, collections.deque[Any]] = {}
 
 
-def launched(device: Device, results: tuple[Any, ...]) -> None:
-    """Note a program just launched on the mesh `device` (`results`: its output buffers), and on
-    a CPU mesh wait for the oldest one in flight while more than IN_FLIGHT_LIMIT are. The queue
-    keeps one output per program, its smallest (a loss, not the parameters: holding the large
-    ones would keep several steps' worth of them alive)."""
-    if device.mesh is None or device.mesh.kind is not DeviceKind.CPU or not results:
+def launched(device: Device, value: Any) -> None:
+    """Note a program just launched on the mesh `device`, `value` being one of its outputs (its
+    smallest: a loss, not the parameters, which the queue would keep alive for several steps),
+    and on a CPU mesh wait for the oldest one in flight while more than IN_FLIGHT_LIMIT are."""
+    if device.mesh.kind is not DeviceKind.CPU:
         return
     queue = _LAUNCHED.get(device)
     if queue is None:
         queue = _LAUNCHED[device] = collections.deque()
-    queue.append(results[0] if len(results) == 1 else min(results, key=_size))
+    queue.append(value)
     while len(queue) > IN_FLIGHT_LIMIT:
         oldest = queue.popleft()
         # (the oldest's output may have been donated to a later program, which the devices run
@@ -199,8 +199,9 @@ def launched(device: Device, results: tuple[Any, ...]) -> None:
                 break
 
 
-def _size(value: Any) -> int:
-    return value.size  # type: ignore[no-any-return]
+def smallest(shapes: list[tuple[int, ...]]) -> int:
+    """The index of the smallest of a program's outputs (see `launched`)."""
+    return min(range(len(shapes)), key=lambda i: math.prod(shapes[i]))
 
 
 # -- every process builds the same program ------------------------------------------------------
