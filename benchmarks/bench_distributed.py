@@ -9,12 +9,14 @@ the same load), the best of all its loops reported:
 - x10array lazy on `xd.Mesh((n,), ("data",))`: the batch sharded along "data", the parameters
   replicated; record + autodiff + barrier per step;
 - the same step under `x10array.compile`: recorded once, then its compiled SPMD program
-  replayed (no recording, no autodiff, no graph key per step);
+  replayed (no recording, no autodiff, no graph key per step), returning new parameters;
+- the captured step updating the parameters in place (`p[k] -= lr * g[k]`): its replays
+  donate the parameters' old buffers, as the hand-written step does;
 - the same step hand-written in JAX: `jax.jit` with `in_shardings` (batch `P("data")`,
   parameters `P()`) and `donate_argnums` for the parameters, `jax.value_and_grad`.
 
-Reported as ms per step and the ratios x10array / jax (recorded and captured), with x10array's
-compile count in the steady state, both forms (target: within 1.25x of the jax step in a loop, 1
+Reported as ms per step and the ratios x10array / jax (each form), with x10array's
+compile count in the steady state, each form (target: within 1.25x of the jax step in a loop, 1
 compile). On a small CPU no speedup from more devices is expected (they share the cores): the figures measure overhead.
 
 Loops stay at 20 steps or fewer: the hand-written jax loop has no bound on the programs in flight,
@@ -117,6 +119,29 @@ def worker(batch: int, steps: int, rounds: int) -> dict[str, Any]:
     in_a_loop(captured_step, steps, warmup=0)
     captured_compiles = xp.metrics().compile_count - compiles_before
 
+    # the same step captured, updating the parameters in place (`p[k] -= ...`): the replay
+    # donates their old buffers, as the hand-written jax step donates its parameters
+    @xp.compile
+    def train_in_place(p: Any, x: Any, y: Any, lr: float) -> Any:
+        loss, g = grad_step(p, x, y)
+        for k in p:
+            p[k] -= lr * g[k]
+        return loss
+
+    istate = {k: xd.replicate(v, mesh) for k, v in _params(np.float32).items()}
+    donated_before = xp.metrics().donated_buffers
+
+    def in_place_step(wait: bool) -> None:
+        train_in_place(istate, x, y, LR)
+        if wait:
+            xp.lazy_barrier(mesh.device, wait=True)
+
+    in_place = in_a_loop(in_place_step, steps)
+    compiles_before = xp.metrics().compile_count
+    in_a_loop(in_place_step, steps, warmup=0)
+    in_place_compiles = xp.metrics().compile_count - compiles_before
+    donated = xp.metrics().donated_buffers - donated_before
+
     # jax.jit with NamedSharding, by hand
     jmesh = mesh.jax
     rep, split = NamedSharding(jmesh, P()), NamedSharding(jmesh, P("data"))
@@ -157,11 +182,11 @@ def worker(batch: int, steps: int, rounds: int) -> dict[str, Any]:
             single = in_a_loop(single_step, steps)
     # again, interleaved in rounds (the order turning each round), so all three see the same
     # load; each figure is the best of its loops
-    variants = [x10_step, captured_step, jax_step]
-    best = [x10, captured, jx_time]
+    variants = [x10_step, captured_step, in_place_step, jax_step]
+    best = [x10, captured, in_place, jx_time]
     for r in range(rounds):
-        for i in range(3):
-            v = (i + r) % 3
+        for i in range(len(variants)):
+            v = (i + r) % len(variants)
             best[v] = min(best[v], in_a_loop(variants[v], steps))
     return {
         "devices": n,
@@ -169,9 +194,12 @@ def worker(batch: int, steps: int, rounds: int) -> dict[str, Any]:
         "batch": batch,
         "x10array_ms": 1e3 * best[0],
         "captured_ms": 1e3 * best[1],
-        "jax_ms": 1e3 * best[2],
+        "in_place_ms": 1e3 * best[2],
+        "jax_ms": 1e3 * best[3],
         "steady_compiles": steady_compiles,
         "captured_compiles": captured_compiles,
+        "in_place_compiles": in_place_compiles,
+        "in_place_donated": donated,
         "single_ms": None if single is None else 1e3 * single,
     }
 
@@ -209,18 +237,22 @@ def main() -> None:
         if not ns.no_processes:
             launch = ["-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
             rows += _run([*launch, __file__, "--worker", str(batch), str(ns.steps), str(ns.rounds)], base)[:1]
-    print("data-parallel MLP 784-128-10 float32 step in a loop, ms: x10array lazy mesh, recorded at each step and")
-    print("captured (x10array.compile), vs jax.jit + NamedSharding, same run; compiles: in the steady state")
-    print("(1-dev lazy: the same recorded x10array step on cpu:0:xla, no mesh, compiled from the first step)")
-    header = f"{'batch':>6} {'devices':>8} {'procs':>6} {'recorded':>9} {'captured':>9} {'jax':>8}"
-    print(header + f" {'rec/jax':>8} {'cap/jax':>8} {'compiles':>9} {'1-dev lazy':>11}")
+    print("data-parallel MLP 784-128-10 float32 step in a loop, ms: x10array lazy mesh, recorded at each step;")
+    print("captured (x10array.compile) returning new parameters; captured updating them in place (their buffers")
+    print("donated); jax.jit + NamedSharding + donated parameters; same run. compiles: in the steady state, per")
+    print("form. (1-dev lazy: the recorded step on cpu:0:xla, no mesh, compiled from the first step)")
+    header = f"{'batch':>6} {'devices':>8} {'procs':>6} {'recorded':>9} {'captured':>9} {'in place':>9} {'jax':>8}"
+    print(header + f" {'rec/jax':>8} {'cap/jax':>8} {'inpl/jax':>9} {'compiles':>9} {'1-dev lazy':>11}")
     for r in rows:
         single = "-" if r["single_ms"] is None else f"{r['single_ms']:.2f}"
+        compiles = f"{r['steady_compiles']}/{r['captured_compiles']}/{r['in_place_compiles']}"
         print(
             f"{r['batch']:>6} {r['devices']:>8} {r['processes']:>6} {r['x10array_ms']:>9.2f} {r['captured_ms']:>9.2f}"
-            f" {r['jax_ms']:>8.2f} {r['x10array_ms'] / r['jax_ms']:>8.2f} {r['captured_ms'] / r['jax_ms']:>8.2f}"
-            f" {r['steady_compiles']:>4}/{r['captured_compiles']:<4} {single:>11}"
+            f" {r['in_place_ms']:>9.2f} {r['jax_ms']:>8.2f} {r['x10array_ms'] / r['jax_ms']:>8.2f}"
+            f" {r['captured_ms'] / r['jax_ms']:>8.2f} {r['in_place_ms'] / r['jax_ms']:>9.2f} {compiles:>9} {single:>11}"
         )
+        if not r["in_place_donated"]:
+            print("   (the in-place step donated nothing: its replays copied the parameters)")
 
 
 if __name__ == "__main__":
