@@ -4,7 +4,7 @@ devices, and across 2 processes on localhost (2 devices each).
 Measured in one run per device count (each in a subprocess of its own: forced devices change
 jax's process), steady state (`_timing.in_a_loop`: steps in a row, best of three loops), each
 form once and then in `--rounds` interleaved rounds (the order turning each round, so all see
-the same load), the best of all its loops reported:
+the same load):
 
 - x10array lazy on `xd.Mesh((n,), ("data",))`: the batch sharded along "data", the parameters
   replicated; record + autodiff + barrier per step;
@@ -15,14 +15,16 @@ the same load), the best of all its loops reported:
 - the same step hand-written in JAX: `jax.jit` with `in_shardings` (batch `P("data")`,
   parameters `P()`) and `donate_argnums` for the parameters, `jax.value_and_grad`.
 
-Reported as ms per step and the ratios x10array / jax (each form), with x10array's
-compile count in the steady state, each form (target: within 1.25x of the jax step in a loop, 1
+Reported as ms per step (each form's best loop) and the ratios x10array / jax of each form: the
+median over the rounds of its loop time over the jax loop's in the same round (paired, so a
+burst of load on the machine moves both sides), with x10array's compile count in the steady
+state, each form (target: within 1.25x of the jax step in a loop, 1
 compile). On a small CPU no speedup from more devices is expected (they share the cores): the figures measure overhead.
 
 Loops stay at 20 steps or fewer: the hand-written jax loop has no bound on the programs in flight,
 and XLA's CPU client aborts at 32 (x10array bounds its own at 8, see docs/distributed.md).
 
-Run: python benchmarks/bench_distributed.py [--steps 20] [--rounds 4] [--batches 256 2048] [--devices 1 2 4]
+Run: python benchmarks/bench_distributed.py [--steps 20] [--rounds 6] [--batches 256 2048] [--devices 1 2 4]
 [--no-processes]
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -180,22 +183,25 @@ def worker(batch: int, steps: int, rounds: int) -> dict[str, Any]:
 
         with settings.override(X10ARRAY_COMPILE_THRESHOLD=1):  # compiled from the first step, as a mesh is
             single = in_a_loop(single_step, steps)
-    # again, interleaved in rounds (the order turning each round), so all three see the same
-    # load; each figure is the best of its loops
+    # again, interleaved in rounds (the order turning each round), so all four see the same
+    # load: per form its best loop, and per round its time over the jax step's in that round
+    # (the median of those paired ratios is the figure least moved by the machine's load)
     variants = [x10_step, captured_step, in_place_step, jax_step]
-    best = [x10, captured, in_place, jx_time]
+    times = [[x10], [captured], [in_place], [jx_time]]
     for r in range(rounds):
         for i in range(len(variants)):
             v = (i + r) % len(variants)
-            best[v] = min(best[v], in_a_loop(variants[v], steps))
+            times[v].append(in_a_loop(variants[v], steps))
+    paired = [statistics.median(t / j for t, j in zip(form, times[3])) for form in times[:3]]
     return {
         "devices": n,
         "processes": count,
         "batch": batch,
-        "x10array_ms": 1e3 * best[0],
-        "captured_ms": 1e3 * best[1],
-        "in_place_ms": 1e3 * best[2],
-        "jax_ms": 1e3 * best[3],
+        "x10array_ms": 1e3 * min(times[0]),
+        "captured_ms": 1e3 * min(times[1]),
+        "in_place_ms": 1e3 * min(times[2]),
+        "jax_ms": 1e3 * min(times[3]),
+        "paired": paired,
         "steady_compiles": steady_compiles,
         "captured_compiles": captured_compiles,
         "in_place_compiles": in_place_compiles,
@@ -215,7 +221,7 @@ def _run(args: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds of the three steps after the first")
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds of the four forms after the first")
     parser.add_argument("--batches", type=int, nargs="+", default=[256, 2048])
     parser.add_argument("--devices", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--no-processes", action="store_true", help="skip the 2-process loopback step")
@@ -240,7 +246,8 @@ def main() -> None:
     print("data-parallel MLP 784-128-10 float32 step in a loop, ms: x10array lazy mesh, recorded at each step;")
     print("captured (x10array.compile) returning new parameters; captured updating them in place (their buffers")
     print("donated); jax.jit + NamedSharding + donated parameters; same run. compiles: in the steady state, per")
-    print("form. (1-dev lazy: the recorded step on cpu:0:xla, no mesh, compiled from the first step)")
+    print("form. ms: each form's best loop; ratios: the median over rounds of the form's loop over the jax loop of")
+    print("the same round. (1-dev lazy: the recorded step on cpu:0:xla, no mesh, compiled from the first step)")
     header = f"{'batch':>6} {'devices':>8} {'procs':>6} {'recorded':>9} {'captured':>9} {'in place':>9} {'jax':>8}"
     print(header + f" {'rec/jax':>8} {'cap/jax':>8} {'inpl/jax':>9} {'compiles':>9} {'1-dev lazy':>11}")
     for r in rows:
@@ -248,8 +255,8 @@ def main() -> None:
         compiles = f"{r['steady_compiles']}/{r['captured_compiles']}/{r['in_place_compiles']}"
         print(
             f"{r['batch']:>6} {r['devices']:>8} {r['processes']:>6} {r['x10array_ms']:>9.2f} {r['captured_ms']:>9.2f}"
-            f" {r['in_place_ms']:>9.2f} {r['jax_ms']:>8.2f} {r['x10array_ms'] / r['jax_ms']:>8.2f}"
-            f" {r['captured_ms'] / r['jax_ms']:>8.2f} {r['in_place_ms'] / r['jax_ms']:>9.2f} {compiles:>9} {single:>11}"
+            f" {r['in_place_ms']:>9.2f} {r['jax_ms']:>8.2f} {r['paired'][0]:>8.2f}"
+            f" {r['paired'][1]:>8.2f} {r['paired'][2]:>9.2f} {compiles:>9} {single:>11}"
         )
         if not r["in_place_donated"]:
             print("   (the in-place step donated nothing: its replays copied the parameters)")
