@@ -474,5 +474,31 @@ def long_unwaited_loop() -> None:
     )
 
 
+def bounds_check_on_a_mesh() -> None:
+    """A pending index out of bounds on a mesh: the run raises IndexError naming the operation
+    and the line, every other value of that run is computed and readable, the bad one raises
+    again when read."""
+    import x10array as xp
+    import x10array.distributed as xd
+
+    mesh = xd.Mesh((2,), ("data",))
+    x = xd.replicate(np.arange(8.0), mesh)
+    i = xd.replicate(np.array([1, 9]), mesh) + 0  # (pending: its values are known only in the run)
+    y = xp.take(x, i)
+    z = x * 2
+    scalar = x[i[1]]
+    errors = []
+    try:
+        xp.lazy_barrier()
+    except IndexError as e:
+        errors.append(str(e))
+    for bad in (y, scalar):
+        try:
+            np.asarray(bad)
+        except IndexError as e:
+            errors.append(str(e))
+    _result(errors=errors, z=np.asarray(z).tolist())
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

@@ -93,6 +93,12 @@ def test_a_long_unwaited_loop_bounds_the_programs_in_flight_instead_of_aborting(
     assert r["recorded_diff"] == 0.0 and r["captured_diff"] == 0.0, r
 
 
+def test_an_index_out_of_bounds_on_a_mesh_raises_and_leaves_the_other_values_readable():
+    r = run_case("bounds_check_on_a_mesh", devices=2)
+    assert len(r["errors"]) == 3 and all("index 9 is out of bounds" in e for e in r["errors"]), r["errors"]
+    assert r["z"] == [2.0 * k for k in range(8)]
+
+
 EXPECTED = {
     "uneven": ("shard:", "uneven sharding", "250"),
     "uneven_asarray": ("asarray:", "uneven sharding"),

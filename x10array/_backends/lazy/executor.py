@@ -341,7 +341,9 @@ def _run_compiled(
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
     if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
-        spmd.launched(device, targets[spmd.smallest([n.shape for n in targets])].value)
+        done = [n for n in targets if n.value is not None]  # (not those a failed bounds check left pending)
+        if done:
+            spmd.launched(device, done[spmd.smallest([n.shape for n in done])].value)
     program.compiled = compiled
     _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 
