@@ -285,6 +285,7 @@ def lenet_mnist() -> None:
 
     data_dir = sys.argv[2]
     limit = int(sys.argv[3])
+    momentum = float(sys.argv[4]) if len(sys.argv) > 4 else 0.9
     mesh = xd.Mesh((4,), ("data",))
     host = xp.Device("cpu", 0, "eager")
     data = MNIST(128, data_dir, device=host, seed=0, download=False)
@@ -297,7 +298,7 @@ def lenet_mnist() -> None:
         device = mesh.device if where == "mesh" else xp.Device("cpu", 0, "xla")
         batch_layout = xd.NamedSharding(mesh, xd.P("data")) if where == "mesh" else device
         model = nn.LeNet(seed=0, device=host).move(to=device)
-        optimizer = SGD(learning_rate=0.1, momentum=0.9)
+        optimizer = SGD(learning_rate=0.1, momentum=momentum)
         state = nn.to_device(optimizer.init(model), device)
         step = value_and_grad(loss_fn)
         with nn.phase("training"):

@@ -166,7 +166,10 @@ def test_compile_on_a_mesh_replays_the_spmd_program():
 @needs_mnist
 @pytest.mark.slow
 def test_lenet_data_parallel_one_epoch_accuracy_matches_one_device():
-    r = run_case("lenet_mnist", str(MNIST_DIR), "100000", timeout=3600)
+    # Plain SGD: with momentum 0.9 a whole epoch amplifies the rounding-order differences of the
+    # partitioned gradient sums into accuracy gaps of 0.10-0.28 points on 2, 4 and 8 forced
+    # devices (the 0.3 allowed is then up to the machine's CPU); without momentum, 0.06-0.09
+    r = run_case("lenet_mnist", str(MNIST_DIR), "100000", "0.0", timeout=3600)
     acc = r["accuracy"]
     assert acc["single"] > 0.9
     assert abs(acc["mesh"] - acc["single"]) <= 0.003, acc
