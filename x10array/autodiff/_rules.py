@@ -307,13 +307,19 @@ def _std(
     return (gv,)
 
 
+def _without_initial(xp: Any, g: Any, ax: int) -> Any:
+    """The cotangent of a cumulative function's `include_initial=True` result without its
+    first entry along `ax` (the initial value, which no input reaches)."""
+    return xp.take(g, xp.arange(1, g.shape[ax], device=g.device), axis=ax)
+
+
 @defvjp("cumulative_sum")
 def _cumsum(
     xp: Any, g: Any, ans: Any, x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
 ) -> tuple[Any]:
     ax = 0 if axis is None else axis % x.ndim
     if include_initial:
-        g = xp.take(g, xp.arange(1, g.shape[ax], device=g.device), axis=ax)
+        g = _without_initial(xp, g, ax)
     rev = xp.flip(xp.cumulative_sum(xp.flip(g, axis=ax), axis=ax), axis=ax)
     return (rev,)
 
@@ -888,7 +894,7 @@ def _cumprod(
     # the cumulative product of x with x[j] replaced by one, for every j (O(n^2) memory)
     ax = 0 if axis is None else axis % x.ndim
     if include_initial:
-        g = xp.take(g, xp.arange(1, g.shape[ax], device=g.device), axis=ax)
+        g = _without_initial(xp, g, ax)
     n = x.shape[ax]
     xm = xp.moveaxis(x, ax, -1)
     gm = xp.moveaxis(g, ax, -1)
