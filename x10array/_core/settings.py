@@ -191,6 +191,11 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting("X10ARRAY_PROCESS_ID", "int", 0, "`distributed.initialize()`: this process's index", minimum=0),
     Setting(
+        "X10ARRAY_LAUNCHER_PID", "int", 0,
+        "set by `python -m x10array.distributed.launch`: its process id; a process it started ends itself when"
+        " the launcher is gone (0: not started by it)", minimum=0,
+    ),
+    Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "conv",
         "how `nn.functional.conv2d` lowers to XLA: XLA's convolution (compiles 2.6x faster; benchmarks/README.md)"
         " or patches + matmul",

@@ -16,6 +16,7 @@ The namespace layer: it uses `_core`, `_api` and the lazy backend's entry points
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from .._core.backend import impl as backend_impl
 from .._core.mesh import Mesh, MeshDevice, NamedSharding, jax_sharding, spec_text
 from .._core.primitive import Primitive, bind, same_as_first
 from .._core.validation import check_array
+from . import _ending
 
 __all__ = [
     "Mesh", "NamedSharding", "P", "MeshDevice", "shard", "replicate", "sharding", "constrain", "gather",
@@ -200,7 +202,7 @@ def initialize(
     how many CPU devices this process has (CPU runs only). Call it first, before any array
     is made: jax's devices cannot change once they exist."""
     import jax
-    from jax._src import xla_bridge
+    from jax._src import distributed, xla_bridge
 
     if jax.distributed.is_initialized():
         raise ValueError("initialize: this process has joined a multi-process run already")
@@ -224,10 +226,16 @@ def initialize(
         jax.config.update("jax_num_cpu_devices", local_devices)
     # CPU collectives across processes go through gloo (jax's default CPU client has none)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # jax's preemption service catches SIGTERM: a launcher (or `timeout`) could not stop the process
+    if "JAX_ENABLE_PREEMPTION_SERVICE" not in os.environ:
+        jax.config.update("jax_enable_preemption_service", False)
     try:
-        jax.distributed.initialize(coordinator, num_processes, process_id)
+        jax.distributed.initialize(
+            coordinator, num_processes, process_id, heartbeat_timeout_seconds=_ending.heartbeat_timeout()
+        )
     except ValueError as e:  # (what jax could not find: the coordinator, the processes)
         raise ValueError(
             f"initialize: {e} (pass coordinator_address, num_processes and process_id, or run the script with"
             " python -m x10array.distributed.launch)"
         ) from None
+    _ending.install(int(distributed.global_state.process_id))
