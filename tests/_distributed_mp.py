@@ -9,7 +9,10 @@ Each process prints one line `RESULT <json>` (the launcher prefixes it with the 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -196,6 +199,52 @@ def captured() -> None:
         compiles=done.compile_count,
         error=error,
     )
+
+
+def _stepping(mesh: Any) -> tuple[Any, Any]:
+    """A step's input (this process's rows of a batch) and its loss: reading the loss waits
+    for the step's all-reduce, in which every process takes part."""
+    me = xd.process_index()
+    rows = xd.NamedSharding(mesh, xd.P("data"))
+    x = xd.from_process_local(np.full((4, 8), me + 1.0), rows)
+    return x, xp.mean(x @ xd.replicate(np.ones((8, 1)), mesh))
+
+
+def failing() -> None:
+    """Issue 23, item 7: process 1 fails in the third step (sys.argv[2]: `raise`, `kill`
+    (SIGKILL), `exit` (sys.exit(3)) or `diverge` (records one program more)); process 0
+    goes on into the step's collective, which waits for process 1 for ever. The launcher
+    must end the run (the test bounds it)."""
+    mode = sys.argv[2]
+    me = xd.process_index()
+    print(f"PID {os.getpid()}", flush=True)
+    mesh = xd.Mesh((4,), ("data",))
+    for step in range(4):
+        x, loss = _stepping(mesh)
+        if step == 2 and me == 1:
+            print(f"FAILING {time.time()}", flush=True)
+            if mode == "raise":
+                raise ValueError("process 1 fails mid-step")
+            if mode == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if mode == "exit":
+                sys.exit(3)
+            if mode == "diverge":
+                float(xp.sum(x * 3.0 + 1.0))  # a program process 0 does not record
+        float(loss)
+    _result(process=me, finished=True)  # (process 0 never gets here: its third step waits for ever)
+
+
+def until_stopped() -> None:
+    """Issue 23, item 8: steps for ever (the test signals the launcher once both processes
+    print READY)."""
+    print(f"PID {os.getpid()}", flush=True)
+    mesh = xd.Mesh((4,), ("data",))
+    float(_stepping(mesh)[1])
+    print("READY", flush=True)
+    while True:
+        float(_stepping(mesh)[1])
+        time.sleep(0.2)
 
 
 if __name__ == "__main__":

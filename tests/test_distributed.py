@@ -235,3 +235,265 @@ def test_two_processes_replay_a_captured_step_and_raise_on_different_captures():
         assert r["error"].startswith("ValueError: x10array.distributed: the processes recorded different programs")
         assert "multiply" in r["error"] and "add" in r["error"]
     assert a["losses"] == b["losses"]
+
+
+# -- a failing process ends the whole run; the launcher's signals (issue 23, items 7 and 8) ------
+
+FAIL_TIMEOUT = 10  # X10ARRAY_DISTRIBUTED_TIMEOUT of these runs (s): also jax's heartbeat timeout
+# a run with a failing process must be over this soon after the failure (the timeout, the
+# launcher's grace and SIGTERM, and a margin for a loaded machine)
+FAIL_BOUND = FAIL_TIMEOUT + 10
+START_LIMIT = 240  # s for two processes to start and reach the failure on a loaded machine
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead but not reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class _Launch:
+    """`python -m x10array.distributed.launch -n 2 --local-devices 2 _distributed_mp.py CASE
+    ...` in a session of its own, its output read (with the time of each line) by threads;
+    `close()` kills whatever is left: the launcher's session and every worker it printed."""
+
+    def __init__(self, *case: str, command: list[str] | None = None, **settings: str) -> None:
+        import threading
+
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        env.update(X10ARRAY_COMPILE_CACHE_DIR="0", X10ARRAY_DISTRIBUTED_TIMEOUT=str(FAIL_TIMEOUT), **settings)
+        env.pop("X10ARRAY_DEFAULT_DEVICE", None)
+        launcher = [sys.executable, "-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
+        self.proc = subprocess.Popen(
+            command or [*launcher, str(MP_CASES), *case],
+            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        self.out: list[tuple[float, str]] = []
+        self.err: list[str] = []
+        self.ended: float | None = None
+        self.threads = [
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.out, True), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.err, False), daemon=True),
+        ]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _read(stream: Any, into: list[Any], timed: bool) -> None:
+        import time
+
+        for line in iter(stream.readline, ""):
+            into.append((time.time(), line) if timed else line)
+
+    def lines(self, marker: str) -> list[tuple[float, str]]:
+        return [(t, line) for t, line in list(self.out) if f"] {marker}" in line]
+
+    def wait_for(self, marker: str, count: int, timeout: float) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while len(self.lines(marker)) < count and self.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(self.lines(marker)) >= count, self.report(f"{count} lines {marker!r} not printed")
+
+    def wait(self, timeout: float) -> int | None:
+        """The launcher's exit status, or None if it still runs after `timeout` s."""
+        import time
+
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.ended = time.time()
+        for t in self.threads:
+            t.join(timeout=10)
+        return self.proc.returncode
+
+    def workers(self) -> list[int]:
+        return [int(line.split("PID ", 1)[1]) for _, line in self.lines("PID")]
+
+    def left_running(self, within: float = 5.0) -> list[int]:
+        """The workers still running `within` s from now (they may be ending)."""
+        import time
+
+        deadline = time.monotonic() + within
+        while any(_alive(p) for p in self.workers()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return [p for p in self.workers() if _alive(p)]
+
+    def report(self, what: str) -> str:
+        out = "".join(line for _, line in self.out)[-4000:]
+        return f"{what} (launcher {self.proc.returncode}):\n{out}\n--- stderr:\n{''.join(self.err)[-3000:]}"
+
+    def close(self) -> None:
+        import contextlib
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        for pid in self.workers():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        for t in self.threads:
+            t.join(timeout=10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def launch_run():
+    runs: list[_Launch] = []
+
+    def start(*case: str, **settings: str) -> _Launch:
+        runs.append(_Launch(*case, **settings))
+        return runs[-1]
+
+    yield start
+    for run in runs:
+        run.close()
+
+
+def _check_failed_run(run: _Launch, status: int, what: str) -> None:
+    """The run of `failing`: it ended (by itself) within FAIL_BOUND s of process 1's failure,
+    with `status`, the launcher naming process 1 and `what` (its error), no worker left."""
+    run.wait_for("FAILING", 1, START_LIMIT)
+    failed_at = run.lines("FAILING")[0][0]
+    code = run.wait(timeout=FAIL_BOUND + 30)  # (the test's own bound; the assertion below is FAIL_BOUND)
+    assert code is not None, run.report(f"the run still ran {FAIL_BOUND + 30} s after process 1 failed")
+    assert run.ended is not None and run.ended - failed_at < FAIL_BOUND, run.report(
+        f"the run ended {run.ended - failed_at:.1f} s after process 1 failed"
+    )
+    assert code == status, run.report(f"exit status {code}, not {status}")
+    stderr = "".join(run.err)
+    assert "launch: process 1 " in stderr and what in stderr and "stopped process 0" in stderr, run.report("report")
+    assert len(run.workers()) == 2 and not run.left_running(), run.report("workers left running")
+    assert not run.lines("RESULT"), run.report("process 0 finished a step that process 1 never ran")
+
+
+def test_a_process_that_raises_ends_every_process_within_the_timeout(launch_run):
+    # 87a5705: process 1 printed its traceback and hung in jax's exit barrier, process 0 in the
+    # step's collective, the launcher waiting; both aborted at ~300 s
+    run = launch_run("failing", "raise")
+    _check_failed_run(run, 1, "exited with status 1 (ValueError: process 1 fails mid-step)")
+
+
+@pytest.mark.slow
+def test_a_process_killed_with_sigkill_ends_every_process_within_the_timeout(launch_run):
+    # 87a5705: the launcher's SIGTERM to process 0 was swallowed by jax's preemption service;
+    # process 0 aborted when its heartbeats timed out, after ~100 s
+    run = launch_run("failing", "kill")
+    _check_failed_run(run, 128 + 9, "was killed by SIGKILL")
+
+
+@pytest.mark.slow
+def test_a_process_that_calls_sys_exit_ends_every_process_within_the_timeout(launch_run):
+    run = launch_run("failing", "exit")
+    _check_failed_run(run, 3, "exited with status 3")
+
+
+@pytest.mark.slow
+def test_a_process_that_records_one_program_more_ends_every_process_within_the_timeout(launch_run):
+    # 87a5705: process 1 raised the RuntimeError below after the timeout, then hung at exit
+    run = launch_run("failing", "diverge")
+    _check_failed_run(run, 1, "(RuntimeError: x10array.distributed: process 0 did not reach its program #")
+    assert f"within {FAIL_TIMEOUT} s" in "".join(run.err)
+
+
+@pytest.mark.parametrize(
+    "name", ["SIGTERM", pytest.param("SIGHUP", marks=pytest.mark.slow), pytest.param("SIGINT", marks=pytest.mark.slow)]
+)
+def test_a_signal_to_the_launcher_ends_its_processes(launch_run, name):
+    # 87a5705: SIGTERM (or `timeout`) ended the launcher only (-15), its 2 workers ran on
+    import signal
+    import time
+
+    run = launch_run("until_stopped")
+    run.wait_for("READY", 2, START_LIMIT)
+    sent = time.time()
+    run.proc.send_signal(getattr(signal, name))
+    code = run.wait(timeout=30)
+    assert code is not None, run.report(f"the launcher still ran 30 s after {name}")
+    assert run.ended is not None and run.ended - sent < 15, run.report(f"ended {run.ended - sent:.1f} s after {name}")
+    assert code == 128 + getattr(signal, name), run.report(f"exit status {code}")
+    assert f"launch: {name} received: stopped processes 0, 1" in "".join(run.err), run.report("report")
+    assert len(run.workers()) == 2 and not run.left_running(), run.report("workers left running")
+
+
+@pytest.mark.slow
+def test_the_workers_end_themselves_when_the_launcher_is_killed(launch_run):
+    import signal
+
+    run = launch_run("until_stopped")
+    run.wait_for("READY", 2, START_LIMIT)
+    run.proc.send_signal(signal.SIGKILL)
+    assert run.wait(timeout=30) == -9
+    assert len(run.workers()) == 2 and not run.left_running(within=15), run.report("workers left running")
+
+
+@pytest.mark.slow
+def test_without_the_launcher_a_process_that_raises_ends_the_others_within_the_timeout(tmp_path):
+    # processes joined by hand (as a cluster's launcher starts them): the failing process exits
+    # at once, the other aborts when jax's heartbeats say it is gone. 87a5705: process 1 hung in
+    # jax's exit barrier, and process 0 in its collective until the 100 s heartbeat timeout
+    import contextlib
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        port = sock.getsockname()[1]
+    procs = []
+    try:
+        for i in range(2):
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+            env.update(
+                X10ARRAY_COMPILE_CACHE_DIR="0", X10ARRAY_DISTRIBUTED_TIMEOUT=str(FAIL_TIMEOUT),
+                X10ARRAY_COORDINATOR=f"localhost:{port}", X10ARRAY_NUM_PROCESSES="2", X10ARRAY_PROCESS_ID=str(i),
+                JAX_NUM_CPU_DEVICES="2", JAX_PLATFORMS="cpu",
+            )  # fmt: skip
+            for name in ("X10ARRAY_DEFAULT_DEVICE", "XLA_FLAGS", "X10ARRAY_LAUNCHER_PID"):
+                env.pop(name, None)
+            out = open(tmp_path / f"out{i}.txt", "w")  # noqa: SIM115 (closed below)
+            command = [sys.executable, str(MP_CASES), "failing", "raise"]
+            proc = subprocess.Popen(
+                command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            procs.append((proc, out))
+        texts = ["", ""]
+        deadline = time.monotonic() + START_LIMIT
+        while "FAILING" not in texts[1] and procs[1][0].poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            texts = [(tmp_path / f"out{i}.txt").read_text() for i in range(2)]
+        assert "FAILING" in texts[1], texts
+        failed_at = float(texts[1].split("FAILING ", 1)[1].split()[0])
+        codes = []
+        for proc, _ in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(1.0, failed_at + FAIL_BOUND + 30 - time.time()))
+            codes.append(proc.poll())
+        ended = time.time()
+        texts = [(tmp_path / f"out{i}.txt").read_text() for i in range(2)]
+        report = f"exit statuses {codes}:\n{texts[0][-3000:]}\n---\n{texts[1][-3000:]}"
+        assert None not in codes and ended - failed_at < FAIL_BOUND, report
+        assert codes[1] == 1 and "ValueError: process 1 fails mid-step" in texts[1], report
+        assert codes[0] == -signal.SIGABRT and "stopped sending heartbeats" in texts[0], report
+    finally:
+        for proc, out in procs:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            out.close()

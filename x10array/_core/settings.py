@@ -173,7 +173,9 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting(
         "X10ARRAY_DISTRIBUTED_TIMEOUT", "float", 60.0,
-        "seconds a process waits for the others to reach the same new mesh program before it raises", minimum=0,
+        "seconds a process waits for the others to reach the same new mesh program before it raises; also jax's"
+        " heartbeat timeout (at least 10 s): a process silent that long is declared dead and the run ends",
+        minimum=0,
     ),
     Setting(
         "X10ARRAY_DISTRIBUTED_CHECK_EVERY", "int", 0,

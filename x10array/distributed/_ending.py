@@ -84,11 +84,14 @@ def _at_exit() -> None:
 def _watch_launcher(pid: int, index: int) -> None:
     while True:
         if os.getppid() != pid:
-            print(
-                f"x10array.distributed: the launcher (process {pid}) is gone; ending process {index}",
-                file=sys.stderr,
-            )
-            _flush()
+            try:  # (its output went to the launcher: the pipe may be broken)
+                print(
+                    f"x10array.distributed: the launcher (process {pid}) is gone; ending process {index}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            except Exception:
+                pass
             os._exit(1)
         time.sleep(0.5)
 

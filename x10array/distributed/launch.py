@@ -170,14 +170,12 @@ def launch(
             t.start()
             threads.append(t)
         status = _watch(procs, outputs, threads, grace)
-    except KeyboardInterrupt:
-        status = 130
-        _stop(procs)
-    except _Stopped as e:
-        status = 128 + e.signum
+    except (KeyboardInterrupt, _Stopped) as e:
+        signum = e.signum if isinstance(e, _Stopped) else signal.SIGINT
+        status = 128 + signum
         stopped = _stop(procs)
         names = ", ".join(str(i) for i in stopped) or "none"
-        print(f"launch: {signal.Signals(e.signum).name} received: stopped processes {names}", file=sys.stderr)
+        print(f"launch: {signal.Signals(signum).name} received: stopped processes {names}", file=sys.stderr)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
