@@ -497,3 +497,35 @@ def test_without_the_launcher_a_process_that_raises_ends_the_others_within_the_t
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             out.close()
+
+
+def test_the_launcher_kills_a_process_that_ignores_sigterm_after_a_failure(tmp_path):
+    # (no jax in these two processes: the launcher's own logic) process 0 ignores SIGTERM,
+    # process 1 fails: SIGTERM after the launcher's grace, then SIGKILL
+    import time
+
+    from x10array.distributed import launch
+
+    script = tmp_path / "ignores.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "print('PID', os.getpid(), flush=True)\n"
+        "if os.environ['X10ARRAY_PROCESS_ID'] == '1':\n"
+        "    time.sleep(0.5)\n"
+        "    raise KeyError('process 1 fails')\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "time.sleep(600)\n"
+    )
+    start = time.monotonic()
+    run = _Launch(command=[sys.executable, "-m", "x10array.distributed.launch", "-n", "2", str(script)])
+    try:
+        code = run.wait(timeout=120)
+        took = time.monotonic() - start
+        assert code == 1, run.report(f"exit status {code}")
+        stderr = "".join(run.err)
+        assert "launch: process 1 exited with status 1 (KeyError: 'process 1 fails'); stopped process 0" in stderr
+        assert len(run.workers()) == 2 and not run.left_running(), run.report("workers left running")
+        # SIGKILL came KILL_AFTER s after SIGTERM, not at once nor never (the 120 s above)
+        assert took >= launch.GRACE + launch.KILL_AFTER, took
+    finally:
+        run.close()

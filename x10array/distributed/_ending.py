@@ -7,8 +7,10 @@ would sit there, the launcher waiting for an exit that never comes. So, for a pr
 joined a run through `initialize()`:
 
 - an uncaught exception ends the process at once after its traceback (exit status 1; 130
-  for KeyboardInterrupt), without jax's barrier: the launcher sees the failure and stops the
-  others; on a cluster the others notice the missing process by the heartbeat timeout;
+  for KeyboardInterrupt), without jax's barrier, and so does `sys.exit(status)` with a
+  failing status (recorded by a wrapper of `sys.exit`: atexit handlers cannot see it): the
+  launcher sees the failure and stops the others; on a cluster the others notice the missing
+  process by the heartbeat timeout;
 - jax's heartbeat timeout (a process that stops answering is declared dead and every other
   process aborts) is X10ARRAY_DISTRIBUTED_TIMEOUT, at least MIN_HEARTBEAT s (jax's 100 s
   otherwise);
@@ -58,7 +60,9 @@ class _Exit:
 
 def _recording_exit(exit: Any) -> Any:
     def recorded(status: object = None) -> NoReturn:
-        if status is not None and status != 0:
+        # (in another thread SystemExit ends that thread only; a SystemExit caught by the
+        # program still ends the process with this status when it exits: an accepted corner)
+        if status is not None and status != 0 and threading.current_thread() is threading.main_thread():
             _Exit.status = status if isinstance(status, int) else 1
         exit(status)
         raise AssertionError  # (unreachable: exit raises SystemExit)
