@@ -58,9 +58,14 @@ class _Output:
         self._in_traceback = False
 
     def forward(self, stream: Any, out: Any) -> None:
+        writing = True
         for line in iter(stream.readline, ""):
-            out.write(f"[{self.index}] {line}")
-            out.flush()
+            if writing:
+                try:
+                    out.write(f"[{self.index}] {line}")
+                    out.flush()
+                except (OSError, ValueError):  # (the launcher's output is closed: read on, or the pipe fills)
+                    writing = False
             text = line.rstrip("\n")
             if text.startswith("Traceback (most recent call last):"):
                 self._in_traceback = True
@@ -161,7 +166,12 @@ def launch(
             )
             env.pop("XLA_FLAGS", None)  # (forced host devices would override the count per process)
             proc = subprocess.Popen(
-                [sys.executable, script, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+                [sys.executable, script, *args],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",  # (a line that is not UTF-8 must not stop the forwarding: the pipe would fill)
             )
             procs.append(proc)
             output = _Output(i)
