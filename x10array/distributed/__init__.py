@@ -200,7 +200,10 @@ def initialize(
     X10ARRAY_NUM_PROCESSES and X10ARRAY_PROCESS_ID (which `python -m
     x10array.distributed.launch` sets), else jax's detection of the cluster. `local_devices`:
     how many CPU devices this process has (CPU runs only). Call it first, before any array
-    is made: jax's devices cannot change once they exist."""
+    is made: jax's devices cannot change once they exist. Once joined, the process ends at
+    once after an uncaught exception or a failing `sys.exit()` (without jax's exit barrier,
+    which would wait for processes stuck in a collective with it), and jax's heartbeat
+    timeout is X10ARRAY_DISTRIBUTED_TIMEOUT: docs/distributed.md, "When a process fails"."""
     import jax
     from jax._src import distributed, xla_bridge
 
