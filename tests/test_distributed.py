@@ -529,3 +529,12 @@ def test_the_launcher_kills_a_process_that_ignores_sigterm_after_a_failure(tmp_p
         assert took >= launch.GRACE + launch.KILL_AFTER, took
     finally:
         run.close()
+
+
+def test_the_heartbeat_timeout_follows_the_distributed_timeout_with_a_floor():
+    from x10array._core import settings
+    from x10array.distributed import _ending
+
+    for value, expected in ((60.0, 60), (12.2, 13), (3.0, _ending.MIN_HEARTBEAT), (0.0, _ending.MIN_HEARTBEAT)):
+        with settings.override(X10ARRAY_DISTRIBUTED_TIMEOUT=value):
+            assert _ending.heartbeat_timeout() == expected, (value, _ending.heartbeat_timeout())
