@@ -287,7 +287,7 @@ class _Store:
 def entries(top: str) -> list[tuple[float, int, str]]:
     """(last use, size, path) of every file x10array wrote under `top` (all versions): the
     entries and temporary files directly inside its version folders, nothing else."""
-    found = []
+    found: list[tuple[float, int, str]] = []
     try:
         folders = [e.path for e in os.scandir(top) if _FOLDER.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
     except OSError:  # no directory yet, or unreadable
