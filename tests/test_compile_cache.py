@@ -231,12 +231,16 @@ def _zstd_available() -> bool:
     return importlib.util.find_spec("zstandard") is not None or sys.version_info >= (3, 14)
 
 
+@pytest.mark.parametrize(
+    "trials", [2, pytest.param(8, marks=pytest.mark.slow)], ids=lambda n: f"{n}-runs"
+)  # (the slow one in .ci/run's slow line)
 @pytest.mark.parametrize("compression", ["zstd", "zlib"])
-def test_flipped_bits_in_entries_never_crash_or_load_and_are_recompiled(tmp_path, compression):
+def test_flipped_bits_in_entries_never_crash_or_load_and_are_recompiled(tmp_path, compression, trials):
     """One-bit flips on disk (with zstd, which has no checksum, they crashed XLA's deserializer
     or loaded a wrong program before entries had a checksum of their own): each run flips one
-    bit in every entry, in a subprocess (a crash is its exit status); every flip must be caught,
-    the entry removed and compiled again, with the values of the undamaged cache."""
+    bit in every entry (3 programs), in a subprocess (a crash is its exit status); every flip
+    must be caught, the entry removed and compiled again, with the values of the undamaged
+    cache."""
     if compression == "zstd" and not _zstd_available():
         pytest.skip("zstandard is not installed (pip install zstandard; it is in the [test] extra)")
     script = (_NO_ZSTD if compression == "zlib" else "") + SCRIPT + _SAYS_COMPRESSION
@@ -244,9 +248,9 @@ def test_flipped_bits_in_entries_never_crash_or_load_and_are_recompiled(tmp_path
     assert f"compression {compression}" in log and compiled == 3, log
     entries = _entries(tmp_path)
     pristine = {e: e.read_bytes() for e in entries}
-    rng = random.Random(f"flips-{compression}")
+    rng = random.Random(f"flips-{compression}-{trials}")
     head = compile_cache._HEAD
-    for trial in range(3):
+    for trial in range(trials):
         flipped = []
         for i, (entry, data) in enumerate(pristine.items()):
             damaged = bytearray(data)
