@@ -13,6 +13,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import ml_dtypes
@@ -221,6 +222,113 @@ def test_malformed_files_are_value_errors(tmp_path):
         assert message in str(info.value), (message, str(info.value))
     with pytest.raises(FileNotFoundError):
         checkpoint.load(tmp_path / "missing.safetensors")
+
+
+def _write_text(path, text: str, data: bytes = b"") -> None:
+    body = text.encode()
+    path.write_bytes(len(body).to_bytes(8, "little") + body + data)
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+_F4 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+# what the error says -> how to make the file; the first eight raised other errors than load's own
+_MALFORMED_HEADERS = {
+    "deep-header": ("nested too deeply", lambda p: _write_text(p, '{"a":' + _DEEP + "}")),
+    "deep-scalars": ("malformed 'x10array.scalars'", lambda p: _write(
+        p, {"__metadata__": {"x10array.scalars": '{"a":' + _DEEP + "}"}}, b"")),
+    "65-dims": ("65 dimensions", lambda p: _write(
+        p, {"a": {**_F4, "shape": [1] * 65, "data_offsets": [0, 4]}}, bytes(4))),
+    "0x2^62x2^62": ("larger than an array can be", lambda p: _write(
+        p, {"a": {**_F4, "shape": [0, 2**62, 2**62], "data_offsets": [0, 0]}}, b"")),
+    "0x2^64": ("larger than an array can be", lambda p: _write(
+        p, {"a": {**_F4, "shape": [0, 2**64], "data_offsets": [0, 0]}}, b"")),
+    "list-dtype": ("'a' has the dtype ['F32'], not a string", lambda p: _write(
+        p, {"a": {**_F4, "dtype": ["F32"]}}, bytes(8))),
+    "list-complex128": ("malformed 'x10array.complex128'", lambda p: _write(
+        p, {"__metadata__": {"x10array.complex128": '[["a"]]'}, "a": _F4}, bytes(8))),
+    "5000-digit-offset": ("the header is not JSON", lambda p: _write_text(
+        p, '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,' + "9" * 5000 + "]}}", bytes(8))),
+    "tensor-and-scalar": ("'a' both as a tensor and as a scalar", lambda p: _write(
+        p, {"__metadata__": {"x10array.scalars": '{"a": 1}'}, "a": _F4}, bytes(8))),
+    "list-scalar": ("malformed 'x10array.scalars'", lambda p: _write(
+        p, {"__metadata__": {"x10array.scalars": '{"b": [1, 2]}'}}, b"")),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(_MALFORMED_HEADERS))
+def test_malformed_headers_that_broke_the_parser_are_value_errors(tmp_path, case):
+    """Headers that raised RecursionError, NumPy's ValueError, TypeError or Python's integer
+    digit limit instead of checkpoint.load's own error."""
+    message, make = _MALFORMED_HEADERS[case]
+    path = tmp_path / "bad.safetensors"
+    make(path)
+    for like in (None, {"a": xp.ones(2)}):
+        with pytest.raises(ValueError, match="^checkpoint.load: ") as info:
+            checkpoint.load(path, like=like)
+        assert message in str(info.value), (message, str(info.value))
+        assert len(str(info.value)) < 500, str(info.value)  # (a huge header is not repeated)
+
+
+@pytest.mark.parametrize("device", list(DEVICES))
+def test_0d_complex_arrays_round_trip(tmp_path, device):
+    tree = {
+        "c128": xp.asarray(np.complex128(complex(1.5, -0.0)), device=DEVICES[device]),
+        "c64": xp.asarray(np.complex64(complex(-2.5, 3.0)), device=DEVICES[device]),
+    }
+    path = tmp_path / "z.safetensors"
+    checkpoint.save(path, tree)
+    for back in (checkpoint.load(path, like=tree), checkpoint.load(path)):
+        for key, value in tree.items():
+            got = np.asarray(back[key].to_device(EAGER))
+            assert got.shape == () and _same_bits(got, np.asarray(value.to_device(EAGER))), key
+
+
+_STALLED_SAVE = """
+import os, sys, time
+from x10array import checkpoint
+import x10array as xp
+def stall(fd):
+    print("writing", flush=True)
+    time.sleep(600)
+os.fsync = stall
+checkpoint.save(sys.argv[1], {"w": xp.zeros(100_000)})
+"""
+
+
+def _temporaries(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".*.tmp"))
+
+
+def _age(path: Path, seconds: float) -> None:
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_a_killed_save_leaves_a_temporary_that_a_later_save_or_load_removes(tmp_path):
+    path = tmp_path / "model.safetensors"
+    checkpoint.save(path, {"w": xp.ones(3)})
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), X10ARRAY_COMPILE_CACHE_DIR="0")
+    child = subprocess.Popen([sys.executable, "-c", _STALLED_SAVE, str(path)], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n", child.stderr
+        (temporary,) = _temporaries(tmp_path)
+        _age(temporary, 3600)  # old, but its save is alive (it holds the lock): never removed
+        checkpoint.save(path, {"w": xp.ones(3) * 2})
+        assert np.asarray(checkpoint.load(path)["w"]).tolist() == [2.0, 2.0, 2.0]
+        assert _temporaries(tmp_path) == [temporary]
+    finally:
+        child.kill()  # SIGKILL: no cleanup of its own
+        child.communicate(timeout=60)
+    assert child.returncode == -9 and _temporaries(tmp_path) == [temporary]
+    _age(temporary, 0)  # just written by a save that may still be starting: left for now
+    checkpoint.load(path)
+    assert _temporaries(tmp_path) == [temporary]
+    _age(temporary, 2 * checkpoint._STALE_SECONDS)
+    (tmp_path / ".other.safetensors.0123456789ab.tmp").write_bytes(b"x")  # another checkpoint's: not ours
+    _age(tmp_path / ".other.safetensors.0123456789ab.tmp", 3600)
+    assert np.asarray(checkpoint.load(path)["w"]).tolist() == [2.0, 2.0, 2.0]  # a load removes it
+    assert _temporaries(tmp_path) == [tmp_path / ".other.safetensors.0123456789ab.tmp"]
 
 
 def test_bad_arguments_are_clear_errors(tmp_path):

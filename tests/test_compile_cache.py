@@ -9,6 +9,7 @@ temporary directory of their own, so nothing is written to the user's ~/.cache.
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,10 @@ def _run(cache_dir: str | None, *, script: str = SCRIPT, extra_env: dict[str, st
 def _finish(proc: subprocess.Popen) -> tuple[list[str], tuple[int, int], str]:
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
+    return _finish_output(out, err)
+
+
+def _finish_output(out: str, err: str) -> tuple[list[str], tuple[int, int], str]:
     lines = out.splitlines()
     values = next(line for line in lines if line.startswith("values")).split()[1:]
     counts = next(line for line in lines if line.startswith("counts")).split()[1:]
@@ -128,11 +133,16 @@ def test_two_processes_filling_the_cache_at_once_are_safe(tmp_path):
     assert values == results[0][0] and (compiled, loaded) == (0, 3), log
 
 
+def _version_folder(top: Path, name: str) -> Path:
+    folder = top / f"x10array-{name}-entry2-jax-0.0-jaxlib-0.0"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def test_eviction_removes_the_least_recently_used_entries(tmp_path):
     now = time.time()
     for i in range(5):  # entry 0 is the oldest, spread over two version folders
-        folder = tmp_path / ("old" if i < 2 else "new")
-        folder.mkdir(exist_ok=True)
+        folder = _version_folder(tmp_path, "old" if i < 2 else "new")
         path = folder / f"k{i}-cache"
         path.write_bytes(b"x" * 1000)
         os.utime(path, (now - 100 + i, now - 100 + i))
@@ -142,10 +152,47 @@ def test_eviction_removes_the_least_recently_used_entries(tmp_path):
     assert len(_entries(tmp_path)) == 3
 
 
+def test_eviction_removes_only_what_x10array_wrote(tmp_path):
+    # the cache directory pointed at a shared one (~/.cache): other tools' files, old and big,
+    # some named like entries, must survive any bound
+    others = [
+        tmp_path / "otherapp" / "thumbnails-cache",
+        tmp_path / "fontconfig-cache",
+        tmp_path / "jax" / "jit_f-0123-cache",  # jax's own cache directory
+        tmp_path / "x10array-notes" / "readme-cache",  # not a version folder of ours
+        _version_folder(tmp_path, "1.0") / "autotune" / "deep-cache",  # (jax's XLA caches go in subfolders)
+        _version_folder(tmp_path, "1.0") / "notes.txt",
+    ]
+    for path in others:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"o" * 5000)
+        os.utime(path, (0, 0))
+    ours = _version_folder(tmp_path, "1.0") / "jit_g-cache"
+    ours.write_bytes(b"x" * 1000)
+    compile_cache.evict(str(tmp_path), 1)
+    assert all(p.exists() for p in others), [p for p in others if not p.exists()]
+    assert not ours.exists()
+
+
+def test_temporary_files_count_and_stale_ones_are_removed(tmp_path):
+    folder = _version_folder(tmp_path, "1.0")
+    now = time.time()
+    stale = folder / f"jit_a-cache.{os.getpid()}.1.tmp"  # a write killed midway, long ago
+    stale.write_bytes(b"t" * 4000)
+    os.utime(stale, (now - 2 * compile_cache._STALE_SECONDS, now - 2 * compile_cache._STALE_SECONDS))
+    fresh = folder / f"jit_b-cache.{os.getpid()}.2.tmp"  # a write in progress: left to its writer
+    fresh.write_bytes(b"t" * 3000)
+    entry = folder / "jit_c-cache"
+    entry.write_bytes(b"x" * 1000)
+    compile_cache.evict(str(tmp_path), 10_000)  # within the bound, but the stale one is garbage
+    assert not stale.exists() and fresh.exists() and entry.exists()
+    compile_cache.evict(str(tmp_path), 3500)  # the fresh temporary file counts: the entry goes
+    assert fresh.exists() and not entry.exists()
+
+
 def test_the_size_bound_holds_after_a_write(tmp_path):
     # an entry of another version, used long ago, and a bound that cannot keep it besides new ones
-    stale = tmp_path / "x10array-older-version" / "stale-cache"
-    stale.parent.mkdir()
+    stale = _version_folder(tmp_path, "older") / "stale-cache"
     stale.write_bytes(b"x" * (2**20 - 1))
     os.utime(stale, (0, 0))
     _, (compiled, _), _ = _run(str(tmp_path), extra_env={"X10ARRAY_COMPILE_CACHE_MB": "1"})
@@ -165,3 +212,80 @@ def test_the_cache_directory_setting(monkeypatch, tmp_path):
         assert compile_cache.directory().startswith(str(tmp_path / "mine" / "x10array-"))
     with pytest.raises(ValueError, match="X10ARRAY_COMPILE_CACHE_MB"):
         settings.set("X10ARRAY_COMPILE_CACHE_MB", "0")
+
+
+# -- damaged entries, under either compression ---------------------------------------------------
+
+# jax compresses entries with zstd when it can import it (the `zstandard` package, or Python
+# 3.14's compression.zstd), else with zlib; a process that must use zlib is denied both.
+_NO_ZSTD = "import sys\nsys.modules['zstandard'] = None\nsys.modules['compression.zstd'] = None\n"
+_SAYS_COMPRESSION = (
+    "from jax._src import compilation_cache as _cc\n"
+    "print('compression', 'zstd' if (_cc.zstd or _cc.zstandard) else 'zlib')\n"
+)
+
+
+def _zstd_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("zstandard") is not None or sys.version_info >= (3, 14)
+
+
+@pytest.mark.parametrize(
+    "trials", [2, pytest.param(8, marks=pytest.mark.slow)], ids=lambda n: f"{n}-runs"
+)  # (the slow one in .ci/run's slow line)
+@pytest.mark.parametrize("compression", ["zstd", "zlib"])
+def test_flipped_bits_in_entries_never_crash_or_load_and_are_recompiled(tmp_path, compression, trials):
+    """One-bit flips on disk (with zstd, which has no checksum, they crashed XLA's deserializer
+    or loaded a wrong program before entries had a checksum of their own): each run flips one
+    bit in every entry (3 programs), in a subprocess (a crash is its exit status); every flip
+    must be caught, the entry removed and compiled again, with the values of the undamaged
+    cache."""
+    if compression == "zstd" and not _zstd_available():
+        pytest.skip("zstandard is not installed (pip install zstandard; it is in the [test] extra)")
+    script = (_NO_ZSTD if compression == "zlib" else "") + SCRIPT + _SAYS_COMPRESSION
+    first_values, (compiled, _), log = _run(str(tmp_path), script=script)
+    assert f"compression {compression}" in log and compiled == 3, log
+    entries = _entries(tmp_path)
+    pristine = {e: e.read_bytes() for e in entries}
+    rng = random.Random(f"flips-{compression}-{trials}")
+    head = compile_cache._HEAD
+    for trial in range(trials):
+        flipped = []
+        for i, (entry, data) in enumerate(pristine.items()):
+            damaged = bytearray(data)
+            # the first entry of the first trial is hit in x10array's own header, the others anywhere
+            bit = rng.randrange(head * 8) if trial == i == 0 else rng.randrange(len(data) * 8)
+            damaged[bit // 8] ^= 1 << (bit % 8)
+            entry.write_bytes(bytes(damaged))
+            flipped.append(bit)
+        proc = _run(str(tmp_path), script=script, wait=False)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"bits {flipped}: exit status {proc.returncode}\n{err[-3000:]}"
+        values, (compiled, loaded), log = _finish_output(out, err)
+        assert values == first_values, f"bits {flipped}: wrong values\n{log}"
+        assert (compiled, loaded) == (3, 0), f"bits {flipped}\n{log}"
+        assert log.count("is corrupted or truncated") == 3, f"bits {flipped}\n{log}"
+    # written again by the last run: loaded, intact, with no warning
+    values, (compiled, loaded), log = _run(str(tmp_path), script=script)
+    assert values == first_values and (compiled, loaded) == (0, 3) and "corrupted" not in log, log
+
+
+def test_an_entry_under_another_key_or_from_before_the_checksum_is_not_loaded(tmp_path):
+    first_values, _, _ = _run(str(tmp_path))
+    a, b, c = _entries(tmp_path)
+    a.write_bytes(b.read_bytes())  # intact bytes, but another program's
+    c.write_bytes(c.read_bytes()[compile_cache._HEAD :])  # jax's bytes alone (the first format)
+    values, (compiled, loaded), log = _run(str(tmp_path))
+    assert values == first_values and (compiled, loaded) == (2, 1), log
+    assert log.count("is corrupted or truncated") == 2, log
+
+
+def test_a_bad_size_bound_is_a_clear_error_at_the_first_compile(tmp_path):
+    # (it was read only inside jax's write, which turned the ValueError into a warning and
+    # never applied the bound)
+    proc = _run(str(tmp_path), extra_env={"X10ARRAY_COMPILE_CACHE_MB": "abc"}, wait=False)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    assert err.strip().splitlines()[-1].startswith("ValueError: X10ARRAY_COMPILE_CACHE_MB='abc': expected"), err
+    assert not _entries(tmp_path)

@@ -27,7 +27,7 @@ SETTINGS_MODULE = PACKAGE / "_core" / "settings.py"
 NAME = re.compile(r"X10ARRAY_[A-Z0-9_]+")
 
 # One value each kind refuses (str and path settings accept any text).
-BAD_TEXT = {"int": "many", "float": "fast", "bool": "maybe", "choice": "bogus"}
+BAD_TEXT = {"int": "many", "float": "fast", "bool": "maybe", "choice": "bogus", "address": "host0"}
 CHECKED = [s for s in settings.SETTINGS.values() if s.kind in BAD_TEXT]
 
 
@@ -53,7 +53,7 @@ def test_every_setting_is_declared_completely():
     assert settings.SETTINGS, "no settings declared"
     for name, s in settings.SETTINGS.items():
         assert name == s.name and NAME.fullmatch(name), name
-        assert s.kind in ("str", "choice", "int", "float", "bool", "path", "dir_or_off"), (name, s.kind)
+        assert s.kind in ("str", "choice", "int", "float", "bool", "path", "dir_or_off", "address"), (name, s.kind)
         assert s.meaning.strip(), f"{name}: no meaning"
         assert s.kind != "choice" or (s.choices and s.default in s.choices), (name, s.choices, s.default)
         if s.default not in (None, ""):
@@ -94,6 +94,58 @@ def test_below_the_minimum_is_refused(monkeypatch, restored):
         with pytest.raises(ValueError) as info:
             settings.get(setting.name)
         _message_names(str(info.value), setting)
+
+
+def test_above_the_maximum_is_refused(monkeypatch, restored):
+    bounded = [s for s in settings.SETTINGS.values() if s.maximum is not None]
+    assert bounded
+    for setting in bounded:
+        monkeypatch.setenv(setting.name, repr(setting.maximum * 2))
+        settings.reload()
+        with pytest.raises(ValueError) as info:
+            settings.get(setting.name)
+        _message_names(str(info.value), setting)
+        assert settings.SETTINGS[setting.name].parse(setting.maximum) == setting.maximum
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "-nan", "inf", "-inf", "Infinity", "1e999"])
+@pytest.mark.parametrize("setting", [s for s in settings.SETTINGS.values() if s.kind == "float"], ids=lambda s: s.name)
+def test_a_float_setting_refuses_nan_and_infinity(setting, text, monkeypatch, restored):
+    # NaN passed `>= 0`; X10ARRAY_DISTRIBUTED_TIMEOUT=inf then failed every multi-process run
+    # with an OverflowError
+    monkeypatch.setenv(setting.name, text)
+    settings.reload()
+    with pytest.raises(ValueError) as info:
+        settings.get(setting.name)
+    _message_names(str(info.value), setting)
+    with pytest.raises(ValueError, match=setting.name):
+        settings.set(setting.name, float(text))
+
+
+@pytest.mark.parametrize("text", ["host0", "host0:", ":1234", "host0:port", "host0:0", "host0:65536", "host0:-1",
+                                  "host0:１２"])  # fmt: skip
+def test_the_coordinator_must_be_host_and_port(text, restored):
+    # "host0" (no port) was a bare IndexError from inside jax.distributed.initialize
+    setting = settings.SETTINGS["X10ARRAY_COORDINATOR"]
+    with pytest.raises(ValueError) as info:
+        settings.set("X10ARRAY_COORDINATOR", text)
+    _message_names(str(info.value), setting)
+    for good in ("host0:1234", "10.0.0.1:65535", "[::1]:8476", " node-3.cluster:1 ", ""):
+        settings.set("X10ARRAY_COORDINATOR", good)
+        assert settings.get("X10ARRAY_COORDINATOR") == good.strip()
+
+
+def test_a_bad_coordinator_is_refused_by_initialize():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    code = "from x10array import distributed\ndistributed.initialize()"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "PYTHONPATH": str(ROOT), "X10ARRAY_COMPILE_CACHE_DIR": "0", "X10ARRAY_COORDINATOR": "host0",
+             "X10ARRAY_NUM_PROCESSES": "2"},
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 1 and last.startswith("ValueError: X10ARRAY_COORDINATOR='host0': expected"), proc.stderr
 
 
 def test_bad_environment_value_fails_in_a_fresh_process():
@@ -206,6 +258,61 @@ def test_override_with_a_bad_value_changes_nothing():
             pytest.fail("entered the block")
     _message_names(str(info.value), setting)
     assert (settings.get("X10ARRAY_GRAPH_LIMIT"), settings.get("X10ARRAY_CONV_LOWERING")) == before
+
+
+def test_overlapping_overrides_restore_in_any_order(restored):
+    # two blocks exited in the order they were entered (as two threads' blocks can be): the
+    # second one's exit used to restore the first one's value for good
+    before = settings.get("X10ARRAY_GRAPH_LIMIT")
+    first, second = settings.override(X10ARRAY_GRAPH_LIMIT=5), settings.override(X10ARRAY_GRAPH_LIMIT=6)
+    first.__enter__()
+    second.__enter__()
+    assert settings.get("X10ARRAY_GRAPH_LIMIT") == 6
+    first.__exit__(None, None, None)
+    assert settings.get("X10ARRAY_GRAPH_LIMIT") == 6  # the newest open block's value
+    second.__exit__(None, None, None)
+    assert settings.get("X10ARRAY_GRAPH_LIMIT") == before
+    # and the other way round, with a second setting only one block changes
+    first = settings.override(X10ARRAY_GRAPH_LIMIT=5, X10ARRAY_DONATE=False)
+    second = settings.override(X10ARRAY_GRAPH_LIMIT=6)
+    first.__enter__()
+    second.__enter__()
+    second.__exit__(None, None, None)
+    assert settings.get("X10ARRAY_GRAPH_LIMIT") == 5 and settings.get("X10ARRAY_DONATE") is False
+    first.__exit__(None, None, None)
+    assert settings.get("X10ARRAY_GRAPH_LIMIT") == before and settings.get("X10ARRAY_DONATE") is True
+
+
+def test_overrides_from_many_threads_leave_every_value_as_it_was(restored):
+    import random
+    import threading
+    import time
+
+    names = ["X10ARRAY_GRAPH_LIMIT", "X10ARRAY_CACHE_SIZE", "X10ARRAY_COMPILE_PAYBACK"]
+    before = {name: settings.get(name) for name in names}
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            start.wait()
+            for i in range(200):
+                name = rng.choice(names)
+                with settings.override(**{name: 1000 + seed * 1000 + i}):
+                    assert settings.get(name) >= 1000  # some open block's value
+                    if rng.random() < 0.2:
+                        time.sleep(0.0005)
+        except BaseException as e:  # (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    assert {name: settings.get(name) for name in names} == before
 
 
 # --- unknown names --------------------------------------------------------------------------

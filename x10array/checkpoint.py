@@ -24,16 +24,25 @@ or BF16 tensors: `load` widens them to float32 (exactly: every such value is a f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import re
 import secrets
+import stat
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 import x10array
+
+try:
+    import fcntl
+except ImportError:  # (Windows: no stale temporary files are removed)
+    fcntl = None  # type: ignore[assignment]
 
 from . import extend
 from .autodiff import tree_flatten, tree_unflatten
@@ -57,6 +66,8 @@ _FROM_FORMAT = {
 _SCALARS = "x10array.scalars"
 _COMPLEX128 = "x10array.complex128"
 _MAX_HEADER = 100_000_000  # the safetensors package's own limit
+_STALE_SECONDS = 60.0  # a temporary file unlocked and untouched this long is a save that died
+_MAX_NDIM = 64  # NumPy's (every array is read into one)
 _HOST = x10array.Device("cpu", 0, "eager")
 
 
@@ -162,7 +173,9 @@ def save(path: str | os.PathLike[str], tree: Any, *, metadata: dict[str, str] | 
 
     The file is first written in full under a temporary name in the same directory, flushed to
     disk (fsync), then renamed over `path` in one step (`os.replace`): a crash leaves the old
-    file or the new one, never half of one.
+    file or the new one, never half of one. A save killed midway leaves its temporary file
+    (`.<name>.<random>.tmp`); the next `save` or `load` of `path` removes it, once it has been
+    untouched for a minute and no live process holds its lock (every save locks its own).
     """
     path = _check_path(path, "checkpoint.save")
     user_meta = _check_metadata(metadata)
@@ -182,7 +195,7 @@ def save(path: str | os.PathLike[str], tree: Any, *, metadata: dict[str, str] | 
         host = _to_host(leaf, key)
         if host.dtype.name == "complex128":
             complex128.append(key)
-            host = host.view("<f8").reshape(host.shape + (2,))
+            host = host.reshape(-1).view("<f8").reshape(host.shape + (2,))  # (NumPy cannot view a 0-d array)
         nbytes = host.nbytes
         header[key] = {"dtype": _TO_FORMAT[host.dtype.name], "shape": list(host.shape),
                        "data_offsets": [offset, offset + nbytes]}  # fmt: skip
@@ -217,17 +230,21 @@ def _write_atomically(path: str, chunks: list[Any]) -> None:
         raise FileNotFoundError(f"checkpoint.save: the directory {directory!r} does not exist")
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint.save: {path!r} is a directory")
+    _remove_stale_temporaries(path)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to open()
     try:
         with os.fdopen(fd, "wb") as f:
+            if fcntl is not None:  # held until the rename: no other process takes the file for a stale one
+                with contextlib.suppress(OSError):
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             for chunk in chunks:
                 if isinstance(chunk, np.ndarray):
                     chunk = chunk.reshape(-1).view(np.uint8)  # C-contiguous: a view, no copy
                 f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -244,6 +261,40 @@ def _write_atomically(path: str, chunks: list[Any]) -> None:
         pass
     finally:
         os.close(dfd)
+
+
+def _remove_stale_temporaries(path: str) -> None:
+    """Remove the temporary files that saves to `path` killed midway (`kill -9`, a crash, a power
+    cut) left in its directory. A save holds an exclusive lock (flock) on its temporary file
+    until it renames it, and the system drops the lock when the process dies: a file that can
+    be locked, and was last written more than _STALE_SECONDS ago, has no live writer. Never
+    raises; without flock (Windows) nothing is removed."""
+    if fcntl is None:
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    pattern = re.compile(r"\." + re.escape(os.path.basename(path)) + r"\.[0-9a-f]{12}\.tmp")
+    try:
+        names = [name for name in os.listdir(directory) if pattern.fullmatch(name)]
+    except OSError:
+        return
+    for name in names:
+        candidate = os.path.join(directory, name)
+        try:
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or time.time() - st.st_mtime < _STALE_SECONDS:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # OSError: a live save holds it
+            now = os.stat(candidate, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):  # still the file we locked
+                os.unlink(candidate)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 # -- load ------------------------------------------------------------------------------------------
@@ -278,7 +329,9 @@ def _read_header(f: Any, path: str, size: int) -> tuple[dict[str, _Entry], dict[
     text = f.read(n)
     try:
         header = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except RecursionError:
+        raise bad("the header's JSON is nested too deeply") from None
+    except ValueError as e:  # (not UTF-8, not JSON, an integer of more digits than Python converts)
         raise bad(f"the header is not JSON ({e})") from None
     if not isinstance(header, dict):
         raise bad("the header is not a JSON object")
@@ -290,15 +343,21 @@ def _read_header(f: Any, path: str, size: int) -> tuple[dict[str, _Entry], dict[
         if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
             raise bad(f"{key!r} lacks a dtype, shape or data_offsets")
         fmt, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if not isinstance(fmt, str):
+            raise bad(f"{key!r} has the dtype {_short(fmt)}, not a string")
         if fmt not in _FROM_FORMAT:
             raise ValueError(
                 f"checkpoint.load: {key!r} in {path!r} has the safetensors dtype {fmt!r}, which x10array cannot hold"
                 f" (it reads {', '.join(_FROM_FORMAT)})"
             )
         if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
-            raise bad(f"{key!r} has the shape {shape!r}")
+            raise bad(f"{key!r} has the shape {_short(shape)}")
+        if len(shape) > _MAX_NDIM:
+            raise bad(f"{key!r} has {len(shape)} dimensions, more than an array can have ({_MAX_NDIM})")
+        if math.prod(d for d in shape if d) * _FROM_FORMAT[fmt].itemsize >= 2**63:
+            raise bad(f"{key!r} has the shape {_short(shape)}, larger than an array can be (2**63 bytes)")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)):
-            raise bad(f"{key!r} has the data_offsets {offsets!r}")
+            raise bad(f"{key!r} has the data_offsets {_short(offsets)}")
         entries[key] = _Entry(key, fmt, tuple(shape), offsets[0], offsets[1])
     data_size = size - 8 - n
     end = 0
@@ -310,6 +369,12 @@ def _read_header(f: Any, path: str, size: int) -> tuple[dict[str, _Entry], dict[
     if end != data_size:
         raise bad(f"the tensors hold {end} bytes of data, the file {data_size}")
     return entries, meta, 8 + n
+
+
+def _short(value: Any) -> str:
+    """`value` for a message, at most 80 characters of it."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _read_tensor(f: Any, entry: _Entry, start: int, path: str, complex128: bool) -> np.ndarray:
@@ -355,11 +420,15 @@ def load(path: str | os.PathLike[str], like: Any = None, device: Any = None) -> 
     path = _check_path(path, "checkpoint.load")
     target = None if device is None else extend.resolve_device(device, "checkpoint.load")
     keyed = None if like is None else _keyed_leaves(like, "checkpoint.load")
+    _remove_stale_temporaries(path)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         entries, meta, start = _read_header(f, path, size)
         scalars = _json_meta(meta, _SCALARS, dict, path)
         complex_keys = set(_json_meta(meta, _COMPLEX128, list, path))
+        both = sorted(set(scalars) & set(entries))
+        if both:
+            raise ValueError(f"checkpoint.load: {path!r} holds {both[0]!r} both as a tensor and as a scalar")
         if keyed is None:
             out: dict[str, Any] = {}
             for key, entry in entries.items():
@@ -396,10 +465,15 @@ def _json_meta(meta: dict[str, str], name: str, kind: type, path: str) -> Any:
         return kind()
     try:
         value = json.loads(meta[name])
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # (not JSON, nested too deeply, an integer too long)
         value = None
-    if not isinstance(value, kind):
-        raise ValueError(f"checkpoint.load: {path!r} has a malformed {name!r} metadata entry")
+    if kind is dict and isinstance(value, dict):
+        good = all(_is_scalar(v) for v in value.values())
+    else:
+        good = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if not good:
+        what = "an object of numbers, bools and strings" if kind is dict else "a list of keys"
+        raise ValueError(f"checkpoint.load: {path!r} has a malformed {name!r} metadata entry (not {what})")
     return value
 
 

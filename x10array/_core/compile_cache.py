@@ -13,16 +13,26 @@ What the store adds to jax's file cache:
 
 - the directory: `X10ARRAY_COMPILE_CACHE_DIR`, else `$XDG_CACHE_HOME/x10array/xla`, else
   `~/.cache/x10array/xla`; empty or `0` turns the cache off. Entries go to a subdirectory
-  named after the x10array, jax and jaxlib versions, so an entry written by another version is
-  never read (jax's key already covers jaxlib, the XLA flags and the device kind);
+  named after the x10array, entry format, jax and jaxlib versions
+  (`x10array-<version>-entry<format>-jax-<version>-jaxlib-<version>`), so an entry written by
+  another version is never read (jax's key already covers jaxlib, the XLA flags, the device
+  kind and the compression, zstd or zlib);
+- a checksum of its own: jax compresses an entry with zstd when the `zstandard` package is
+  installed, and a zstd frame has no checksum, so a damaged entry could reach XLA's
+  deserializer (which crashes on some damage, or loads a wrong program). Every file is
+  `_MAGIC`, a BLAKE2b digest of the key and the bytes, their length, then jax's bytes; `get`
+  verifies all of it before jax sees a byte, whichever the compression. An entry that fails
+  (truncated, corrupted, not ours) is removed with a RuntimeWarning and the program is
+  compiled again (and written again); so is one that jax fails to load;
 - every write is atomic (a temporary file renamed into place), so two processes filling the
   cache at once never read a partial entry; the same key is the same program, so whichever
   write lands last is as good;
-- an entry that cannot be decompressed (truncated, corrupted) is removed with a warning and
-  the program is compiled again (and written again); so is one that jax fails to load;
-- a size bound, `X10ARRAY_COMPILE_CACHE_MB`, over the whole directory (all versions): after a
-  write, the least recently used entries (file modification time, touched at each load) are
-  removed until the total fits;
+- a size bound, `X10ARRAY_COMPILE_CACHE_MB`, over x10array's own files under the directory
+  (every version's folder, nothing else: pointed at a shared directory such as `~/.cache`, it
+  never touches another tool's files): after a write, the least recently used entries (file
+  modification time, touched at each load) are removed until the total fits. Temporary files
+  count too; one older than `_STALE_SECONDS` (a write killed midway) is removed at the next
+  eviction, a younger one is left to the process writing it;
 - counts of loads and writes per thread (`thread_counts`), from which the lazy backend tells
   a program loaded from the disk from a program compiled (`metrics().disk_cache_loads`).
 """
@@ -31,8 +41,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import os
+import re
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +53,15 @@ from typing import Any
 from . import settings
 
 _SUFFIX = "-cache"
+_FORMAT = 2  # of the entry files (1: jax's bytes alone, before the checksum)
+_MAGIC = b"x10acc2\n"  # the start of every entry file (8 bytes)
+_DIGEST_SIZE = 32
+_HEAD = len(_MAGIC) + _DIGEST_SIZE + 8  # magic, digest, payload length
+_STALE_SECONDS = 600.0  # a temporary file this old is a write that never finished
+# what x10array writes under the cache's directory: its version folders, and in them entries
+# and their temporary files (nothing else there is ever removed)
+_FOLDER = re.compile(r"x10array-.+-jax-.+-jaxlib-.+")
+_TEMPORARY = re.compile(r".+-cache\.\d+\.\d+\.tmp")
 _OFF = object()  # the scope's value when the cache is off
 
 # the store of the current scope (None: outside any scope)
@@ -74,7 +96,35 @@ def _version_tag() -> str:
         ours = version("x10array")
     except Exception:  # not installed as a distribution (a source tree on sys.path)
         ours = "unknown"
-    return f"x10array-{ours}-jax-{jax.__version__}-jaxlib-{jaxlib_version}"
+    return f"x10array-{ours}-entry{_FORMAT}-jax-{jax.__version__}-jaxlib-{jaxlib_version}"
+
+
+def _digest(key: str, value: bytes | memoryview) -> bytes:
+    h = hashlib.blake2b(digest_size=_DIGEST_SIZE, person=b"x10array-xla")
+    h.update(key.encode())
+    h.update(b"\0")
+    h.update(value)
+    return h.digest()
+
+
+def seal(key: str, value: bytes) -> bytes:
+    """The header of the entry file of `value` under `key` (written before the value)."""
+    return _MAGIC + _digest(key, value) + len(value).to_bytes(8, "little")
+
+
+def unseal(key: str, data: bytes) -> bytes:
+    """jax's bytes of the entry file `data` of `key`; ValueError if the file is not intact."""
+    if len(data) < _HEAD or data[: len(_MAGIC)] != _MAGIC:
+        raise ValueError("truncated, or not an x10array entry" if len(data) < _HEAD else "not an x10array entry")
+    view = memoryview(data)
+    digest = bytes(view[len(_MAGIC) : len(_MAGIC) + _DIGEST_SIZE])
+    length = int.from_bytes(view[len(_MAGIC) + _DIGEST_SIZE : _HEAD], "little")
+    payload = view[_HEAD:]
+    if len(payload) != length:
+        raise ValueError(f"{len(payload)} bytes where its header says {length}")
+    if _digest(key, payload) != digest:
+        raise ValueError("its checksum does not match")
+    return bytes(payload)
 
 
 def thread_counts() -> tuple[int, int]:
@@ -100,6 +150,7 @@ def scope() -> Iterator[None]:
         return
     from jax._src import config
 
+    settings.get("X10ARRAY_COMPILE_CACHE_MB")  # a bad value raises here, not inside jax's write (a warning)
     store = _STORES.get(path)
     if store is None:
         store = _STORES.setdefault(path, _Store(path))
@@ -190,13 +241,9 @@ class _Store:
         except OSError as error:
             warnings.warn(f"x10array: cannot read the compile cache entry {file} ({error}); compiling", stacklevel=2)
             return None
-        from jax._src import compilation_cache as cc
-
         try:
-            executable = cc.decompress_executable(data)
-            if len(executable) <= cc._TIME_BYTES:
-                raise ValueError("no executable in it")
-        except Exception as error:
+            value = unseal(key, data)
+        except ValueError as error:
             warnings.warn(
                 f"x10array: the compile cache entry {file} is corrupted or truncated ({error}); "
                 "it was removed and the program is compiled again",
@@ -210,7 +257,7 @@ class _Store:
         with self._lock:
             self._served.add(key)
         _count("loads")
-        return data
+        return value
 
     def put(self, key: str, value: bytes) -> None:
         file = self._file(key)
@@ -223,6 +270,7 @@ class _Store:
             os.makedirs(self.path, exist_ok=True)
             temporary = f"{file}.{os.getpid()}.{threading.get_ident()}.tmp"
             with open(temporary, "wb") as f:
+                f.write(seal(key, value))
                 f.write(value)
             os.replace(temporary, file)  # atomic: readers see the old entry or the new one
         except OSError as error:
@@ -237,28 +285,48 @@ class _Store:
 
 
 def entries(top: str) -> list[tuple[float, int, str]]:
-    """(last use, size, path) of every entry under `top`, all versions."""
-    found = []
-    for folder, _, names in os.walk(top):
+    """(last use, size, path) of every file x10array wrote under `top` (all versions): the
+    entries and temporary files directly inside its version folders, nothing else."""
+    found: list[tuple[float, int, str]] = []
+    try:
+        folders = [e.path for e in os.scandir(top) if _FOLDER.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+    except OSError:  # no directory yet, or unreadable
+        return found
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
         for name in names:
-            if name.endswith(_SUFFIX):
+            if name.endswith(_SUFFIX) or _TEMPORARY.fullmatch(name):
                 path = os.path.join(folder, name)
                 try:
-                    st = os.stat(path)
+                    st = os.stat(path, follow_symlinks=False)
                 except OSError:  # removed meanwhile by another process
                     continue
-                found.append((st.st_mtime, st.st_size, path))
+                if st.st_mode & 0o170000 == 0o100000:  # a regular file (never a link's target)
+                    found.append((st.st_mtime, st.st_size, path))
     return found
 
 
 def evict(top: str, limit: int) -> None:
-    """Remove the least recently used entries under `top` until they total at most `limit`
-    bytes. Several processes may evict at once: an entry already removed is skipped."""
-    found = entries(top)
+    """Remove the temporary files of writes that never finished (older than _STALE_SECONDS),
+    then the least recently used entries under `top` until x10array's files total at most
+    `limit` bytes (a temporary file being written counts, and is left alone). Several
+    processes may evict at once: a file already removed is skipped."""
+    stale = time.time() - _STALE_SECONDS
+    found = []
+    for used, size, path in entries(top):
+        if path.endswith(".tmp") and used < stale:
+            _unlink(path)
+        else:
+            found.append((used, size, path))
     total = sum(size for _, size, _ in found)
     if total <= limit:
         return
     for _, size, path in sorted(found):
+        if path.endswith(".tmp"):
+            continue  # a write in progress: its process renames or removes it
         _unlink(path)
         total -= size
         if total <= limit:

@@ -2,16 +2,22 @@
 
 A setting's value comes from the environment variable of the same name, read the first time
 the setting is used (and again after `reload()`); a bad value raises ValueError naming the
-variable and what it allows. Code reads settings with `get(name)` (a dict lookup), never
-`os.environ`. `override(...)` changes settings inside a `with` block, for tests and
-experiments; `set(...)` changes one for the rest of the process. Both are process-wide, not
-per thread. The README's table of variables is `table()`'s output (a test checks it).
+variable and what it allows (numbers must be finite: NaN and infinity are refused). Code
+reads settings with `get(name)` (a dict lookup), never `os.environ`. `override(...)` changes
+settings inside a `with` block, for tests and experiments; `set(...)` changes one for the
+rest of the process. Both are process-wide, not per thread. `override` may be used from any
+thread: while blocks of several threads overlap, each setting has the value of the most
+recently entered block still open that changes it, and once every block has exited, the
+value from before the first (blocks may exit in any order). The README's table of variables
+is `table()`'s output (a test checks it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +31,9 @@ _BAD = object()  # what a parser's failure becomes
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting. `kind` is "str", "choice", "int", "float", "bool", "path" or "dir_or_off"
-    (a path; unset: the default, None; empty or `0`: off, "")."""
+    """One setting. `kind` is "str", "choice", "int", "float" (finite), "bool", "path",
+    "dir_or_off" (a path; unset: the default, None; empty or `0`: off, "") or "address"
+    (`host:port`; empty: unset, "")."""
 
     name: str
     kind: str
@@ -34,6 +41,7 @@ class Setting:
     meaning: str
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None
 
     def allowed(self) -> str:
         """What the setting accepts, in words (for errors and the README table)."""
@@ -42,8 +50,12 @@ class Setting:
         if self.kind == "bool":
             return "1/0 (also true/false, yes/no, on/off)"
         if self.kind in ("int", "float"):
-            number = "an integer" if self.kind == "int" else "a number"
+            number = "an integer" if self.kind == "int" else "a finite number"
+            if self.maximum is not None:
+                return f"a number from {self.minimum:g} to {self.maximum:.0f}"
             return number if self.minimum is None else f"{number} >= {self.minimum:g}"
+        if self.kind == "address":
+            return "host:port, the port 1-65535 (empty: unset)"
         if self.kind == "dir_or_off":
             return "a path (empty or `0`: off)"
         return "a path" if self.kind == "path" else "a string"
@@ -56,7 +68,12 @@ class Setting:
             parsed = _BAD
         if parsed is None and self.kind in ("path", "dir_or_off"):
             return None  # unset
-        if parsed is None or parsed is _BAD or (self.minimum is not None and parsed < self.minimum):
+        if (
+            parsed is None
+            or parsed is _BAD
+            or (self.minimum is not None and not parsed >= self.minimum)  # (`not >=`: NaN fails)
+            or (self.maximum is not None and not parsed <= self.maximum)
+        ):
             raise ValueError(f"{self.name}={value!r}: expected {self.allowed()}")
         return parsed
 
@@ -78,7 +95,18 @@ def _parse_number(setting: Setting, value: Any) -> float | None:
         return None
     if setting.kind == "int":
         return int(value) if isinstance(value, int) else int(str(value).strip())
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _parse_address(setting: Setting, value: Any) -> str | None:
+    text = str(value).strip()
+    if not text:
+        return ""
+    host, colon, port = text.rpartition(":")
+    if not (colon and host and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        return None
+    return text
 
 
 _PARSERS: dict[str, Callable[[Setting, Any], Any]] = {
@@ -87,6 +115,7 @@ _PARSERS: dict[str, Callable[[Setting, Any], Any]] = {
     "int": _parse_number,
     "float": _parse_number,
     "str": lambda setting, value: str(value),
+    "address": _parse_address,
     "path": lambda setting, value: None if value is None else os.fspath(value) or None,  # None: unset
     "dir_or_off": lambda setting, value: (
         None if value is None else "" if str(os.fspath(value)).strip() in ("", "0") else os.fspath(value)
@@ -175,7 +204,7 @@ SETTINGS: dict[str, Setting] = _declare(
         "X10ARRAY_DISTRIBUTED_TIMEOUT", "float", 60.0,
         "seconds a process waits for the others to reach the same new mesh program before it raises; also jax's"
         " heartbeat timeout (at least 10 s): a process silent that long is declared dead and the run ends",
-        minimum=0,
+        minimum=0, maximum=10**9,  # (jax takes it in milliseconds, an int64: infinity, or 1e300, would overflow)
     ),
     Setting(
         "X10ARRAY_DISTRIBUTED_CHECK_EVERY", "int", 0,
@@ -183,7 +212,7 @@ SETTINGS: dict[str, Setting] = _declare(
         " (a key-value store round trip each time; 0: only each new program, at its compile)", minimum=0,
     ),
     Setting(
-        "X10ARRAY_COORDINATOR", "str", "",
+        "X10ARRAY_COORDINATOR", "address", "",
         "`distributed.initialize()`: the coordinator's host:port (set by `python -m x10array.distributed.launch`)",
     ),
     Setting(
@@ -241,16 +270,35 @@ def set(name: str, value: Any) -> None:  # noqa: A001  (settings.set, as in a ma
     _values[name] = _setting(name).parse(value)
 
 
+# The open `override` blocks, oldest first (each a dict of the values it sets), and the value
+# each overridden setting had before the oldest open block that changes it.
+_layers: list[dict[str, Any]] = []
+_outside: dict[str, Any] = {}
+_override_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def override(**values: Any) -> Iterator[None]:
-    """Settings changed inside the block, restored on exit: `override(X10ARRAY_DONATE=False)`."""
+    """Settings changed inside the block, restored on exit: `override(X10ARRAY_DONATE=False)`.
+
+    From any thread, nested or overlapping: a setting has the value of the most recently
+    entered open block that changes it; when none is left, the value from before the first."""
     parsed = {name: _setting(name).parse(value) for name, value in values.items()}
-    saved = {name: get(name) for name in parsed}
-    _values.update(parsed)
+    layer = dict(parsed)
+    with _override_lock:
+        for name in parsed:
+            if not any(name in open_layer for open_layer in _layers):
+                _outside[name] = get(name)
+        _layers.append(layer)
+        _values.update(parsed)
     try:
         yield
     finally:
-        _values.update(saved)
+        with _override_lock:
+            del _layers[next(i for i, open_layer in enumerate(_layers) if open_layer is layer)]
+            for name in parsed:
+                newest = next((open_layer for open_layer in reversed(_layers) if name in open_layer), None)
+                _values[name] = newest[name] if newest is not None else _outside.pop(name)
 
 
 def reload() -> None:
