@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import x10array as xp
@@ -209,6 +209,12 @@ def _values(xs):
     return [np.array(np.asarray(x)) for x in xs]
 
 
+# on a mesh (the subprocess of test_on_a_mesh) a third of the profile's examples: each new
+# signature compiles an SPMD program
+_EXAMPLES = max(4, settings.default.max_examples // 3) if os.environ.get(MESH_ENV) else settings.default.max_examples
+
+
+@settings(max_examples=_EXAMPLES)
 @given(
     kinds=st.lists(st.sampled_from(["array", "array", "float", "int"]), min_size=1, max_size=4).filter(
         lambda k: "array" in k
