@@ -11,7 +11,10 @@ The signature: the tree structure of the arguments (dicts, lists, tuples, None, 
 with `tree_flatten` / `tree_unflatten`, such as `nn.Module`), each array's shape, dtype and
 device, each Python int's and bool's value, and every other leaf itself (hashable: it is part
 of the key). Python floats and complexes are runtime inputs: a new learning rate does not
-record again.
+record again. They are told from the body's constants by position, not identity: the
+recording passes new, equal objects (`_fresh`; below an object, where that cannot be done, a
+float is part of the key by its bits). How the argument arrays share data (one array twice,
+views of one array) is part of the key too (`_aliasing`).
 
 What cannot be captured (a value read inside `fn`, a data-dependent shape, an array other than
 an argument or an output written) is found at the recording: that signature then runs `fn`
@@ -110,7 +113,7 @@ def _copy(value: float | complex) -> float | complex:
     """A new object equal to `value`, bit for bit."""
     if type(value) is complex:
         return complex(_DOUBLE.unpack(_DOUBLE.pack(value.real))[0], _DOUBLE.unpack(_DOUBLE.pack(value.imag))[0])
-    return _DOUBLE.unpack(_DOUBLE.pack(value))[0]  # type: ignore[no-any-return]
+    return _DOUBLE.unpack(_DOUBLE.pack(value))[0]
 
 
 def _fresh(tree: Any, undo: list[tuple[Any, Any, Any, Any]]) -> Any:

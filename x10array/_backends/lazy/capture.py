@@ -20,7 +20,13 @@ it is the SPMD program, keyed with the layouts, its first run checked across pro
 A leaf that is not an argument (an array the function reads from a closure or a global) is a
 constant of the program; the replay checks that the array still holds that value, else the
 namespace records again. Python scalars recorded in the graph are runtime inputs when they are
-the very objects passed as arguments (a learning rate), constants otherwise.
+the very objects passed as arguments (a learning rate: the namespace passes new objects for the
+recording, so that none is also a constant of the body), constants otherwise.
+
+A replay hands its results over as executor._run_and_adopt does: once the program consumed
+the donated buffers, the rebound arguments get the results whatever raises (a signal
+handler). `end` does not keep a recording that another thread's barrier or read computed part
+of (`Retry`, see graph.Watch.foreign).
 """
 
 from __future__ import annotations

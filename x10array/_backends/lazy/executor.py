@@ -400,7 +400,7 @@ def deferred_signals() -> _Deferred | None:
     raise in another) or when no handler is a Python function."""
     if not _main_thread():
         return None
-    handlers = [(s, h) for s in _SIGNALS if callable(h := _signal.getsignal(s))]
+    handlers: list[tuple[int, Any]] = [(s, h) for s in _SIGNALS if callable(h := _signal.getsignal(s))]
     return _Deferred(handlers) if handlers else None
 
 
