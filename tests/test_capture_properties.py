@@ -66,7 +66,10 @@ terms = st.one_of(
 )
 ops = st.tuples(st.sampled_from(["iadd", "iadd", "imul", "setitem", "read"]), st.integers(0, 7), terms)
 bodies = st.lists(ops, min_size=1, max_size=4)
-outputs = st.lists(st.tuples(st.sampled_from(["sum", "affine"]), st.integers(0, 7), terms), min_size=1, max_size=2)
+# outputs: a sum, an array, or the term itself (a scalar argument returned as it is, a constant, a sum)
+outputs = st.lists(
+    st.tuples(st.sampled_from(["sum", "affine", "raw"]), st.integers(0, 7), terms), min_size=1, max_size=3
+)
 
 
 def _make_function(kinds, body, outs, closure_array, closure_float):
@@ -106,7 +109,7 @@ def _make_function(kinds, body, outs, closure_array, closure_float):
         for op, i, t in outs:
             a = arrays[i % n_arrays]
             v = term(args, t)
-            out.append(xp.sum(a) * v if op == "sum" else a * v + CONSTS[0])
+            out.append(xp.sum(a) * v if op == "sum" else a * v + CONSTS[0] if op == "affine" else v)
         return out
 
     return fn

@@ -405,3 +405,12 @@ def test_a_signal_in_a_replays_hand_over_loses_no_donated_argument(raising_handl
     np.testing.assert_array_equal(_np(state["w"]), np.arange(16.0).reshape(4, 4) - 0.25 - 0.5)
     np.testing.assert_array_equal(_np(v), np.full((4, 4), 3.0 - 0.25 - 0.5))
     np.testing.assert_array_equal(_np(step(state["w"], v, state["g"], 1.0)[1]), np.full(16, 1.25).sum())
+
+
+def test_a_float_argument_returned_is_the_call_s():
+    f = xp.compile(lambda x, lr: (x * lr, lr, 0.5))
+    x = _arr(np.ones(2))
+    assert f(x, 0.5)[1:] == (0.5, 0.5)
+    out, lr, half = f(x, 3.0)
+    assert (lr, half) == (3.0, 0.5) and f._replays == 1
+    np.testing.assert_array_equal(_np(out), np.full(2, 3.0))

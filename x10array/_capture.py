@@ -293,14 +293,14 @@ class Compiled:
         if captured is not None and not captured.stale():
             every = settings.get("X10ARRAY_CAPTURE_CHECK_EVERY")
             if every and entry.calls % every == 0:
-                return self._check(entry, args, kwargs, arrays, scalars, device)
+                return self._check(entry, args, kwargs, arrays, device)
             self._replays += 1
             return _unflatten(entry.out_treedef, iter(captured.replay(arrays, scalars)))
         if self._storm is not None:  # a new signature at (nearly) every call: not worth a compile each
             return self.fn(*args, **kwargs)
-        return self._record(entry, args, kwargs, arrays, scalars, device)
+        return self._record(entry, args, kwargs, arrays, device)
 
-    def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any) -> Any:
+    def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
         """Run `fn` under a watch: (its result, Captured or the reason it cannot be, out treedef)."""
         # (the scalar arguments as new objects, told apart from the body's constants: see _fresh)
         undo: list[Any] = []
@@ -327,10 +327,8 @@ class Compiled:
         captured = _lazy_capture.end(watch, device, arrays, nodes, scalars, out_leaves)
         return result, captured, out_treedef
 
-    def _record(
-        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
-    ) -> Any:
-        result, captured, out_treedef = self._record_once(args, kwargs, arrays, scalars, device)
+    def _record(self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
+        result, captured, out_treedef = self._record_once(args, kwargs, arrays, device)
         if captured is None:
             return result
         if isinstance(captured, _lazy_capture.Retry):  # (the values are right: the next call records again)
@@ -371,11 +369,9 @@ class Compiled:
             )
         return result
 
-    def _check(
-        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
-    ) -> Any:
+    def _check(self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
         """The debug check: record again and compare with the captured graph."""
-        result, captured, _ = self._record_once(args, kwargs, arrays, scalars, device)
+        result, captured, _ = self._record_once(args, kwargs, arrays, device)
         if captured is None or isinstance(captured, _lazy_capture.Retry):  # (nothing to compare)
             return result
         if isinstance(captured, str) or captured.key != entry.captured.key:

@@ -175,7 +175,8 @@ class Captured:
         self.device = device
         self.leaves = leaves  # per leaf: ("arg", index of the argument array) or ("const", node)
         self.scalars = scalars  # per scalar: ("arg", index of the scalar argument) or ("const", value)
-        self.outputs = outputs  # per output: ("out", program output index) / ("arg", i) / ("const", array)
+        # per output: ("out", program output index) / ("arg", i) / ("scalar", j) / ("const", value)
+        self.outputs = outputs
         self.rebinds = rebinds  # (argument index, program output index) of each rebound argument
         self.key = key  # what the debug check compares
         self.plan = plan
@@ -318,6 +319,8 @@ class Captured:
                 outs.append(made[spec[1]])
             elif spec[0] == "arg":
                 outs.append(arrays[spec[1]])
+            elif spec[0] == "scalar":
+                outs.append(scalars[spec[1]])
             else:
                 outs.append(spec[1])
         return outs
@@ -426,8 +429,11 @@ def _end(
         return index[id(node)]
 
     out_specs: list[tuple[str, Any]] = []
+    scalar_ids = {id(v): j for j, v in enumerate(scalars)}
     for o in outputs:
-        if type(o) is not Array or not o._device.is_lazy:
+        if id(o) in scalar_ids and (type(o) is float or type(o) is complex):  # a scalar argument returned
+            out_specs.append(("scalar", scalar_ids[id(o)]))
+        elif type(o) is not Array or not o._device.is_lazy:
             out_specs.append(("const", o))
         elif o._data.value is None:
             out_specs.append(("out", target(o._data)))
