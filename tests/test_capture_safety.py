@@ -414,3 +414,36 @@ def test_a_float_argument_returned_is_the_call_s():
     out, lr, half = f(x, 3.0)
     assert (lr, half) == (3.0, 0.5) and f._replays == 1
     np.testing.assert_array_equal(_np(out), np.full(2, 3.0))
+
+
+def test_a_signal_as_a_replay_through_python_code_returns(raising_handler, monkeypatch):
+    """A replay whose program is called through a Python function (a mesh run checked across
+    processes, spmd._checked_runs) has Python code between the program's return and the store:
+    there the handlers wait."""
+    signum, error = raising_handler
+    step = xp.compile(_sgd)
+    state = _state()
+    step(state["w"], state["g"], 0.25)
+    old_w = state["w"]._data.value
+    real = _lazy_capture.Captured.replay
+
+    def replay(self, arrays, scalars):
+        run = self.run
+
+        def checked(*a):  # (as spmd._checked_runs' function)
+            out = run(*a)
+            signal.raise_signal(signum)
+            return out
+
+        self.run = checked
+        try:
+            return real(self, arrays, scalars)
+        finally:
+            self.run = run
+
+    monkeypatch.setattr(_lazy_capture.Captured, "replay", replay)
+    with pytest.raises(error):
+        step(state["w"], state["g"], 0.5)
+    assert old_w.is_deleted()  # donated
+    np.testing.assert_array_equal(_np(state["w"]), np.arange(16.0).reshape(4, 4) - 0.75)
+    assert signal.getsignal(signum) is HANDLERS_BY_SIGNAL[signum]

@@ -35,6 +35,7 @@ import collections
 import math
 import threading
 import time
+import types
 import warnings
 import weakref
 from sys import getrefcount
@@ -51,7 +52,7 @@ from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
 from .compile import _ONE, _jitted_program, _Program
-from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
+from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier, deferred_signals
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
 
@@ -295,6 +296,9 @@ class Captured:
         out: list[Any] = []
         made: list[Array] = []
         done = [0]
+        # (a Python function, a mesh run checked across processes: Python code runs between the
+        # program's return and the store, so the signal handlers wait, see executor)
+        deferred = deferred_signals() if type(self.run) is _FunctionType else None
         try:
             start = time.perf_counter()
             with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
@@ -309,6 +313,9 @@ class Captured:
             if out:
                 self._hand_over(out[0], arrays, made, done)
             raise
+        finally:
+            if deferred is not None:
+                deferred.close()
         results = out[0]
         IN_FLIGHT[device] = results
         if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
@@ -358,6 +365,7 @@ def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
 
 _new_array = Array._new
 _weakref = weakref.ref
+_FunctionType = types.FunctionType
 
 
 def _wrap(value: Any, device: Device) -> Array:

@@ -17,6 +17,7 @@ import re
 import signal as _signal
 import threading
 import time
+import types
 import warnings
 import weakref
 from typing import Any
@@ -367,16 +368,18 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
     run's result is stored by C code (`out.extend(map(...))`: no check between the return
     and the store), and if anything interrupts the hand-over it is completed before the
     exception goes on. That covers a cached program, which jax runs in C++ without entering
-    Python code (a test checks this). A program's first run (`first`) goes through jax's
-    Python code after the run, so there every Python signal handler (Ctrl-C's, a custom one,
-    a SIGALRM timeout that raises) is deferred until the hand-over is done (`deferred_signals`:
-    in the main thread, where Python runs them; a system call per handler each way, too slow
-    for every run). Without donation an interrupted hand-over leaves some targets
+    Python code (a test checks this). A program's first run (`first`), and a run through a
+    Python function of ours (a mesh run checked across processes), go through Python code
+    after the run, so there every Python signal handler (Ctrl-C's, a custom one, a SIGALRM
+    timeout that raises) is deferred until the hand-over is done (`deferred_signals`: in the
+    main thread, where Python runs them; a system call per handler each way, too slow for
+    every run). Without donation an interrupted hand-over leaves some targets
     materialized and the others pending, which is as good: every value is still there."""
     if not donating:
         _adopt(targets, run(*args))
         return
-    deferred = deferred_signals() if first else None
+    # (a Python function: a mesh run checked across processes, spmd._checked_runs)
+    deferred = deferred_signals() if first or type(run) is _FunctionType else None
     out: list[tuple[Any, ...]] = []
     try:
         out.extend(map(run, *zip(args)))  # run(*args), its result stored by C code
@@ -437,6 +440,7 @@ def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
 # the signals whose handlers may be Python functions (SIGKILL and SIGSTOP have none)
 _SIGNALS = tuple(s for s in _signal.valid_signals() if s not in (_signal.SIGKILL, _signal.SIGSTOP))
 _MAIN_THREAD = threading.main_thread().ident
+_FunctionType = types.FunctionType
 
 
 def _main_thread() -> bool:
