@@ -447,3 +447,13 @@ def test_a_signal_as_a_replay_through_python_code_returns(raising_handler, monke
     assert old_w.is_deleted()  # donated
     np.testing.assert_array_equal(_np(state["w"]), np.arange(16.0).reshape(4, 4) - 0.75)
     assert signal.getsignal(signum) is HANDLERS_BY_SIGNAL[signum]
+
+
+def test_a_view_taken_of_an_argument_between_calls_does_not_record_again():
+    step = xp.compile(_sgd)
+    state = _state()
+    step(state["w"], state["g"], 0.25)
+    first_row = state["w"][0]  # (w is part of a view now: nothing shared among the arguments)
+    step(state["w"], state["g"], 0.25)
+    assert step._captures == 1 and step._replays == 1
+    np.testing.assert_array_equal(_np(first_row), np.arange(4.0) - 0.5)

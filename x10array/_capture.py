@@ -278,8 +278,10 @@ class Compiled:
         if device is None or not device.is_lazy or _lazy_capture.recording():
             # eager, or inside another compiled function: run it
             return self.fn(*args, **kwargs)
-        if views or len({id(a._data) for a in arrays}) < len(arrays):  # (arrays that share data: rare)
-            sig.append(_aliasing(arrays))
+        if views or len({id(a._data) for a in arrays}) < len(arrays):  # (arrays that may share data: rare)
+            aliasing = _aliasing(arrays)
+            if aliasing is not None:
+                sig.append(aliasing)
         if device.mesh is not None:  # the program was compiled for its inputs' layouts (the mesh is in `device`)
             sig.append(_lazy_capture.layouts(arrays, device))
         key = (tuple(tokens), tuple(sig), len(kwargs))
