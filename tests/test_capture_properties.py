@@ -212,9 +212,9 @@ def _values(xs):
     return [np.array(np.asarray(x)) for x in xs]
 
 
-# on a mesh (the subprocess of test_on_a_mesh) a third of the profile's examples: each new
+# on a mesh (the subprocess of test_on_a_mesh) a quarter of the profile's examples: each new
 # signature compiles an SPMD program
-_EXAMPLES = max(4, settings.default.max_examples // 3) if os.environ.get(MESH_ENV) else settings.default.max_examples
+_EXAMPLES = max(4, settings.default.max_examples // 4) if os.environ.get(MESH_ENV) else settings.default.max_examples
 
 
 @settings(max_examples=_EXAMPLES)
