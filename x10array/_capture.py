@@ -11,7 +11,10 @@ The signature: the tree structure of the arguments (dicts, lists, tuples, None, 
 with `tree_flatten` / `tree_unflatten`, such as `nn.Module`), each array's shape, dtype and
 device, each Python int's and bool's value, and every other leaf itself (hashable: it is part
 of the key). Python floats and complexes are runtime inputs: a new learning rate does not
-record again.
+record again. They are told from the body's constants by position, not identity: the
+recording passes new, equal objects (`_fresh`; below an object, where that cannot be done, a
+float is part of the key by its bits). How the argument arrays share data (one array twice,
+views of one array) is part of the key too (`_aliasing`).
 
 What cannot be captured (a value read inside `fn`, a data-dependent shape, an array other than
 an argument or an output written) is found at the recording: that signature then runs `fn`
@@ -30,6 +33,7 @@ captured the same program, as for every new program on a mesh (spmd.agree).
 from __future__ import annotations
 
 import functools
+import struct
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +43,6 @@ from ._core import settings
 from ._core.array import Array
 from ._core.lru import LRU
 from ._core.metrics import COUNTERS
-from ._core.primitive import WRITE_LOCK, rebind
 
 __all__ = ["compile"]
 
@@ -61,11 +64,15 @@ def _flatten(tree: Any, leaves: list[Any]) -> Any:
     return 0
 
 
-def _signature(tree: Any, leaves: list[Any], key: list[Any]) -> None:
+def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False) -> None:
     """`_flatten` for a call's signature: the leaves in the same order, and instead of a
     treedef, the structure as a flat list of tokens in pre-order, each saying how many children
     follow (so the list is one structure's alone), with each array's (shape, dtype, device) in
-    its place. One pass, no nested tuples: the replay's first step."""
+    its place. One pass, no nested tuples: the replay's first step.
+
+    Below an object (`fixed`), a Python float or complex is no leaf but its value, bit for
+    bit, in the key: the recording cannot tell it from an equal constant of the function's
+    body (see `_fresh`), so it is a constant of the program, and a new value records again."""
     kind = type(tree)
     if kind is Array:
         leaves.append(tree)
@@ -75,19 +82,109 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any]) -> None:
     elif kind is dict:
         key.append(tuple(tree))
         for v in tree.values():
-            _signature(v, leaves, key)
+            _signature(v, leaves, key, fixed)
     elif kind is list or kind is tuple:
         key.append((kind, len(tree)))
         for v in tree:
-            _signature(v, leaves, key)
+            _signature(v, leaves, key, fixed)
     elif hasattr(tree, "tree_flatten") and hasattr(kind, "tree_unflatten"):
         children, aux = tree.tree_flatten()
         key.append((kind, _hashable(aux), len(children)))
         for c in children:
-            _signature(c, leaves, key)
+            _signature(c, leaves, key, True)
+    elif fixed and (kind is float or kind is complex):
+        key.append((kind, _bits(tree)))
     else:
         leaves.append(tree)
         key.append(1)
+
+
+_DOUBLE = struct.Struct("<d")
+
+
+def _bits(value: float | complex) -> tuple[bytes, ...]:
+    """A float's or a complex number's bits (-0.0 is not 0.0, each NaN equals itself)."""
+    if type(value) is complex:
+        return (_DOUBLE.pack(value.real), _DOUBLE.pack(value.imag))
+    return (_DOUBLE.pack(value),)
+
+
+def _copy(value: float | complex) -> float | complex:
+    """A new object equal to `value`, bit for bit."""
+    if type(value) is complex:
+        return complex(_DOUBLE.unpack(_DOUBLE.pack(value.real))[0], _DOUBLE.unpack(_DOUBLE.pack(value.imag))[0])
+    return _DOUBLE.unpack(_DOUBLE.pack(value))[0]
+
+
+def _fresh(tree: Any, undo: list[tuple[Any, Any, Any, Any]]) -> Any:
+    """`tree` with each Python float and complex leaf (outside objects: see `_signature`)
+    replaced by a new, equal object, for the recording: the recorder tells a scalar argument
+    from a constant of the function's body by identity, and CPython makes equal constants of
+    one module one object (`f(x, 0.5)` and a literal `0.5` in `f`). Tuples are rebuilt; lists
+    and dicts are the caller's own (the function may mutate them): written in place, each
+    write noted in `undo` to be taken back after the recording (`_restore`)."""
+    kind = type(tree)
+    if kind is float or kind is complex:
+        return _copy(tree)
+    if kind is tuple:
+        items = tuple([_fresh(t, undo) for t in tree])
+        return tree if all(a is b for a, b in zip(items, tree)) else items
+    if kind is list:
+        for i, t in enumerate(tree):
+            new = _fresh(t, undo)
+            if new is not t:
+                tree[i] = new
+                undo.append((tree, i, t, new))
+    elif kind is dict:
+        for k, t in tree.items():
+            new = _fresh(t, undo)
+            if new is not t:
+                tree[k] = new
+                undo.append((tree, k, t, new))
+    return tree
+
+
+def _restore(undo: list[tuple[Any, Any, Any, Any]]) -> None:
+    """Put the caller's scalars back where `_fresh` wrote copies (unless the function wrote
+    something else there meanwhile)."""
+    for container, k, old, new in reversed(undo):
+        try:
+            if container[k] is new:
+                container[k] = old
+        except (IndexError, KeyError):  # (the function removed it)
+            pass
+
+
+def _root(a: Array) -> tuple[Array, tuple[Any, ...]]:
+    """The array that owns `a`'s data (`a` itself unless it is a view) and the indices that
+    select `a` from it (see _api.indexing.Alias)."""
+    path = []
+    alias = a._alias
+    while alias is not None and alias.base is not None:
+        path.append((_hashable(alias.index), _hashable(alias.operands)))
+        a = alias.base
+        alias = a._alias
+    return a, tuple(path)
+
+
+def _aliasing(arrays: list[Array]) -> tuple[Any, ...] | None:
+    """How the argument arrays share data, for the signature (None when they do not): per
+    array, the first argument holding the same value (the same array passed twice, or two
+    arrays sharing one node), the first argument with the same owner of the data (views of
+    one array, or an array and its view), and the view's indices. A program recorded for
+    distinct arrays would read and write them as distinct, and one recorded for aliased ones
+    would read one for both."""
+    same: dict[int, int] = {}
+    owners: dict[int, int] = {}
+    tokens = []
+    shared = False
+    for i, a in enumerate(arrays):
+        j = same.setdefault(id(a._data), i)
+        root, path = _root(a) if a._alias is not None else (a, ())
+        k = owners.setdefault(id(root), i)
+        shared = shared or j != i or k != i
+        tokens.append((j, k, path))
+    return tuple(tokens) if shared else None
 
 
 def _hashable(aux: Any) -> Any:
@@ -154,6 +251,7 @@ class Compiled:
         scalars: list[Any] = []
         sig: list[Any] = []
         device = None
+        views = False
         for leaf in leaves:
             kind = type(leaf)
             if kind is Array:
@@ -163,6 +261,8 @@ class Compiled:
                 elif d != device:
                     return self.fn(*args, **kwargs)  # several devices: not captured
                 arrays.append(leaf)
+                if leaf._alias is not None:
+                    views = True
             elif kind is float or kind is complex:
                 scalars.append(leaf)
                 sig.append(kind)
@@ -178,6 +278,10 @@ class Compiled:
         if device is None or not device.is_lazy or _lazy_capture.recording():
             # eager, or inside another compiled function: run it
             return self.fn(*args, **kwargs)
+        if views or len({id(a._data) for a in arrays}) < len(arrays):  # (arrays that may share data: rare)
+            aliasing = _aliasing(arrays)
+            if aliasing is not None:
+                sig.append(aliasing)
         if device.mesh is not None:  # the program was compiled for its inputs' layouts (the mesh is in `device`)
             sig.append(_lazy_capture.layouts(arrays, device))
         key = (tuple(tokens), tuple(sig), len(kwargs))
@@ -191,39 +295,52 @@ class Compiled:
         if captured is not None and not captured.stale():
             every = settings.get("X10ARRAY_CAPTURE_CHECK_EVERY")
             if every and entry.calls % every == 0:
-                return self._check(entry, args, kwargs, arrays, scalars, device)
+                return self._check(entry, args, kwargs, arrays, device)
             self._replays += 1
-            outs, new_values = captured.replay(arrays, scalars)
-            if new_values:
-                with WRITE_LOCK:
-                    for (i, _), value in zip(captured.rebinds, new_values):
-                        rebind(arrays[i], value)
-            return _unflatten(entry.out_treedef, iter(outs))
+            return _unflatten(entry.out_treedef, iter(captured.replay(arrays, scalars)))
         if self._storm is not None:  # a new signature at (nearly) every call: not worth a compile each
             return self.fn(*args, **kwargs)
-        return self._record(entry, args, kwargs, arrays, scalars, device)
+        return self._record(entry, args, kwargs, arrays, device)
 
-    def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any) -> Any:
+    def _record_once(self, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
         """Run `fn` under a watch: (its result, Captured or the reason it cannot be, out treedef)."""
-        watch = _lazy_capture.begin(arrays, device)
-        if watch is None:  # another thread records: run it uncaptured
-            return self.fn(*args, **kwargs), None, None
-        nodes = [a._data for a in arrays]
+        # (the scalar arguments as new objects, told apart from the body's constants: see _fresh)
+        undo: list[Any] = []
+        args, kwargs = _fresh(args, undo), {k: _fresh(v, undo) for k, v in kwargs.items()}
         try:
-            result = self.fn(*args, **kwargs)
-        except BaseException:
-            _lazy_capture.stop(watch)
-            raise
+            fresh: list[Any] = []
+            _signature(args, fresh, [])
+            if kwargs:
+                _signature(kwargs, fresh, [])
+            scalars = [s for s in fresh if type(s) is float or type(s) is complex]
+            watch = _lazy_capture.begin(arrays, device)
+            if watch is None:  # another thread records: run it uncaptured
+                return self.fn(*args, **kwargs), None, None
+            nodes = [a._data for a in arrays]
+            try:
+                result = self.fn(*args, **kwargs)
+            except BaseException:
+                _lazy_capture.stop(watch)
+                raise
+        finally:
+            _restore(undo)
         out_leaves: list[Any] = []
         out_treedef = _flatten(result, out_leaves)
         captured = _lazy_capture.end(watch, device, arrays, nodes, scalars, out_leaves)
         return result, captured, out_treedef
 
-    def _record(
-        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
-    ) -> Any:
-        result, captured, out_treedef = self._record_once(args, kwargs, arrays, scalars, device)
+    def _record(self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
+        result, captured, out_treedef = self._record_once(args, kwargs, arrays, device)
         if captured is None:
+            return result
+        if isinstance(captured, _lazy_capture.Retry):  # (the values are right: the next call records again)
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(
+                f"x10array.compile: {name} was not captured at this call: {captured.reason}; it records again"
+                " at the next call",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             return result
         if isinstance(captured, str):
             entry.fallback = captured
@@ -254,12 +371,10 @@ class Compiled:
             )
         return result
 
-    def _check(
-        self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], scalars: list[Any], device: Any
-    ) -> Any:
+    def _check(self, entry: _Entry, args: Any, kwargs: Any, arrays: list[Array], device: Any) -> Any:
         """The debug check: record again and compare with the captured graph."""
-        result, captured, _ = self._record_once(args, kwargs, arrays, scalars, device)
-        if captured is None:
+        result, captured, _ = self._record_once(args, kwargs, arrays, device)
+        if captured is None or isinstance(captured, _lazy_capture.Retry):  # (nothing to compare)
             return result
         if isinstance(captured, str) or captured.key != entry.captured.key:
             why = captured if isinstance(captured, str) else "the recorded graph differs from the captured one"

@@ -20,7 +20,13 @@ it is the SPMD program, keyed with the layouts, its first run checked across pro
 A leaf that is not an argument (an array the function reads from a closure or a global) is a
 constant of the program; the replay checks that the array still holds that value, else the
 namespace records again. Python scalars recorded in the graph are runtime inputs when they are
-the very objects passed as arguments (a learning rate), constants otherwise.
+the very objects passed as arguments (a learning rate: the namespace passes new objects for the
+recording, so that none is also a constant of the body), constants otherwise.
+
+A replay hands its results over as executor._run_and_adopt does: once the program consumed
+the donated buffers, the rebound arguments get the results whatever raises (a signal
+handler). `end` does not keep a recording that another thread's barrier or read computed part
+of (`Retry`, see graph.Watch.foreign).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import collections
 import math
 import threading
 import time
+import types
 import warnings
 import weakref
 from sys import getrefcount
@@ -42,9 +49,10 @@ from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.mesh import jax_sharding
 from ..._core.metrics import COUNTERS
+from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
 from .compile import _ONE, _jitted_program, _Program
-from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier
+from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier, deferred_signals
 from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
 from .trace import GraphKey, _trace
 
@@ -168,7 +176,8 @@ class Captured:
         self.device = device
         self.leaves = leaves  # per leaf: ("arg", index of the argument array) or ("const", node)
         self.scalars = scalars  # per scalar: ("arg", index of the scalar argument) or ("const", value)
-        self.outputs = outputs  # per output: ("out", program output index) / ("arg", i) / ("const", array)
+        # per output: ("out", program output index) / ("arg", i) / ("scalar", j) / ("const", value)
+        self.outputs = outputs
         self.rebinds = rebinds  # (argument index, program output index) of each rebound argument
         self.key = key  # what the debug check compares
         self.plan = plan
@@ -238,9 +247,9 @@ class Captured:
                 placed = self.placed[key] = jax.device_put(value, self.where)
         return placed
 
-    def replay(self, arrays: list[Array], scalars: list[Any]) -> tuple[list[Any], list[Array]]:
-        """Run the program on the arguments: (the outputs, the new values of the rebound
-        arguments, in `rebinds` order).
+    def replay(self, arrays: list[Array], scalars: list[Any]) -> list[Any]:
+        """Run the program on the arguments: its outputs; the arguments it rebinds are rebound
+        to their new values (`_core.primitive.rebind`: their views follow).
 
         The previous value of an argument rebound in place (`w -= lr * g`, the program's
         `donors`) is donated: the program writes the new value into its buffer, as the step
@@ -278,32 +287,70 @@ class Captured:
             kept.append(value)
         node = None
         args = [self.scalar(scalars[j]) for j in self.plan.args]
-        start = time.perf_counter()
-        with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
-            results = self.run(donated, kept, (self.packed, args))
-            COUNTERS.execute_seconds += time.perf_counter() - start
-            COUNTERS.execute_count += 1
-            COUNTERS.cache_hits += 1
-            COUNTERS.captured_replays += 1
-            COUNTERS.donated_buffers += len(donated)
+        # The hand-over (executor._run_and_adopt's rule): once the program has consumed the
+        # donated buffers its results are the only copy of those values, so whatever raises
+        # after it returns (a signal handler: KeyboardInterrupt, a timeout) the rebound
+        # arguments get them first. The result is stored by C code (no signal is handled between
+        # the return and the store: jax runs a compiled program's later calls in C++), the
+        # hand-over is resumed where it stopped.
+        out: list[Any] = []
+        made: list[Array] = []
+        done = [0]
+        # (a Python function, a mesh run checked across processes: Python code runs between the
+        # program's return and the store, so the signal handlers wait, see executor)
+        deferred = deferred_signals() if type(self.run) is _FunctionType else None
+        try:
+            start = time.perf_counter()
+            with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
+                out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
+                COUNTERS.execute_seconds += time.perf_counter() - start
+                COUNTERS.execute_count += 1
+                COUNTERS.cache_hits += 1
+                COUNTERS.captured_replays += 1
+                COUNTERS.donated_buffers += len(donated)
+            self._hand_over(out[0], arrays, made, done)
+        except BaseException:
+            if out:
+                self._hand_over(out[0], arrays, made, done)
+            raise
+        finally:
+            if deferred is not None:
+                deferred.close()
+        results = out[0]
         IN_FLIGHT[device] = results
         if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
             spmd.launched(device, results[self.smallest])
-        made = []
-        for value, (shape, np_dtype, dtype) in zip(results, self.made):  # (as _wrap, its types known)
-            node = Node(None, 0, shape, np_dtype, value, 0)
-            arr = _new_array(node, dtype, device)
-            node.owner = _weakref(arr)
-            made.append(arr)
         outs: list[Any] = []
         for spec in self.outputs:
             if spec[0] == "out":
                 outs.append(made[spec[1]])
             elif spec[0] == "arg":
                 outs.append(arrays[spec[1]])
+            elif spec[0] == "scalar":
+                outs.append(scalars[spec[1]])
             else:
                 outs.append(spec[1])
-        return outs, [made[i] for _, i in self.rebinds]
+        return outs
+
+    def _hand_over(self, results: Any, arrays: list[Array], made: list[Array], done: list[int]) -> None:
+        """Wrap the program's results as arrays (into `made`) and rebind the arguments rebound
+        in place (`done[0]` of them rebound so far): resumed where it stopped when called
+        again after an interruption."""
+        device = self.device
+        specs = self.made
+        while len(made) < len(specs):  # (as _wrap, its types known)
+            shape, np_dtype, dtype = specs[len(made)]
+            node = Node(None, 0, shape, np_dtype, results[len(made)], 0)
+            arr = _new_array(node, dtype, device)
+            node.owner = _weakref(arr)
+            made.append(arr)
+        rebinds = self.rebinds
+        if done[0] < len(rebinds):
+            with WRITE_LOCK:
+                while done[0] < len(rebinds):
+                    i, k = rebinds[done[0]]
+                    rebind(arrays[i], made[k])
+                    done[0] += 1
 
 
 def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
@@ -318,6 +365,7 @@ def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
 
 _new_array = Array._new
 _weakref = weakref.ref
+_FunctionType = types.FunctionType
 
 
 def _wrap(value: Any, device: Device) -> Array:
@@ -325,14 +373,45 @@ def _wrap(value: Any, device: Device) -> Array:
     return _owned_array(_leaf(value, dtype), FROM_NUMPY[dtype], device)
 
 
+class Retry:
+    """What `end` returns when this recording cannot be kept but the next one may be: another
+    thread's barrier or read computed part of it while it was recorded (`Watch.foreign`), so
+    the graph holds that value instead of its recipe. The call's values are right (they are
+    those of the function run as recorded); the next call records again."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
 def end(
     watch: Watch, device: Device, arrays: list[Array], nodes: list[Node], scalars: list[Any], outputs: list[Any]
-) -> Captured | str:
+) -> Captured | str | Retry:
     """Finish the recording of a function whose argument arrays `arrays` held `nodes` and whose
     scalar arguments are `scalars`, and which returned the leaves `outputs`: its Captured
-    program (already run for this call), or why it cannot be captured (a sentence naming the
-    line)."""
-    stop(watch)
+    program (already run for this call), why it cannot be captured (a sentence naming the
+    line), or Retry.
+
+    Under the lazy lock from the end of the watch to the program's first run: no other
+    thread's barrier can compute the recorded graph's nodes in between (while the function
+    ran, those it computed are in `watch.foreign`)."""
+    with _LOCK:
+        stop(watch)
+        return _end(watch, device, arrays, nodes, scalars, outputs)
+
+
+_DISTURBED = (
+    "a barrier or a read in another thread computed part of the recording while the function ran (its value,"
+    " not its recipe, would be in the program)"
+)
+
+
+def _end(
+    watch: Watch, device: Device, arrays: list[Array], nodes: list[Node], scalars: list[Any], outputs: list[Any]
+) -> Captured | str | Retry:
+    foreign = watch.foreign
+    watch.foreign = weakref.WeakSet()
     if watch.reads:
         return f"a value was read or a graph was run inside the function (at {watch.reads[0]})"
     if watch.breaks:
@@ -358,19 +437,26 @@ def end(
         return index[id(node)]
 
     out_specs: list[tuple[str, Any]] = []
+    scalar_ids = {id(v): j for j, v in enumerate(scalars)}
     for o in outputs:
-        if type(o) is not Array or not o._device.is_lazy:
+        if id(o) in scalar_ids and (type(o) is float or type(o) is complex):  # a scalar argument returned
+            out_specs.append(("scalar", scalar_ids[id(o)]))
+        elif type(o) is not Array or not o._device.is_lazy:
             out_specs.append(("const", o))
         elif o._data.value is None:
             out_specs.append(("out", target(o._data)))
         elif id(o._data) in arg_ids:
             out_specs.append(("arg", arg_ids[id(o._data)]))
+        elif foreign and o._data in foreign:
+            return Retry(_DISTURBED)
         else:
             out_specs.append(("const", o))
     rebinds = []
     for i, node in rebound:
         if node.value is None:
             rebinds.append((i, target(node)))
+        elif foreign and node in foreign:
+            return Retry(_DISTURBED)
         else:
             return "an argument was rebound to a value computed outside the function"
     if any(n.checks for n in targets):
@@ -385,6 +471,8 @@ def end(
     for leaf in traced.leaves:
         if id(leaf) in arg_ids:
             leaf_specs.append(("arg", arg_ids[id(leaf)]))
+        elif foreign and leaf in foreign:
+            return Retry(_DISTURBED)
         else:
             owner = leaf.owner
             leaf_specs.append(("const", leaf, owner if owner is not None and owner() is not None else None))

@@ -17,6 +17,7 @@ import re
 import signal as _signal
 import threading
 import time
+import types
 import warnings
 import weakref
 from typing import Any
@@ -238,8 +239,11 @@ def _materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
-    if WATCHING[0] is not None and (watch := _watched()) is not None:
-        watch.reads.append(_user_line())  # (x10array.compile: a value needed inside the function)
+    if (watch := WATCHING[0]) is not None:  # x10array.compile is recording (capture.py)
+        if watch.thread == threading.get_ident():
+            watch.reads.append(_user_line())  # a value needed inside the function
+        else:  # another thread's barrier or read: it may compute nodes of the recording
+            watch.foreign.update(targets)
     try:
         if len(targets) == 1 and device.mesh is None and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
             value = _run_single(targets[0], device)
@@ -364,19 +368,18 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
     run's result is stored by C code (`out.extend(map(...))`: no check between the return
     and the store), and if anything interrupts the hand-over it is completed before the
     exception goes on. That covers a cached program, which jax runs in C++ without entering
-    Python code (a test checks this). A program's first run (`first`) goes through jax's
-    Python code after the run, so there Ctrl-C is deferred until the hand-over is done (by
-    swapping the SIGINT handler, only when it is Python's default one and in the main
-    thread, where signals are handled: a system call each way, too slow for every run).
-    Without donation an interrupted hand-over leaves some targets materialized and the others
-    pending, which is as good: every value is still there."""
+    Python code (a test checks this). A program's first run (`first`), and a run through a
+    Python function of ours (a mesh run checked across processes), go through Python code
+    after the run, so there every Python signal handler (Ctrl-C's, a custom one, a SIGALRM
+    timeout that raises) is deferred until the hand-over is done (`deferred_signals`: in the
+    main thread, where Python runs them; a system call per handler each way, too slow for
+    every run). Without donation an interrupted hand-over leaves some targets
+    materialized and the others pending, which is as good: every value is still there."""
     if not donating:
         _adopt(targets, run(*args))
         return
-    deferred = first and _main_thread() and _signal.getsignal(_SIGINT) is _default_int_handler
-    if deferred:
-        received: list[Any] = []
-        _signal.signal(_SIGINT, lambda signum, frame: received.append(frame))
+    # (a Python function: a mesh run checked across processes, spmd._checked_runs)
+    deferred = deferred_signals() if first or type(run) is _FunctionType else None
     out: list[tuple[Any, ...]] = []
     try:
         out.extend(map(run, *zip(args)))  # run(*args), its result stored by C code
@@ -386,10 +389,40 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
             _adopt(targets, out[0])  # the run finished: hand its outputs over, then raise
         raise
     finally:
-        if deferred:
-            _signal.signal(_SIGINT, _default_int_handler)
-            if received:
-                raise KeyboardInterrupt
+        if deferred is not None:
+            deferred.close()
+
+
+def deferred_signals() -> _Deferred | None:
+    """Defer the signals that have a Python handler until the result's `close()`: each handler
+    is swapped for one that notes the signal, and `close()` puts the handlers back, then runs
+    each noted signal's handler (which may raise: KeyboardInterrupt for Ctrl-C, a timeout's
+    exception). For the moments when Python code runs between a program consuming its donated
+    inputs and its outputs reaching their arrays, where an exception would lose them. None
+    outside the main thread (only the main thread runs Python signal handlers: a signal cannot
+    raise in another) or when no handler is a Python function."""
+    if not _main_thread():
+        return None
+    handlers: list[tuple[int, Any]] = [(s, h) for s in _SIGNALS if callable(h := _signal.getsignal(s))]
+    return _Deferred(handlers) if handlers else None
+
+
+class _Deferred:
+    __slots__ = ("handlers", "received")
+
+    def __init__(self, handlers: list[tuple[int, Any]]):
+        self.handlers = handlers
+        self.received: list[tuple[int, Any]] = []
+        note = self.received.append
+        for s, _ in handlers:
+            _signal.signal(s, lambda signum, frame: note((signum, frame)))
+
+    def close(self) -> None:
+        for s, h in self.handlers:
+            _signal.signal(s, h)
+        handlers = dict(self.handlers)
+        for signum, frame in self.received:  # (a handler that raises ends the loop, as Python's would)
+            handlers[signum](signum, frame)
 
 
 def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
@@ -404,9 +437,10 @@ def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
         node.call = None  # drop the graph: its inputs can be freed
 
 
-_SIGINT = _signal.SIGINT
-_default_int_handler = _signal.default_int_handler
+# the signals whose handlers may be Python functions (SIGKILL and SIGSTOP have none)
+_SIGNALS = tuple(s for s in _signal.valid_signals() if s not in (_signal.SIGKILL, _signal.SIGSTOP))
 _MAIN_THREAD = threading.main_thread().ident
+_FunctionType = types.FunctionType
 
 
 def _main_thread() -> bool:

@@ -178,15 +178,20 @@ _STATE = _RecorderState()
 class Watch:
     """What happened while `x10array.compile` recorded a function (see capture.py): the lines
     that read a value or ran a graph (`reads`), met a data-dependent shape (`breaks`), and the
-    arrays rebound (`rebound`, weak references). One at a time, for the recording thread."""
+    arrays rebound (`rebound`, weak references). One at a time, for the recording thread.
+    `foreign`: the nodes that graphs run by other threads meanwhile computed (a barrier, a
+    read; weak references): if one of them is part of the recording, its recipe is gone and
+    the capture would hold its value as a constant (capture.end then records again at the
+    next call)."""
 
-    __slots__ = ("thread", "reads", "breaks", "rebound")
+    __slots__ = ("thread", "reads", "breaks", "rebound", "foreign")
 
     def __init__(self, thread: int):
         self.thread = thread
         self.reads: list[str] = []
         self.breaks: list[str] = []
         self.rebound: list[tuple[weakref.ref[Array], str]] = []
+        self.foreign: weakref.WeakSet[Node] = weakref.WeakSet()
 
 
 # per device, the results of its last replayed captured program (x10array.compile), which
