@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,7 @@ from .._core.policies import NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
 from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, common_device, normalize_scalar
 
-__all__ = ["normalize_index", "getitem", "setitem"]
+__all__ = ["normalize_index", "getitem", "setitem", "check_writable", "function_view", "index_view"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -626,7 +627,7 @@ def _root_index(x: Array, desc: tuple[Any, ...], operands: tuple[Any, ...]) -> t
     """(array, description, operands) that select `x[desc]` from the array that owns the
     data: `x` itself, or, for a view, its base with the two indices composed."""
     alias = x._alias
-    if alias is not None and alias.base is not None:
+    if alias is not None and alias.base is not None and alias.transform is None:
         composed = _compose(alias.index, alias.operands, desc, operands)
         if composed is not None:
             return (alias.base, *composed)
@@ -691,20 +692,51 @@ def _compose(
     return tuple(out), tuple(ops)
 
 
+class Transform:
+    """How a function's view is computed from the array it views: `forward(base)` is the
+    view's value, `backward(base, value)` the base's value once the view holds `value`
+    (None: a read-only view, as NumPy makes broadcast_to's and diagonal's), and
+    `layout(stand_in)` what NumPy's function does to the strides of a stand-in of the base
+    (see `layout`: reshape is a view only where NumPy's is)."""
+
+    __slots__ = ("name", "forward", "backward", "layout")
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[[Array], Array],
+        backward: Callable[[Array, Array], Array] | None,
+        layout: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+        self.layout = layout
+
+
 class Alias:
     """An array's part in views: the array it views (`base`, at `index` with `operands`,
-    or None) and weak references to the arrays that view it.
+    or through a function's `transform`, or None) and weak references to the arrays that
+    view it.
 
     After a write to an array (`_core.primitive.rebind`), `written` refreshes its live views (and
-    theirs) by indexing it again, and stores its new value into its base, whose other views
-    are refreshed in turn. On the lazy device these are recorded operations like any other."""
+    theirs) by indexing it again (or applying the view's function again), and stores its new
+    value into its base, whose other views are refreshed in turn. On the lazy device these are
+    recorded operations like any other."""
 
-    __slots__ = ("base", "index", "operands", "views", "prune_at")
+    __slots__ = ("base", "index", "operands", "transform", "views", "prune_at")
 
-    def __init__(self, base: Array | None, index: tuple[Any, ...] | None, operands: tuple[Any, ...]):
+    def __init__(
+        self,
+        base: Array | None,
+        index: tuple[Any, ...] | None,
+        operands: tuple[Any, ...],
+        transform: Transform | None = None,
+    ):
         self.base = base  # a strong reference, as a NumPy view has to its base
         self.index = index
         self.operands = operands
+        self.transform = transform
         self.views: list[weakref.ref[Array]] = []
         self.prune_at = 16
 
@@ -712,6 +744,18 @@ class Alias:
     @atomic_write
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
         base, index, operands = _root_index(base, index, operands)
+        Alias._add(base, view)
+        view._alias = Alias(base, index, operands)
+
+    @staticmethod
+    @atomic_write
+    def register_function(base: Array, view: Array, transform: Transform) -> None:
+        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its)."""
+        Alias._add(base, view)
+        view._alias = Alias(base, None, (), transform)
+
+    @staticmethod
+    def _add(base: Array, view: Array) -> None:
         alias = base._alias
         if alias is None:
             alias = base._alias = Alias(None, None, ())
@@ -719,7 +763,6 @@ class Alias:
             alias.views = [r for r in alias.views if r() is not None]
             alias.prune_at = max(16, 2 * len(alias.views))
         alias.views.append(weakref.ref(view))
-        view._alias = Alias(base, index, operands)
 
     def _live_views(self) -> list[Array]:
         live = [v for r in self.views if (v := r()) is not None]
@@ -734,16 +777,91 @@ class Alias:
                 view._alias.refresh(view)
         base = self.base
         if base is not None:
-            assign(base, bind(SETITEM, base._device, base, target, *self.operands, index=self.index))
+            transform = self.transform
+            if transform is None:
+                value = bind(SETITEM, base._device, base, target, *self.operands, index=self.index)
+            else:
+                assert transform.backward is not None, "Alias.written: a read-only view was written"
+                value = transform.backward(base, target)
+            assign(base, value)
             base._alias.written(base, skip=target)
 
     def refresh(self, view: Array) -> None:
         """Index the base again: `view` sees the base's new value (and so do its views)."""
         base = self.base
         assert base is not None, "Alias.refresh: only a view's alias has a base"
-        assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
+        if self.transform is None:
+            assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
+        else:
+            assign(view, self.transform.forward(base))
         for inner in self._live_views():
             inner._alias.refresh(inner)
+
+
+def check_writable(x: Array, fname: str) -> None:
+    """ValueError if `x` is a read-only view (of broadcast_to, diagonal, ...), or a view of
+    one: NumPy refuses those writes too, and a write could not be stored back."""
+    alias = x._alias
+    while alias is not None and alias.base is not None:
+        transform = alias.transform
+        if transform is not None and transform.backward is None:
+            raise ValueError(
+                f"{fname}: the array is a read-only view (the result of {transform.name}, as in NumPy);"
+                " write into a copy instead (asarray(x, copy=True))"
+            )
+        alias = alias.base._alias
+
+
+_BYTE = np.zeros(1, dtype=np.uint8)
+
+
+def layout(x: Array) -> np.ndarray:
+    """A stand-in with the strides NumPy's equivalent of `x` would have (one byte per
+    element, no memory: never read): an array that views nothing is C-contiguous, a view has
+    what NumPy's indexing or function made of its base's. Tells where NumPy's reshape is a
+    view (`reshape_is_view`)."""
+    alias = x._alias
+    if alias is None or alias.base is None:
+        shape = x.shape
+        strides = []
+        step = 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= max(n, 1)
+        return np.lib.stride_tricks.as_strided(_BYTE, shape=shape, strides=tuple(reversed(strides)))
+    parent = layout(alias.base)
+    if alias.transform is None:
+        return parent[_rebuild(alias.index, alias.operands)]
+    return alias.transform.layout(parent)
+
+
+def reshape_is_view(x: Array, shape: tuple[int, ...]) -> bool:
+    """Whether NumPy's reshape of (NumPy's equivalent of) `x` to `shape` is a view."""
+    alias = x._alias
+    if alias is None or alias.base is None:
+        return True  # C-contiguous
+    try:
+        np.reshape(layout(x), shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def function_view(x: Array, prim: Primitive, transform: Transform, **params: Any) -> Array:
+    """`bind(prim, x._device, x, **params)`, registered as a view of `x` through `transform`
+    (made and registered between writes, as getitem's views)."""
+    with WRITE_LOCK:
+        out = bind(prim, x._device, x, **params)
+        Alias.register_function(x, out, transform)
+    return out
+
+
+def index_view(x: Array, out: Array, desc: tuple[Any, ...], operands: tuple[Any, ...]) -> Array:
+    """Register `out` (a function's result equal to `x[desc]`, a basic index) as that view
+    of `x`: expand_dims, squeeze, flip, unstack are basic indexing in NumPy. The caller
+    holds WRITE_LOCK from computing `out` to this call."""
+    Alias.register(x, out, desc, operands)
+    return out
 
 
 def _selection_shape(x: Array, idx: _Index) -> tuple[int, ...] | None:
@@ -816,6 +934,7 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
 @atomic_write
 def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
+    check_writable(x, fname)
     if type(key) is Array or type(key) is tuple or type(value) is Array:
         _, key, value = _meet(x, key, value, fname)
     idx = _parse(x, key, fname)
