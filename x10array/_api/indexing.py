@@ -47,7 +47,7 @@ from .._core.array import Array
 from .._core.backend import impl as backend_impl
 from .._core.convert import cast, transfer
 from .._core.devices import Device
-from .._core.dtypes import INTEGER, promote
+from .._core.dtypes import INTEGER, KIND_RANK, DType, promote
 from .._core.kernels import NUMPY
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
@@ -894,13 +894,9 @@ def _check_mask_value(shape: tuple[int, ...], rest: tuple[int, ...], fname: str)
 
 def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: str, mask_ndim: int = 0) -> Any:
     if type(value) is Array:
-        if promote(x._dtype, value._dtype, fname) is not x._dtype:
-            raise TypeError(
-                f"{fname}: a value of dtype {value._dtype.name} cannot be stored in an array of"
-                f" dtype {x._dtype.name} without changing its type"
-            )
+        _check_value_dtype(x._dtype, value._dtype, fname)
         value = common_device((x, value), fname, fixed=x)[1][1]
-        if value._dtype.kind != x._dtype.kind:  # an integer into a floating-point array, say
+        if value._dtype is not x._dtype:  # an integer into a floating-point array, float64 into float32, ...
             value = cast(value, x._dtype)
         if target is not None:
             try:
@@ -917,8 +913,10 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
     scalar = normalize_scalar(value)
     if scalar is None:
         raise TypeError(f"{fname}: the value must be an x10array array or a Python scalar, got {type(value).__name__}")
-    scalar = check_scalar(scalar, x._dtype, fname)
     kind = x._dtype.kind
+    if type(scalar) is float and kind in ("signed", "unsigned"):
+        scalar = _float_into_integers(scalar, x._dtype, fname)
+    scalar = check_scalar(scalar, x._dtype, fname)
     try:
         if kind == "real" and not isinstance(scalar, float):
             scalar = float(scalar)
@@ -929,6 +927,41 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
     if kind == "unsigned" and scalar > _INT64_MAX:
         scalar = x._dtype.np.type(scalar)  # beyond int64: keep the exact value as a uint64
     return scalar
+
+
+def _check_value_dtype(target: DType, dtype: DType, fname: str) -> None:
+    """TypeError unless a value of `dtype` may be stored into an array of dtype `target`.
+
+    The standard (2025.12, `__setitem__`) promotes the value to the array's dtype and leaves
+    the rest implementation-defined. x10array stores, cast as `astype` casts: a value that
+    promotes to `target`; one of the same kind (float64 into float32, int64 into int8, as
+    NumPy, JAX and PyTorch do); a real floating-point value into an integer array (NumPy's
+    truncation; SciPy and array-api-extra's `at(x, i).min(1.1)` rely on it). It refuses what
+    would drop information of another kind: complex into real, numbers into bool."""
+    if dtype is target:
+        return
+    a, b = KIND_RANK[target.kind], KIND_RANK[dtype.kind]
+    if a == b:
+        return
+    if b > a and not (dtype.kind == "real" and target.kind in ("signed", "unsigned")):
+        raise TypeError(
+            f"{fname}: a value of dtype {dtype.name} cannot be stored in an array of dtype"
+            f" {target.name} (it would drop its {'imaginary parts' if dtype.kind == 'complex' else 'values'})"
+        )
+    promote(target, dtype, fname)  # (TypeError under X10ARRAY_STRICT_PROMOTION)
+
+
+def _float_into_integers(value: float, dtype: DType, fname: str) -> int:
+    """A Python float stored into an integer array: truncated towards zero, as NumPy (the
+    standard leaves mixing a float and an integer array implementation-defined); NaN, infinity
+    or a value out of range is an error, never a wrapped number."""
+    if value != value or value in (math.inf, -math.inf):
+        raise ValueError(f"{fname}: cannot store {value} in an array of dtype {dtype.name}")
+    truncated = int(value)
+    info = np.iinfo(dtype.np)
+    if not info.min <= truncated <= info.max:
+        raise ScalarOverflowError(f"{fname}: the Python float {value} does not fit in {dtype.name}")
+    return truncated
 
 
 @atomic_write
