@@ -333,8 +333,7 @@ def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
 def _check_mask(x: Array, mask: Array, n_items: int, fname: str) -> _Index:
     if n_items != 1:
         raise IndexError(
-            f"{fname}: a boolean array index must be the sole index (the standard does not"
-            " combine masks with other indices, None included)"
+            f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index"
         )
     if mask.ndim > x.ndim:
         raise IndexError(
@@ -368,7 +367,11 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
     items = key if type(key) is tuple else (key,)
     kinds, consumed, n_ellipsis, sole = _classify(x, items, fname)
     if sole:
-        return _sole_index(x, kinds, len(items), fname)
+        if not _combined_mask(kinds):
+            return _sole_index(x, kinds, len(items), fname)
+        if consumed > x.ndim:
+            raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
+        kinds = _masks_as_indices(x, kinds, x.ndim - consumed, fname)
     if consumed > x.ndim:
         raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
     if not n_ellipsis:
@@ -429,6 +432,48 @@ def _classify(x: Array, items: tuple[Any, ...], fname: str) -> tuple[list[tuple[
     return kinds, consumed, n_ellipsis, sole
 
 
+def _combined_mask(kinds: list[tuple[str, Any]]) -> bool:
+    """Whether the key holds boolean arrays of one or more dimensions together with other
+    indices (`x[..., mask]`, `x[mask, 0]`, two masks), and no Python bool or 0-d mask: NumPy
+    reads each such mask as the integer arrays of its `nonzero()`. A sole mask, or a leading
+    one followed by whole slices only (`x[mask, :]`), has a path of its own."""
+    masks = [i for i, (kind, item) in enumerate(kinds) if kind == "m"]
+    if any(kind == "b" or (kind == "m" and item.ndim == 0) for kind, item in kinds):
+        return False  # (a 0-d boolean must be the sole index: _sole_index says so)
+    if masks == [0] and all(_is_full(k, i) for k, i in kinds[1:]):
+        return False
+    return bool(masks)
+
+
+def _masks_as_indices(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> list[tuple[str, Any]]:
+    """`kinds` with each boolean array replaced by the integer arrays of its `nonzero()`, as
+    NumPy defines a mask among other indices (IndexError where its shape does not match the
+    axes it covers). On a lazy device the mask's values are read (a graph break, as a sole
+    mask's)."""
+    from .searching import nonzero
+
+    out: list[tuple[str, Any]] = []
+    axis = 0
+    for kind, item in kinds:
+        if kind == "m":
+            mask = common_device((x, item), fname, fixed=x)[1][1]
+            covered = x.shape[axis : axis + mask.ndim]
+            if mask.shape != covered:
+                raise IndexError(
+                    f"{fname}: a boolean index of shape {mask.shape} does not match the axes"
+                    f" {axis}..{axis + mask.ndim - 1} of shape {covered} it indexes (array shape {x.shape})"
+                )
+            out.extend(("A", i) for i in nonzero(mask))
+            axis += mask.ndim
+            continue
+        out.append((kind, item))
+        if kind == "e":
+            axis += fill
+        elif kind != "n":
+            axis += 1
+    return out
+
+
 def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str) -> _Index:
     """The `_Index` of a key holding a boolean mask ("m") or a bool ("b"): IndexError unless
     it is the sole index (the first such item decides)."""
@@ -441,7 +486,7 @@ def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str
             return _check_mask(x, item, sole, fname)
         if kind == "b":
             if n_items != 1:
-                raise IndexError(f"{fname}: a boolean index must be the sole index")
+                raise IndexError(f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index")
             idx = _Index()
             if item:
                 idx.desc = (("n",),) + tuple(("s", 0, n, 1) for n in x.shape)
