@@ -332,9 +332,7 @@ def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
 
 def _check_mask(x: Array, mask: Array, n_items: int, fname: str) -> _Index:
     if n_items != 1:
-        raise IndexError(
-            f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index"
-        )
+        raise IndexError(f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index")
     if mask.ndim > x.ndim:
         raise IndexError(
             f"{fname}: a boolean index of {mask.ndim} dimensions is too many for an array of {x.ndim} dimensions"
