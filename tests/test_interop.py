@@ -73,12 +73,91 @@ def test_array_copy_none_shares_eager_buffer_with_value_semantics() -> None:
     assert seen[0, 0] == -3.0 and float(x[0, 0]) == 42.0
 
 
-def test_array_copy_none_of_a_lazy_value_is_a_writable_copy() -> None:
+def test_array_copy_none_of_a_lazy_value_is_read_only() -> None:
+    """A write into numpy.asarray(lazy) could not reach the lazy array (pending graphs and
+    compiled programs read its value), so it raises rather than being lost (issue 24, 8:
+    SciPy's ndimage wrote its results into it and got zeros)."""
     x = pending(sample("float64"), LAZY)
     got = np.asarray(x)
-    assert got.flags.writeable
-    got[0, 0] = 7.0
+    assert not got.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        got[0, 0] = 7.0
     assert float(x[0, 0]) == -3.0
+    mine = np.asarray(x, copy=True)  # a copy of one's own is writable
+    mine[0, 0] = 7.0
+    assert float(x[0, 0]) == -3.0
+
+
+@pytest.mark.parametrize("kernels_", ["numpy", "xla"])
+def test_writes_into_numpy_asarray_of_an_eager_array_reach_it(kernels_: str) -> None:
+    """The eager device shares its buffer: a write through numpy.asarray(x) is a write to x,
+    with NumPy or XLA kernels (an XLA buffer is brought into a NumPy buffer that x keeps), as
+    SciPy's ndimage expects of `np.asarray(output)`."""
+    old = xp.set_cpu_kernels(kernels_)
+    try:
+        out = xp.zeros((2, 3)) * 1.0  # computed by the kernels (a jax buffer with XLA's)
+        host = np.asarray(out)
+        assert host.flags.writeable
+        host[...] = np.arange(6.0).reshape(2, 3)  # what ndimage's C code does
+        np.testing.assert_array_equal(np.asarray(out), np.arange(6.0).reshape(2, 3))
+        np.testing.assert_array_equal(np.asarray(out + 1.0), np.arange(6.0).reshape(2, 3) + 1.0)
+        out[0, 0] = -1.0  # x's own write copies first: the NumPy array keeps its values
+        assert host[0, 0] == 0.0 and float(out[0, 0]) == -1.0
+    finally:
+        xp.set_cpu_kernels(old)
+
+
+def test_scipy_ndimage_output_argument_on_both_devices() -> None:
+    """The issue's case: ndimage writes into np.asarray(output). Eager: the result arrives;
+    lazy: an error, never silently untouched zeros."""
+    ndimage = pytest.importorskip("scipy.ndimage")
+    a = np.arange(12.0).reshape(3, 4)
+    expected = ndimage.uniform_filter(a, size=2)
+    out = xp.zeros((3, 4), device=EAGER)
+    ndimage.uniform_filter(np.asarray(xp.asarray(a, device=EAGER)), size=2, output=np.asarray(out))
+    np.testing.assert_allclose(np.asarray(out), expected)
+    lazy_out = xp.zeros((3, 4), device=LAZY)
+    with pytest.raises(ValueError, match="read-only"):
+        ndimage.uniform_filter(a, size=2, output=np.asarray(lazy_out))
+
+
+@DEVICES
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_pickle_round_trip_keeps_device_kind_and_bits(device: xp.Device, dtype: str) -> None:
+    import copy
+    import pickle
+
+    a = sample(dtype, (3, 2))
+    if dtype.startswith(("float", "complex")):
+        a.reshape(-1)[:3] = np.array([np.nan, -0.0, np.inf]).astype(dtype)
+    for x in (pending(a, device), xp.asarray(a, device=device)[1:, ::-1], xp.asarray(a)):
+        for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), copy.copy(x)):
+            assert y.device == x.device and y.dtype == x.dtype and y.shape == x.shape
+            assert y._committed == x._committed
+            assert np.asarray(y).tobytes() == np.asarray(x).tobytes()
+            if y is not x:
+                y[...] = a[0, 0]  # an array of its own: x keeps its value
+    pickled = pickle.dumps(pending(a, device))
+    assert np.asarray(pickle.loads(pickled)).tobytes() == a.tobytes()
+
+
+def test_pickle_in_another_process() -> None:
+    import os
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = pickle.dumps([xp.asarray([1.5, -0.0], device=EAGER), xp.asarray([3, 4], device=LAZY) * 2])
+    code = (
+        "import pickle, sys, numpy as np; e, l = pickle.loads(sys.stdin.buffer.read());"
+        " print(e.device.backend.name, l.device.backend.name, np.asarray(e).tolist(), np.asarray(l).tolist())"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert out.stdout.decode().split() == ["EAGER", "XLA", "[1.5,", "-0.0]", "[6,", "8]"]
 
 
 @DEVICES

@@ -122,10 +122,15 @@ class Array:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The value as a NumPy array (`numpy.asarray(x)`); a lazy value is computed first.
 
-        `copy=None` shares the NumPy buffer of an eager CPU array and otherwise returns a
-        writable copy; `copy=False` never copies: it returns the NumPy buffer, or a read-only
-        view of a CPU device buffer, and raises ValueError where the value is not in host
-        memory (an accelerator) or a dtype conversion is asked for.
+        What a write into the result does is part of the contract (docs/interop.md): it is
+        writable exactly where the write reaches `x`, so a write is never silently lost.
+        `copy=None` returns, for an eager CPU array, its buffer (a value held by the XLA kernels
+        is brought into a NumPy buffer that `x` keeps: SciPy's ndimage writes its results into
+        `numpy.asarray(output)`); for a lazy array or one on an accelerator, a read-only view
+        (pending graphs and compiled programs read a lazy value: it cannot change under them).
+        `copy=True` returns an independent writable copy; `copy=False` never copies (the
+        buffer, or a read-only view of a device buffer on the CPU; ValueError where the value is
+        not in host memory or a dtype conversion is asked for).
         """
         if copy is False and self._device.kind is not DeviceKind.CPU:
             raise ValueError("__array__(copy=False): this array's value is not in host memory")
@@ -134,12 +139,31 @@ class Array:
             if copy is False:
                 raise ValueError("__array__(copy=False) cannot change the dtype")
             return host.astype(dtype)
-        if copy or (copy is None and not host.flags.writeable):
-            # A device buffer seen from the host (lazy or XLA values) is a read-only view:
-            # NumPy consumers expect a writable array when they did not forbid a copy.
+        if copy:
             return host.copy()
-        self._shared = True
+        if self._device.kind is DeviceKind.CPU and not self._device.is_lazy:
+            if copy is None and not host.flags.writeable:
+                # a buffer of the XLA kernels (or an imported read-only one) seen from the
+                # host: x keeps a NumPy copy instead, handed out, so writes reach x
+                host = host.copy()
+                self._data = host
+            self._shared = True  # (x copies before its own next write)
+            return host
+        if host.flags.writeable:  # a copy from an accelerator: a write would be lost
+            host = host.view()
+            host.flags.writeable = False
         return host
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling (and `copy.copy` / `copy.deepcopy`): the value's bits, the device and
+        whether the array is committed to it; unpickled onto the same device kind (a lazy value
+        is computed first). A view unpickles as an array of its own, as NumPy's do."""
+        if self._device.mesh is not None:
+            raise TypeError(
+                f"__reduce__: an array on a mesh ({self._device!r}) is held in pieces and cannot be"
+                " pickled; gather it first (x10array.distributed.gather) or save a checkpoint"
+            )
+        return (_unpickle, (np.array(self._host(), copy=True), self._device, self._committed))
 
     # -- Python scalars ------------------------------------------------------------------
 
@@ -266,6 +290,15 @@ class Array:
         def __le__(self, other: Any, /) -> Array: ...
         def __gt__(self, other: Any, /) -> Array: ...
         def __ge__(self, other: Any, /) -> Array: ...
+
+
+def _unpickle(host: np.ndarray, device: Device, committed: bool) -> Array:
+    """The array that `Array.__reduce__` described: `host` placed on `device`."""
+    from .dtypes import FROM_NUMPY
+
+    out: Array = _IMPLS[device.backend].place(host, FROM_NUMPY[host.dtype], device, shared=False)
+    out._committed = committed
+    return out
 
 
 _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
