@@ -69,7 +69,7 @@ def _make_view(rng: np.random.Generator, a, x):  # noqa: C901 - one branch per f
     to the pair (a, x), or None if the drawn function does not apply to this shape."""
     shape = a.shape
     ndim = len(shape)
-    choice = int(rng.integers(0, 13))
+    choice = int(rng.integers(0, 14))
     if choice == 0 and ndim:
         axes = tuple(int(i) for i in rng.permutation(ndim))
         return np.permute_dims(a, axes), xp.permute_dims(x, axes), f"permute_dims({axes})"
@@ -118,6 +118,10 @@ def _make_view(rng: np.random.Generator, a, x):  # noqa: C901 - one branch per f
     if choice in (10, 11):
         key = _basic_key(rng, shape)
         return a[key], x[key], f"[{key}]"
+    if choice == 13:  # real: a view; imag of a real array: read-only zeros (NumPy's)
+        if rng.random() < 0.5:
+            return np.real(a), xp.real(x), "real"
+        return np.imag(a), xp.imag(x), "imag"
     if choice == 12:  # read-only views: both refuse writes
         if ndim >= 2 and rng.random() < 0.5:
             return np.linalg.diagonal(a), xp.linalg.diagonal(x), "linalg.diagonal"
@@ -274,6 +278,7 @@ VIEW_FUNCTIONS = {
     "unstack": (lambda m, a: m.unstack(a, axis=1)[2]),
     "mT": (lambda m, a: a.mT),
     "getitem": (lambda m, a: a[:, ::-2]),
+    "real": (lambda m, a: m.real(a)),
 }
 
 
@@ -348,3 +353,25 @@ def test_reshape_views_where_numpy_does():
         c[(0,) * len(shape)] = 99.0
         assert float(x[0, 0]) == 0.0
     assert math.prod(x.shape) == 24
+
+
+@pytest.mark.parametrize("device", sorted(DEVICES))
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_real_and_imag_of_complex_arrays_are_views(dtype, device):
+    """As NumPy's: a write into `real(z)` / `imag(z)` stores that part into `z`, bit for
+    bit (NaN and signed zeros kept), and a write to `z` shows in both."""
+    d = DEVICES[device]()
+    a = np.array([[1 + 2j, -3 - 0j], [complex(np.nan, -0.0), 5j]], dtype=dtype)
+    z = xp.asarray(a, copy=True, device=d)
+    ra, ia, rz, iz = np.real(a), np.imag(a), xp.real(z), xp.imag(z)
+    ra[0, :] = [-0.0, np.inf]
+    rz[0, :] = xp.asarray(np.array([-0.0, np.inf], dtype=ra.dtype), device=d)
+    ia[1] *= 2.0
+    iz[1] *= 2.0
+    ia_col, iz_col = ia[:, 0], iz[:, 0]  # a view of the view
+    ia_col += 1.0
+    iz_col += 1.0
+    assert np.asarray(z).tobytes() == a.tobytes()
+    a[1, 1] = 7 - 7j
+    z[1, 1] = 7 - 7j
+    assert np.asarray(rz).tobytes() == ra.tobytes() and np.asarray(iz).tobytes() == ia.tobytes()

@@ -11,7 +11,8 @@ An `Array` is a dtype, a device and a value. The value (`_data`) depends on the 
 
 Mutation (`__setitem__`, in-place operators) rebinds the array to a new value; arrays that
 were computed from the old value keep it, except views: the result of basic indexing (`x[1:3]`,
-`x[0, :]`, `x[..., None]`) and the array it indexes see each other's writes, as in NumPy,
+`x[0, :]`, `x[..., None]`), or of a function NumPy returns views from (`permute_dims`,
+`reshape`, ...), and the array it views see each other's writes, as in NumPy,
 array-api-strict and PyTorch, in every mode (`_api.indexing.Alias`: the write is replayed, not
 shared memory). On the NumPy path a buffer that might be seen elsewhere (a NumPy view, an
 imported NumPy array, an export) is copied before it is written (`_shared`), so writes are
@@ -122,35 +123,34 @@ class Array:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The value as a NumPy array (`numpy.asarray(x)`); a lazy value is computed first.
 
-        What a write into the result does is part of the contract (docs/interop.md): it is
-        writable exactly where the write reaches `x`, so a write is never silently lost.
-        `copy=None` returns, for an eager CPU array, its buffer (a value held by the XLA kernels
-        is brought into a NumPy buffer that `x` keeps: SciPy's ndimage writes its results into
-        `numpy.asarray(output)`); for a lazy array or one on an accelerator, a read-only view
-        (pending graphs and compiled programs read a lazy value: it cannot change under them).
-        `copy=True` returns an independent writable copy; `copy=False` never copies (the
-        buffer, or a read-only view of a device buffer on the CPU; ValueError where the value is
-        not in host memory or a dtype conversion is asked for).
+        What a write into the result does is part of the contract (docs/interop.md): the
+        result is writable exactly where a write into it reaches `x`, so a write is never
+        silently lost. `copy=None` returns, on the CPU, a NumPy buffer that is `x`'s value
+        (the backend's `host_buffer`: SciPy's ndimage writes its results into
+        `numpy.asarray(output)`), and on an accelerator a read-only copy. `copy=True` returns
+        an independent writable copy. `copy=False` never copies: the NumPy buffer of an eager
+        array, or a read-only view of a device buffer or of a lazy value on the CPU;
+        ValueError where the value is not in host memory or a dtype conversion is asked for.
         """
         if copy is False and self._device.kind is not DeviceKind.CPU:
             raise ValueError("__array__(copy=False): this array's value is not in host memory")
-        host = self._host()
-        if dtype is not None and np.dtype(dtype) != host.dtype:
+        if dtype is not None and np.dtype(dtype) != self._dtype.np:
             if copy is False:
                 raise ValueError("__array__(copy=False) cannot change the dtype")
-            return host.astype(dtype)
+            return self._host().astype(dtype)  # a new array, as NumPy's
         if copy:
-            return host.copy()
-        if self._device.kind is DeviceKind.CPU and not self._device.is_lazy:
-            if copy is None and not host.flags.writeable:
-                # a buffer of the XLA kernels (or an imported read-only one) seen from the
-                # host: x keeps a NumPy copy instead, handed out, so writes reach x
-                host = host.copy()
-                self._data = host
-            self._shared = True  # (x copies before its own next write)
-            return host
-        if host.flags.writeable:  # a copy from an accelerator: a write would be lost
-            host = host.view()
+            return self._host().copy()
+        if copy is None:
+            buffer = _IMPLS[self._device.backend].host_buffer(self)
+            if buffer is not None:
+                self._shared = True  # (x copies before its own next write)
+                return buffer
+        host = self._host()
+        if host.flags.writeable:
+            if copy is False:  # an eager NumPy buffer
+                self._shared = True
+                return host
+            host = host.view()  # a copy from an accelerator: a write into it would be lost
             host.flags.writeable = False
         return host
 

@@ -261,7 +261,9 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed, so its buffer can be taken
                 with _x64():
-                    node.value = value = jax.device_put(value, device.jax_device)
+                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
+                    if not node.host:
+                        node.value = value
             # references: a._data, `node`, getrefcount's argument
             if node.exported or a._alias is not None or getrefcount(node) > 3:
                 with _x64():
@@ -274,7 +276,9 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed once, then reused
                 with _x64():
-                    node.value = value = jax.device_put(value, device.jax_device)
+                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
+                    if not node.host:
+                        node.value = value
             kept.append(value)
         node = None
         args = [self.scalar(scalars[j]) for j in self.plan.args]
