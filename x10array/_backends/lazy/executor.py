@@ -83,12 +83,13 @@ class LazyBackend(Recorder):
         node = x._data
         if node.value is None:  # (a value whose bounds check failed: raises)
             _materialize_nodes([node], device)
-        COUNTERS.transfers_to_host += 1
-        node.exported = True
-        if not node.host:
-            node.value = np.array(node.value, copy=True)  # (an interpreted value may be shared)
-            node.host = True
-        return node.value
+        with _LOCK:  # (no graph is traced while the value changes home)
+            COUNTERS.transfers_to_host += 1
+            node.exported = True
+            if not node.host:
+                node.value = np.array(node.value, copy=True)  # (an interpreted value may be shared)
+                node.host = True
+            return node.value
 
     def buffer(self, x: Array) -> Any:
         if x._device.mesh is not None:
