@@ -316,9 +316,11 @@ def test_a_replay_donates_the_previous_values_of_arguments_rebound_in_place():
     np.testing.assert_allclose(_np(b1), _np(b2), rtol=1e-12)
 
 
-def test_a_replay_donates_an_argument_whose_views_are_gone():
+def test_a_step_taking_views_of_a_parameter_replays_and_donates():
     """A step that takes views of a parameter (`w.T`, a reshape: views, as NumPy's) and then
-    updates it in place: once the views are gone, the replays still donate w's buffer."""
+    updates it in place replays with the plain step's values, its rebound arguments handed to
+    the program as donations (capture._in_views: an Alias whose views are gone does not make
+    them copies)."""
     xs, ys = _data()
     x, y = _arr(xs), _arr(ys)
     w, b = _arr(np.zeros((3, 2))), _arr(np.zeros(2))
