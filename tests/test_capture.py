@@ -316,6 +316,31 @@ def test_a_replay_donates_the_previous_values_of_arguments_rebound_in_place():
     np.testing.assert_allclose(_np(b1), _np(b2), rtol=1e-12)
 
 
+def test_a_step_taking_views_of_a_parameter_replays_and_donates():
+    """A step that takes views of a parameter (`w.T`, a reshape: views, as NumPy's) and then
+    updates it in place replays with the plain step's values, its rebound arguments handed to
+    the program as donations (capture._in_views: an Alias whose views are gone does not make
+    them copies)."""
+    xs, ys = _data()
+    x, y = _arr(xs), _arr(ys)
+    w, b = _arr(np.zeros((3, 2))), _arr(np.zeros(2))
+    w2, b2 = _arr(np.zeros((3, 2))), _arr(np.zeros(2))
+
+    def step_with_views(w, b, x, y, lr):
+        scale = xp.sum(xp.reshape(w.T, (-1,))) * 0.0 + 1.0  # views of w, dropped before the update
+        return _sgd_step(w, b, x * scale, y, lr)
+
+    step = xp.compile(step_with_views)
+    step(w, b, x, y, 0.1)  # the capture
+    before = xp.metrics()
+    for _ in range(3):
+        step(w, b, x, y, 0.1)
+    assert (xp.metrics() - before).donated_buffers == 6
+    for _ in range(4):
+        step_with_views(w2, b2, x, y, 0.1)
+    np.testing.assert_allclose(_np(w), _np(w2), rtol=1e-12)
+
+
 def test_a_replay_does_not_donate_a_value_something_else_still_sees():
     xs, ys = _data()
     x, y = _arr(xs), _arr(ys)

@@ -276,7 +276,8 @@ case("getitem-mask-shape", IndexError, "__getitem__", lambda: f64(2, 3)[b(3)])
 case("setitem-out-of-range", IndexError, "__setitem__", lambda: f64(5).__setitem__(5, 1.0))
 case("setitem-float-index", (IndexError, TypeError), "__setitem__", lambda: f64(5).__setitem__(1.5, 1.0))
 case("setitem-shape", ValueError, "__setitem__", lambda: f64(2, 3).__setitem__(0, f64(2)))
-case("setitem-float-into-int", TypeError, "__setitem__", lambda: i32(3).__setitem__(0, 1.5))
+case("setitem-nan-into-int", ValueError, "__setitem__", lambda: i32(3).__setitem__(0, float("nan")))
+case("setitem-complex-array-into-float", TypeError, "__setitem__", lambda: f64(3).__setitem__(0, xp.asarray(1j)))
 case("setitem-complex-into-float", TypeError, "__setitem__", lambda: f64(3).__setitem__(0, 1j))
 case("setitem-int-overflow", (OverflowError, ValueError), "__setitem__",
      lambda: xp.asarray([1, 2], dtype=xp.int8).__setitem__(0, 300))  # fmt: skip

@@ -73,12 +73,102 @@ def test_array_copy_none_shares_eager_buffer_with_value_semantics() -> None:
     assert seen[0, 0] == -3.0 and float(x[0, 0]) == 42.0
 
 
-def test_array_copy_none_of_a_lazy_value_is_a_writable_copy() -> None:
-    x = pending(sample("float64"), LAZY)
-    got = np.asarray(x)
-    assert got.flags.writeable
-    got[0, 0] = 7.0
-    assert float(x[0, 0]) == -3.0
+@pytest.mark.parametrize("tier", [None, 1], ids=["interpreted", "compiled"])
+def test_writes_into_numpy_asarray_of_a_lazy_array_reach_it(tier: Any) -> None:
+    """numpy.asarray(lazy) is the lazy array's value, as numpy.asarray(eager) is (issue 24, 8:
+    SciPy's ndimage wrote its results into it and they were lost): work pending before it
+    is computed first and keeps the values it was recorded on; work recorded later sees the
+    writes, interpreted or compiled; x's own later write copies first."""
+    from x10array._backends import lazy as _lazy
+
+    with _lazy.compile_threshold(tier):
+        x = pending(sample("float64"), LAZY)
+        before = x * 2.0  # pending when the buffer is handed out
+        got = np.asarray(x)
+        assert got.flags.writeable
+        got[0, 0] = 7.0
+        np.testing.assert_array_equal(np.asarray(before), sample("float64") * 2.0)
+        assert float(x[0, 0]) == 7.0
+        for _ in range(3):  # the same graph again: cached, compiled at its first sighting with tier 1
+            np.testing.assert_array_equal(np.asarray(x + 1.0)[0], [8.0, -1.0, 0.0])
+            got[0, 1] += 1.0
+            got[0, 1] -= 1.0
+        got[0, 2] = 5.0
+        np.testing.assert_array_equal(np.asarray(xp.sum(x, axis=1)), [7.0 - 2.0 + 5.0, 3.0])
+        x[1, 0] = -9.0  # x's own write: a new value; the NumPy array keeps what it holds
+        assert got[1, 0] == 0.0 and float(x[1, 0]) == -9.0
+        mine = np.asarray(x, copy=True)  # a copy of one's own
+        mine[0, 0] = 1.0
+        assert float(x[0, 0]) == 7.0
+
+
+@pytest.mark.parametrize("kernels_", ["numpy", "xla"])
+def test_writes_into_numpy_asarray_of_an_eager_array_reach_it(kernels_: str) -> None:
+    """The eager device shares its buffer: a write through numpy.asarray(x) is a write to x,
+    with NumPy or XLA kernels (an XLA buffer is brought into a NumPy buffer that x keeps)."""
+    old = xp.set_cpu_kernels(kernels_)
+    try:
+        out = xp.zeros((2, 3)) * 1.0  # computed by the kernels (a jax buffer with XLA's)
+        host = np.asarray(out)
+        assert host.flags.writeable
+        host[...] = np.arange(6.0).reshape(2, 3)  # what ndimage's C code does
+        np.testing.assert_array_equal(np.asarray(out), np.arange(6.0).reshape(2, 3))
+        np.testing.assert_array_equal(np.asarray(out + 1.0), np.arange(6.0).reshape(2, 3) + 1.0)
+        out[0, 0] = -1.0  # x's own write copies first: the NumPy array keeps its values
+        assert host[0, 0] == 0.0 and float(out[0, 0]) == -1.0
+    finally:
+        xp.set_cpu_kernels(old)
+
+
+@DEVICES
+def test_scipy_ndimage_output_argument(device: xp.Device) -> None:
+    """The issue's case: ndimage writes into np.asarray(output); the result arrives on both
+    devices (it stayed zeros on the lazy one)."""
+    ndimage = pytest.importorskip("scipy.ndimage")
+    a = np.arange(12.0).reshape(3, 4)
+    out = xp.zeros((3, 4), device=device)
+    ndimage.uniform_filter(a, size=2, output=np.asarray(out))
+    np.testing.assert_allclose(np.asarray(out), ndimage.uniform_filter(a, size=2))
+    np.testing.assert_allclose(np.asarray(out * 2.0), ndimage.uniform_filter(a, size=2) * 2.0)
+
+
+@DEVICES
+@pytest.mark.parametrize("dtype", DTYPE_NAMES)
+def test_pickle_round_trip_keeps_device_kind_and_bits(device: xp.Device, dtype: str) -> None:
+    import copy
+    import pickle
+
+    a = sample(dtype, (3, 2))
+    if dtype.startswith(("float", "complex")):
+        a.reshape(-1)[:3] = np.array([np.nan, -0.0, np.inf]).astype(dtype)
+    for x in (pending(a, device), xp.asarray(a, device=device)[1:, ::-1], xp.asarray(a)):
+        for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), copy.copy(x)):
+            assert y.device == x.device and y.dtype == x.dtype and y.shape == x.shape
+            assert y._committed == x._committed
+            assert np.asarray(y).tobytes() == np.asarray(x).tobytes()
+            if y is not x:
+                y[...] = a[0, 0]  # an array of its own: x keeps its value
+    pickled = pickle.dumps(pending(a, device))
+    assert np.asarray(pickle.loads(pickled)).tobytes() == a.tobytes()
+
+
+def test_pickle_in_another_process() -> None:
+    import os
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = pickle.dumps([xp.asarray([1.5, -0.0], device=EAGER), xp.asarray([3, 4], device=LAZY) * 2])
+    code = (
+        "import pickle, sys, numpy as np; e, l = pickle.loads(sys.stdin.buffer.read());"
+        " print(e.device.backend.name, l.device.backend.name, np.asarray(e).tolist(), np.asarray(l).tolist())"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert out.stdout.decode().split() == ["EAGER", "XLA", "[1.5,", "-0.0]", "[6,", "8]"]
 
 
 @DEVICES

@@ -18,8 +18,9 @@ from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.kernels import numpy_on_flushed
 from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
-from .._core.primitive import Primitive, bind
+from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
+from .indexing import Alias, Transform, index_view
 
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh",
@@ -763,8 +764,55 @@ round = _unary("round", "numeric", lambda k, x: k.round(x))  # noqa: A001
 # -- complex ----------------------------------------------------------------------------------
 
 conj = _unary("conj", "numeric", lambda k, x: k.conj(x), passes_bits=True)
-real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
-imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
+_real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
+_imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
+
+
+def _with_part_kernel(k: Any, z: Any, v: Any, *, part: str) -> Any:
+    """`z` with its real (or imaginary) parts replaced by `v`'s, bit for bit."""
+    if k.is_jax:
+        re, im = (v, k.imag(z)) if part == "real" else (k.real(z), v)
+        return k.lax.complex(re, im)
+    out = z.copy()
+    setattr(out, part, v)
+    return out
+
+
+_WITH_PART = Primitive("with_part", _with_part_kernel, rule=same_as_first, moves_data=True)
+
+
+def _part(name: str, value: Callable[[Array], Array], doc: str) -> Callable[[Array], Array]:
+    """`real` / `imag` returning views, as NumPy's: of a complex array, a writable view of its
+    parts (a write stores them back, `_WITH_PART`); `real` of a real array views it whole; `imag`
+    of a real array is read-only zeros (NumPy's too)."""
+
+    def function(x: Array, /) -> Array:
+        with WRITE_LOCK:  # computed and registered between writes
+            out = value(x)
+            if x._dtype.kind == "complex":
+                transform = Transform(
+                    name,
+                    value,
+                    lambda b, v: bind(_WITH_PART, b._device, b, v, part=name),
+                    lambda st: st,  # (the same element strides, in a stand-in's units)
+                )
+            elif name == "real":
+                return index_view(x, out, tuple(("s", 0, n, 1) for n in x.shape), ())
+            else:
+                transform = Transform(name, value, None, lambda st: st)
+            Alias.register_function(x, out, transform)
+        return out
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.primitive = value.primitive  # type: ignore[attr-defined]  # (tests/_numerics.py reads it)
+    return function
+
+
+real = _part("real", _real, "The real parts, elementwise (a view of `x`, as NumPy's); accepts numeric dtypes.")
+imag = _part(
+    "imag", _imag, "The imaginary parts, elementwise (a view of a complex `x`, as NumPy's); accepts numeric dtypes."
+)
 
 # -- classification ---------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import operator
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,13 +47,13 @@ from .._core.array import Array
 from .._core.backend import impl as backend_impl
 from .._core.convert import cast, transfer
 from .._core.devices import Device
-from .._core.dtypes import INTEGER, promote
+from .._core.dtypes import INTEGER, KIND_RANK, DType, promote
 from .._core.kernels import NUMPY
 from .._core.policies import NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
 from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, common_device, normalize_scalar
 
-__all__ = ["normalize_index", "getitem", "setitem"]
+__all__ = ["normalize_index", "getitem", "setitem", "check_writable", "function_view", "index_view"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -331,10 +332,7 @@ def _as_index_array(x: Array, item: np.ndarray, fname: str) -> Array:
 
 def _check_mask(x: Array, mask: Array, n_items: int, fname: str) -> _Index:
     if n_items != 1:
-        raise IndexError(
-            f"{fname}: a boolean array index must be the sole index (the standard does not"
-            " combine masks with other indices, None included)"
-        )
+        raise IndexError(f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index")
     if mask.ndim > x.ndim:
         raise IndexError(
             f"{fname}: a boolean index of {mask.ndim} dimensions is too many for an array of {x.ndim} dimensions"
@@ -367,7 +365,11 @@ def _parse(x: Array, key: Any, fname: str) -> _Index:
     items = key if type(key) is tuple else (key,)
     kinds, consumed, n_ellipsis, sole = _classify(x, items, fname)
     if sole:
-        return _sole_index(x, kinds, len(items), fname)
+        if not _combined_mask(kinds):
+            return _sole_index(x, kinds, len(items), fname)
+        if consumed > x.ndim:
+            raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
+        kinds = _masks_as_indices(x, kinds, x.ndim - consumed, fname)
     if consumed > x.ndim:
         raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
     if not n_ellipsis:
@@ -428,6 +430,48 @@ def _classify(x: Array, items: tuple[Any, ...], fname: str) -> tuple[list[tuple[
     return kinds, consumed, n_ellipsis, sole
 
 
+def _combined_mask(kinds: list[tuple[str, Any]]) -> bool:
+    """Whether the key holds boolean arrays of one or more dimensions together with other
+    indices (`x[..., mask]`, `x[mask, 0]`, two masks), and no Python bool or 0-d mask: NumPy
+    reads each such mask as the integer arrays of its `nonzero()`. A sole mask, or a leading
+    one followed by whole slices only (`x[mask, :]`), has a path of its own."""
+    masks = [i for i, (kind, item) in enumerate(kinds) if kind == "m"]
+    if any(kind == "b" or (kind == "m" and item.ndim == 0) for kind, item in kinds):
+        return False  # (a 0-d boolean must be the sole index: _sole_index says so)
+    if masks == [0] and all(_is_full(k, i) for k, i in kinds[1:]):
+        return False
+    return bool(masks)
+
+
+def _masks_as_indices(x: Array, kinds: list[tuple[str, Any]], fill: int, fname: str) -> list[tuple[str, Any]]:
+    """`kinds` with each boolean array replaced by the integer arrays of its `nonzero()`, as
+    NumPy defines a mask among other indices (IndexError where its shape does not match the
+    axes it covers). On a lazy device the mask's values are read (a graph break, as a sole
+    mask's)."""
+    from .searching import nonzero
+
+    out: list[tuple[str, Any]] = []
+    axis = 0
+    for kind, item in kinds:
+        if kind == "m":
+            mask = common_device((x, item), fname, fixed=x)[1][1]
+            covered = x.shape[axis : axis + mask.ndim]
+            if mask.shape != covered:
+                raise IndexError(
+                    f"{fname}: a boolean index of shape {mask.shape} does not match the axes"
+                    f" {axis}..{axis + mask.ndim - 1} of shape {covered} it indexes (array shape {x.shape})"
+                )
+            out.extend(("A", i) for i in nonzero(mask))
+            axis += mask.ndim
+            continue
+        out.append((kind, item))
+        if kind == "e":
+            axis += fill
+        elif kind != "n":
+            axis += 1
+    return out
+
+
 def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str) -> _Index:
     """The `_Index` of a key holding a boolean mask ("m") or a bool ("b"): IndexError unless
     it is the sole index (the first such item decides)."""
@@ -440,7 +484,7 @@ def _sole_index(x: Array, kinds: list[tuple[str, Any]], n_items: int, fname: str
             return _check_mask(x, item, sole, fname)
         if kind == "b":
             if n_items != 1:
-                raise IndexError(f"{fname}: a boolean index must be the sole index")
+                raise IndexError(f"{fname}: a 0-d boolean index (a Python bool or a 0-d mask) must be the sole index")
             idx = _Index()
             if item:
                 idx.desc = (("n",),) + tuple(("s", 0, n, 1) for n in x.shape)
@@ -626,7 +670,7 @@ def _root_index(x: Array, desc: tuple[Any, ...], operands: tuple[Any, ...]) -> t
     """(array, description, operands) that select `x[desc]` from the array that owns the
     data: `x` itself, or, for a view, its base with the two indices composed."""
     alias = x._alias
-    if alias is not None and alias.base is not None:
+    if alias is not None and alias.base is not None and alias.transform is None:
         composed = _compose(alias.index, alias.operands, desc, operands)
         if composed is not None:
             return (alias.base, *composed)
@@ -691,20 +735,51 @@ def _compose(
     return tuple(out), tuple(ops)
 
 
+class Transform:
+    """How a function's view is computed from the array it views: `forward(base)` is the
+    view's value, `backward(base, value)` the base's value once the view holds `value`
+    (None: a read-only view, as NumPy makes broadcast_to's and diagonal's), and
+    `layout(stand_in)` what NumPy's function does to the strides of a stand-in of the base
+    (see `layout`: reshape is a view only where NumPy's is)."""
+
+    __slots__ = ("name", "forward", "backward", "layout")
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[[Array], Array],
+        backward: Callable[[Array, Array], Array] | None,
+        layout: Callable[[np.ndarray], np.ndarray],
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+        self.layout = layout
+
+
 class Alias:
     """An array's part in views: the array it views (`base`, at `index` with `operands`,
-    or None) and weak references to the arrays that view it.
+    or through a function's `transform`, or None) and weak references to the arrays that
+    view it.
 
     After a write to an array (`_core.primitive.rebind`), `written` refreshes its live views (and
-    theirs) by indexing it again, and stores its new value into its base, whose other views
-    are refreshed in turn. On the lazy device these are recorded operations like any other."""
+    theirs) by indexing it again (or applying the view's function again), and stores its new
+    value into its base, whose other views are refreshed in turn. On the lazy device these are
+    recorded operations like any other."""
 
-    __slots__ = ("base", "index", "operands", "views", "prune_at")
+    __slots__ = ("base", "index", "operands", "transform", "views", "prune_at")
 
-    def __init__(self, base: Array | None, index: tuple[Any, ...] | None, operands: tuple[Any, ...]):
+    def __init__(
+        self,
+        base: Array | None,
+        index: tuple[Any, ...] | None,
+        operands: tuple[Any, ...],
+        transform: Transform | None = None,
+    ):
         self.base = base  # a strong reference, as a NumPy view has to its base
         self.index = index
         self.operands = operands
+        self.transform = transform
         self.views: list[weakref.ref[Array]] = []
         self.prune_at = 16
 
@@ -712,6 +787,18 @@ class Alias:
     @atomic_write
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
         base, index, operands = _root_index(base, index, operands)
+        Alias._add(base, view)
+        view._alias = Alias(base, index, operands)
+
+    @staticmethod
+    @atomic_write
+    def register_function(base: Array, view: Array, transform: Transform) -> None:
+        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its)."""
+        Alias._add(base, view)
+        view._alias = Alias(base, None, (), transform)
+
+    @staticmethod
+    def _add(base: Array, view: Array) -> None:
         alias = base._alias
         if alias is None:
             alias = base._alias = Alias(None, None, ())
@@ -719,7 +806,6 @@ class Alias:
             alias.views = [r for r in alias.views if r() is not None]
             alias.prune_at = max(16, 2 * len(alias.views))
         alias.views.append(weakref.ref(view))
-        view._alias = Alias(base, index, operands)
 
     def _live_views(self) -> list[Array]:
         live = [v for r in self.views if (v := r()) is not None]
@@ -734,16 +820,91 @@ class Alias:
                 view._alias.refresh(view)
         base = self.base
         if base is not None:
-            assign(base, bind(SETITEM, base._device, base, target, *self.operands, index=self.index))
+            transform = self.transform
+            if transform is None:
+                value = bind(SETITEM, base._device, base, target, *self.operands, index=self.index)
+            else:
+                assert transform.backward is not None, "Alias.written: a read-only view was written"
+                value = transform.backward(base, target)
+            assign(base, value)
             base._alias.written(base, skip=target)
 
     def refresh(self, view: Array) -> None:
         """Index the base again: `view` sees the base's new value (and so do its views)."""
         base = self.base
         assert base is not None, "Alias.refresh: only a view's alias has a base"
-        assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
+        if self.transform is None:
+            assign(view, bind(GETITEM, base._device, base, *self.operands, index=self.index))
+        else:
+            assign(view, self.transform.forward(base))
         for inner in self._live_views():
             inner._alias.refresh(inner)
+
+
+def check_writable(x: Array, fname: str) -> None:
+    """ValueError if `x` is a read-only view (of broadcast_to, diagonal, ...), or a view of
+    one: NumPy refuses those writes too, and a write could not be stored back."""
+    alias = x._alias
+    while alias is not None and alias.base is not None:
+        transform = alias.transform
+        if transform is not None and transform.backward is None:
+            raise ValueError(
+                f"{fname}: the array is a read-only view (the result of {transform.name}, as in NumPy);"
+                " write into a copy instead (asarray(x, copy=True))"
+            )
+        alias = alias.base._alias
+
+
+_BYTE = np.zeros(1, dtype=np.uint8)
+
+
+def layout(x: Array) -> np.ndarray:
+    """A stand-in with the strides NumPy's equivalent of `x` would have (one byte per
+    element, no memory: never read): an array that views nothing is C-contiguous, a view has
+    what NumPy's indexing or function made of its base's. Tells where NumPy's reshape is a
+    view (`reshape_is_view`)."""
+    alias = x._alias
+    if alias is None or alias.base is None:
+        shape = x.shape
+        strides = []
+        step = 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= max(n, 1)
+        return np.lib.stride_tricks.as_strided(_BYTE, shape=shape, strides=tuple(reversed(strides)))
+    parent = layout(alias.base)
+    if alias.transform is None:
+        return parent[_rebuild(alias.index, alias.operands)]
+    return alias.transform.layout(parent)
+
+
+def reshape_is_view(x: Array, shape: tuple[int, ...]) -> bool:
+    """Whether NumPy's reshape of (NumPy's equivalent of) `x` to `shape` is a view."""
+    alias = x._alias
+    if alias is None or alias.base is None:
+        return True  # C-contiguous
+    try:
+        np.reshape(layout(x), shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def function_view(x: Array, prim: Primitive, transform: Transform, **params: Any) -> Array:
+    """`bind(prim, x._device, x, **params)`, registered as a view of `x` through `transform`
+    (made and registered between writes, as getitem's views)."""
+    with WRITE_LOCK:
+        out = bind(prim, x._device, x, **params)
+        Alias.register_function(x, out, transform)
+    return out
+
+
+def index_view(x: Array, out: Array, desc: tuple[Any, ...], operands: tuple[Any, ...]) -> Array:
+    """Register `out` (a function's result equal to `x[desc]`, a basic index) as that view
+    of `x`: expand_dims, squeeze, flip, unstack are basic indexing in NumPy. The caller
+    holds WRITE_LOCK from computing `out` to this call."""
+    Alias.register(x, out, desc, operands)
+    return out
 
 
 def _selection_shape(x: Array, idx: _Index) -> tuple[int, ...] | None:
@@ -776,13 +937,9 @@ def _check_mask_value(shape: tuple[int, ...], rest: tuple[int, ...], fname: str)
 
 def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: str, mask_ndim: int = 0) -> Any:
     if type(value) is Array:
-        if promote(x._dtype, value._dtype, fname) is not x._dtype:
-            raise TypeError(
-                f"{fname}: a value of dtype {value._dtype.name} cannot be stored in an array of"
-                f" dtype {x._dtype.name} without changing its type"
-            )
+        _check_value_dtype(x._dtype, value._dtype, fname)
         value = common_device((x, value), fname, fixed=x)[1][1]
-        if value._dtype.kind != x._dtype.kind:  # an integer into a floating-point array, say
+        if value._dtype is not x._dtype:  # an integer into a floating-point array, float64 into float32, ...
             value = cast(value, x._dtype)
         if target is not None:
             try:
@@ -799,8 +956,10 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
     scalar = normalize_scalar(value)
     if scalar is None:
         raise TypeError(f"{fname}: the value must be an x10array array or a Python scalar, got {type(value).__name__}")
-    scalar = check_scalar(scalar, x._dtype, fname)
     kind = x._dtype.kind
+    if type(scalar) is float and kind in ("signed", "unsigned"):
+        scalar = _float_into_integers(scalar, x._dtype, fname)
+    scalar = check_scalar(scalar, x._dtype, fname)
     try:
         if kind == "real" and not isinstance(scalar, float):
             scalar = float(scalar)
@@ -813,9 +972,45 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
     return scalar
 
 
+def _check_value_dtype(target: DType, dtype: DType, fname: str) -> None:
+    """TypeError unless a value of `dtype` may be stored into an array of dtype `target`.
+
+    The standard (2025.12, `__setitem__`) promotes the value to the array's dtype and leaves
+    the rest implementation-defined. x10array stores, cast as `astype` casts: a value that
+    promotes to `target`; one of the same kind (float64 into float32, int64 into int8, as
+    NumPy, JAX and PyTorch do); a real floating-point value into an integer array (NumPy's
+    truncation; SciPy and array-api-extra's `at(x, i).min(1.1)` rely on it). It refuses what
+    would drop information of another kind: complex into real, numbers into bool."""
+    if dtype is target:
+        return
+    a, b = KIND_RANK[target.kind], KIND_RANK[dtype.kind]
+    if a == b:
+        return
+    if b > a and not (dtype.kind == "real" and target.kind in ("signed", "unsigned")):
+        raise TypeError(
+            f"{fname}: a value of dtype {dtype.name} cannot be stored in an array of dtype"
+            f" {target.name} (it would drop its {'imaginary parts' if dtype.kind == 'complex' else 'values'})"
+        )
+    promote(target, dtype, fname)  # (TypeError under X10ARRAY_STRICT_PROMOTION)
+
+
+def _float_into_integers(value: float, dtype: DType, fname: str) -> int:
+    """A Python float stored into an integer array: truncated towards zero, as NumPy (the
+    standard leaves mixing a float and an integer array implementation-defined); NaN, infinity
+    or a value out of range is an error, never a wrapped number."""
+    if value != value or value in (math.inf, -math.inf):
+        raise ValueError(f"{fname}: cannot store {value} in an array of dtype {dtype.name}")
+    truncated = int(value)
+    info = np.iinfo(dtype.np)
+    if not info.min <= truncated <= info.max:
+        raise ScalarOverflowError(f"{fname}: the Python float {value} does not fit in {dtype.name}")
+    return truncated
+
+
 @atomic_write
 def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
+    check_writable(x, fname)
     if type(key) is Array or type(key) is tuple or type(value) is Array:
         _, key, value = _meet(x, key, value, fname)
     idx = _parse(x, key, fname)

@@ -35,6 +35,7 @@ from .._core.validation import (
     normalize_axes,
     normalize_scalar,
 )
+from .indexing import Transform, function_view
 from .linear_algebra import matmul, matrix_transpose, precise, tensordot, vecdot
 from .statistical import _accumulation_dtype, check_bool
 
@@ -499,7 +500,14 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """The diagonal at `offset` of each matrix (last axis of the result)."""
     _matrices(x, "diagonal", category="any")
-    return bind(_DIAGONAL, x._device, x, offset=_clamp_offset(offset, x.shape, "diagonal"))
+    offset = _clamp_offset(offset, x.shape, "diagonal")
+    transform = Transform(  # a read-only view, as NumPy's
+        "diagonal",
+        lambda b: bind(_DIAGONAL, b._device, b, offset=offset),
+        None,
+        lambda st: np.diagonal(st, offset=offset, axis1=-2, axis2=-1),
+    )
+    return function_view(x, _DIAGONAL, transform, offset=offset)
 
 
 def outer(x1: Array, x2: Array, /) -> Array:

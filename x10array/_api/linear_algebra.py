@@ -12,6 +12,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.policies import GRAPH_REWRITES
@@ -24,6 +26,7 @@ from .._core.validation import (
     check_int,
     normalize_axis,
 )
+from .indexing import Transform, function_view
 from .manipulation import _PERMUTE_DIMS
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -149,7 +152,15 @@ def matrix_transpose(x: Array, /) -> Array:
     check_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
-    return bind(_MATRIX_TRANSPOSE, x._device, x)
+    return function_view(x, _MATRIX_TRANSPOSE, _SWAP_LAST)  # a view, as NumPy's
+
+
+_SWAP_LAST = Transform(
+    "matrix_transpose",
+    lambda b: bind(_MATRIX_TRANSPOSE, b._device, b),
+    lambda b, v: bind(_MATRIX_TRANSPOSE, v._device, v),
+    lambda st: np.swapaxes(st, -1, -2),
+)
 
 
 def _contracted_axes(axes: Any, ndim: int, fname: str, which: str) -> tuple[int, ...]:

@@ -6,10 +6,11 @@ reduced modulo the axis length, and the result dtype of `concat`/`stack` is comp
 Kernels therefore only see static, canonical parameters and run unchanged with NumPy and
 `jax.numpy`.
 
-Copies: the results of these functions are new values (a write through `__setitem__` never
-shows through in another array; only basic indexing makes views, see `_core.array`), so a
-result that shares memory with its input is never observable as such. `reshape(copy=False)`
-therefore always succeeds; `copy=True` asks for a buffer of its own.
+Views: as in NumPy, `permute_dims`, `moveaxis`, `reshape` (where NumPy's is a view),
+`expand_dims`, `squeeze`, `flip` and `unstack` return views of their input (a write to either
+side shows in the other, replayed by `indexing.Alias`, on every device); `broadcast_to` (and
+`broadcast_arrays` where it broadcasts) return read-only views, whose writes raise ValueError
+as NumPy's do. `reshape(copy=True)` and the other functions return new values.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import functools
 import math
 from typing import Any, cast
 
+import numpy as np
+
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES, DType, promote
-from .._core.primitive import Aval, Primitive, bind
+from .._core.primitive import WRITE_LOCK, Aval, Primitive, bind
 from .._core.validation import broadcast_shapes as _broadcast_shapes
 from .._core.validation import (
     check_array,
@@ -31,6 +34,7 @@ from .._core.validation import (
     normalize_axes,
     normalize_axis,
 )
+from .indexing import Transform, _slice_desc, function_view, index_view, reshape_is_view
 
 __all__ = [
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -151,7 +155,18 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     if len(shape) < x.ndim or _broadcast_shapes(x.shape, shape, fname="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     check_result_size(shape, x._dtype, "broadcast_to")
-    return bind(_BROADCAST_TO, x._device, x, shape=shape)
+    return _broadcast_view(x, shape, "broadcast_to")
+
+
+def _broadcast_view(x: Array, shape: tuple[int, ...], fname: str) -> Array:
+    """`x` broadcast to `shape`: a read-only view (NumPy's is, for broadcast_arrays in the future)."""
+    transform = Transform(
+        fname,
+        lambda b: bind(_BROADCAST_TO, b._device, b, shape=shape),
+        None,
+        lambda st: np.broadcast_to(st, shape),
+    )
+    return function_view(x, _BROADCAST_TO, transform, shape=shape)
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
@@ -161,7 +176,7 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     if arrays:
         arrays = tuple(common_device(arrays, "broadcast_arrays")[1])
     shape = _broadcast_shapes(*(a.shape for a in arrays), fname="broadcast_arrays")
-    return tuple(a if a.shape == shape else bind(_BROADCAST_TO, a._device, a, shape=shape) for a in arrays)
+    return tuple(a if a.shape == shape else _broadcast_view(a, shape, "broadcast_arrays") for a in arrays)
 
 
 # -- joining and splitting --------------------------------------------------------------------
@@ -200,7 +215,18 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     axis = normalize_axis(axis, x.ndim, "unstack")
     if x.shape[axis] == 0:
         return ()
-    return bind(_UNSTACK, x._device, x, axis=axis)
+    if x.ndim == 1:  # NumPy's are scalars (x[i]): copies
+        return bind(_UNSTACK, x._device, x, axis=axis)
+    with WRITE_LOCK:  # views of x, as NumPy's (x[:, ..., i]): computed and registered between writes
+        outs = bind(_UNSTACK, x._device, x, axis=axis)
+        for i, out in enumerate(outs):
+            index_view(x, out, _whole(x.shape[:axis]) + (("a", 0),) + _whole(x.shape[axis + 1 :]), (i,))
+    return outs
+
+
+def _whole(shape: tuple[int, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The description of whole-axis slices over `shape` (see `indexing`)."""
+    return tuple(("s", 0, n, 1) for n in shape)
 
 
 # -- shapes and axes --------------------------------------------------------------------------
@@ -219,7 +245,7 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
                 break
         else:
             if math.prod(shape) == x.size:
-                return bind(_RESHAPE, x._device, x, shape=shape, copy=bool(copy))
+                return _reshape(x, shape, copy)
     dims = tuple(check_int(d, "reshape", "shape") for d in shape)
     if any(d < -1 for d in dims):
         raise ValueError(f"reshape: shape {dims} has a negative dimension")
@@ -234,7 +260,27 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: bool | None = None) ->
         dims = tuple(size // known if d == -1 else d for d in dims)
     elif known != size:
         raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {dims}")
-    return bind(_RESHAPE, x._device, x, shape=dims, copy=bool(copy))
+    return _reshape(x, dims, copy)
+
+
+def _reshape(x: Array, shape: tuple[int, ...], copy: bool | None) -> Array:
+    """A view of `x` where NumPy's reshape is one (copy not True), else a new value
+    (ValueError for copy=False, as in NumPy and the standard)."""
+    if copy or not reshape_is_view(x, shape):
+        if copy is False:
+            raise ValueError(
+                f"reshape: copy=False, but a reshape of this array to {shape} needs a copy"
+                " (it is a view whose elements are not in the order the new shape reads them, as in NumPy)"
+            )
+        return bind(_RESHAPE, x._device, x, shape=shape, copy=bool(copy))
+    old = x.shape
+    transform = Transform(
+        "reshape",
+        lambda b: bind(_RESHAPE, b._device, b, shape=shape, copy=False),
+        lambda b, v: bind(_RESHAPE, v._device, v, shape=old, copy=False),
+        lambda st: np.reshape(st, shape, copy=False),
+    )
+    return function_view(x, _RESHAPE, transform, shape=shape, copy=False)
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -242,8 +288,11 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     check_array(x, "expand_dims")
     axes = _int_or_tuple(axis, "expand_dims", "axis")
     ndim = x.ndim + len(axes)
-    axes = normalize_axes(axes, ndim, "expand_dims")
-    return bind(_EXPAND_DIMS, x._device, x, axis=tuple(sorted(axes)))
+    axes = tuple(sorted(normalize_axes(axes, ndim, "expand_dims")))
+    shape = iter(x.shape)
+    desc = tuple(("n",) if a in axes else ("s", 0, next(shape), 1) for a in range(ndim))
+    with WRITE_LOCK:  # a view (x[..., None, ...]), as NumPy's
+        return index_view(x, bind(_EXPAND_DIMS, x._device, x, axis=axes), desc, ())
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -253,7 +302,9 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
-    return bind(_SQUEEZE, x._device, x, axis=tuple(sorted(axes)))
+    desc = tuple(("a", 0) if a in axes else ("s", 0, n, 1) for a, n in enumerate(x.shape))
+    with WRITE_LOCK:  # a view (x[0, ...] on the squeezed axes), as NumPy's
+        return index_view(x, bind(_SQUEEZE, x._device, x, axis=tuple(sorted(axes))), desc, (0,))
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
@@ -264,7 +315,19 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
     norm = tuple(normalize_axis(a, x.ndim, "permute_dims", "axes") for a in axes)
     if sorted(norm) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {tuple(axes)} is not a permutation of the {x.ndim} dimensions")
-    return bind(_PERMUTE_DIMS, x._device, x, axes=norm)
+    return permuted(x, norm, "permute_dims")
+
+
+def permuted(x: Array, axes: tuple[int, ...], fname: str) -> Array:
+    """`x` with its axes permuted to `axes`: a view, as NumPy's transposes are."""
+    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
+    transform = Transform(
+        fname,
+        lambda b: bind(_PERMUTE_DIMS, b._device, b, axes=axes),
+        lambda b, v: bind(_PERMUTE_DIMS, v._device, v, axes=inverse),
+        lambda st: st.transpose(axes),
+    )
+    return function_view(x, _PERMUTE_DIMS, transform, axes=axes)
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
@@ -274,14 +337,22 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     dst = normalize_axes(_int_or_tuple(destination, "moveaxis", "destination"), x.ndim, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} differ in length")
-    return bind(_MOVEAXIS, x._device, x, source=src, destination=dst)
+    transform = Transform(
+        "moveaxis",
+        lambda b: bind(_MOVEAXIS, b._device, b, source=src, destination=dst),
+        lambda b, v: bind(_MOVEAXIS, v._device, v, source=dst, destination=src),
+        lambda st: np.moveaxis(st, src, dst),
+    )
+    return function_view(x, _MOVEAXIS, transform, source=src, destination=dst)
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Reverse the order of elements along `axis` (None: every axis)."""
     check_array(x, "flip")
-    axes = normalize_axes(axis, x.ndim, "flip")
-    return bind(_FLIP, x._device, x, axis=tuple(sorted(axes)))
+    axes = tuple(sorted(normalize_axes(axis, x.ndim, "flip")))
+    desc = tuple(_slice_desc(range(n - 1, -1, -1)) if a in axes else ("s", 0, n, 1) for a, n in enumerate(x.shape))
+    with WRITE_LOCK:  # a view (x[::-1] on those axes), as NumPy's
+        return index_view(x, bind(_FLIP, x._device, x, axis=axes), desc, ())
 
 
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:

@@ -80,6 +80,7 @@ def _reflected(fn: Callable[..., Array]) -> Callable[..., Any]:
 def _inplace(fn: Callable[..., Array]) -> Callable[..., Array]:
     @atomic_write  # read, compute and rebind with no other write between
     def method(self: Array, other: Any, /) -> Array:
+        indexing.check_writable(self, f"in-place {fn.__name__}")
         result = fn(self, other)
         if result._device != self._device:  # `other` is committed to another device
             if self._committed or self._alias is not None or self._device.is_lazy:

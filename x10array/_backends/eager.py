@@ -346,6 +346,19 @@ class EagerBackend:
         data = x._data
         return data if type(data) is _ndarray else np.asarray(data)
 
+    def host_buffer(self, x: Array) -> np.ndarray | None:
+        if x._device.kind is not _CPU:
+            return None
+        data = x._data
+        if type(data) is _ndarray and data.flags.writeable:
+            return data
+        # a buffer of the XLA kernels (or an imported read-only one), read-only from the host:
+        # x keeps a NumPy copy of it instead (the kernels take either), which the caller may write
+        host = np.array(data, copy=True)
+        if x._data is data:  # (unless another thread wrote the array meanwhile)
+            x._data = host
+        return host
+
     def layout(self, x: Array) -> Any:
         return ()  # one device: nothing is split
 

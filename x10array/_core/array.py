@@ -11,7 +11,8 @@ An `Array` is a dtype, a device and a value. The value (`_data`) depends on the 
 
 Mutation (`__setitem__`, in-place operators) rebinds the array to a new value; arrays that
 were computed from the old value keep it, except views: the result of basic indexing (`x[1:3]`,
-`x[0, :]`, `x[..., None]`) and the array it indexes see each other's writes, as in NumPy,
+`x[0, :]`, `x[..., None]`), or of a function NumPy returns views from (`permute_dims`,
+`reshape`, ...), and the array it views see each other's writes, as in NumPy,
 array-api-strict and PyTorch, in every mode (`_api.indexing.Alias`: the write is replayed, not
 shared memory). On the NumPy path a buffer that might be seen elsewhere (a NumPy view, an
 imported NumPy array, an export) is copied before it is written (`_shared`), so writes are
@@ -122,24 +123,47 @@ class Array:
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The value as a NumPy array (`numpy.asarray(x)`); a lazy value is computed first.
 
-        `copy=None` shares the NumPy buffer of an eager CPU array and otherwise returns a
-        writable copy; `copy=False` never copies: it returns the NumPy buffer, or a read-only
-        view of a CPU device buffer, and raises ValueError where the value is not in host
-        memory (an accelerator) or a dtype conversion is asked for.
+        What a write into the result does is part of the contract (docs/interop.md): the
+        result is writable exactly where a write into it reaches `x`, so a write is never
+        silently lost. `copy=None` returns, on the CPU, a NumPy buffer that is `x`'s value
+        (the backend's `host_buffer`: SciPy's ndimage writes its results into
+        `numpy.asarray(output)`), and on an accelerator a read-only copy. `copy=True` returns
+        an independent writable copy. `copy=False` never copies: the NumPy buffer of an eager
+        array, or a read-only view of a device buffer or of a lazy value on the CPU;
+        ValueError where the value is not in host memory or a dtype conversion is asked for.
         """
         if copy is False and self._device.kind is not DeviceKind.CPU:
             raise ValueError("__array__(copy=False): this array's value is not in host memory")
-        host = self._host()
-        if dtype is not None and np.dtype(dtype) != host.dtype:
+        if dtype is not None and np.dtype(dtype) != self._dtype.np:
             if copy is False:
                 raise ValueError("__array__(copy=False) cannot change the dtype")
-            return host.astype(dtype)
-        if copy or (copy is None and not host.flags.writeable):
-            # A device buffer seen from the host (lazy or XLA values) is a read-only view:
-            # NumPy consumers expect a writable array when they did not forbid a copy.
-            return host.copy()
-        self._shared = True
+            return self._host().astype(dtype)  # a new array, as NumPy's
+        if copy:
+            return self._host().copy()
+        if copy is None:
+            buffer = _IMPLS[self._device.backend].host_buffer(self)
+            if buffer is not None:
+                self._shared = True  # (x copies before its own next write)
+                return buffer
+        host = self._host()
+        if host.flags.writeable:
+            if copy is False:  # an eager NumPy buffer
+                self._shared = True
+                return host
+            host = host.view()  # a copy from an accelerator: a write into it would be lost
+            host.flags.writeable = False
         return host
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickling (and `copy.copy` / `copy.deepcopy`): the value's bits, the device and
+        whether the array is committed to it; unpickled onto the same device kind (a lazy value
+        is computed first). A view unpickles as an array of its own, as NumPy's do."""
+        if self._device.mesh is not None:
+            raise TypeError(
+                f"__reduce__: an array on a mesh ({self._device!r}) is held in pieces and cannot be"
+                " pickled; gather it first (x10array.distributed.gather) or save a checkpoint"
+            )
+        return (_unpickle, (np.array(self._host(), copy=True), self._device, self._committed))
 
     # -- Python scalars ------------------------------------------------------------------
 
@@ -266,6 +290,15 @@ class Array:
         def __le__(self, other: Any, /) -> Array: ...
         def __gt__(self, other: Any, /) -> Array: ...
         def __ge__(self, other: Any, /) -> Array: ...
+
+
+def _unpickle(host: np.ndarray, device: Device, committed: bool) -> Array:
+    """The array that `Array.__reduce__` described: `host` placed on `device`."""
+    from .dtypes import FROM_NUMPY
+
+    out: Array = _IMPLS[device.backend].place(host, FROM_NUMPY[host.dtype], device, shared=False)
+    out._committed = committed
+    return out
 
 
 _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

@@ -51,6 +51,11 @@ class BackendImpl(Protocol):
         """`x`'s value in host memory, computing it if pending. May share memory with `x`;
         a value that must not be written through is returned read-only."""
 
+    def host_buffer(self, x: Array) -> np.ndarray | None:
+        """`x`'s value as a writable NumPy buffer in host memory that *is* `x`'s value: a write
+        into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is
+        none (an accelerator's memory, a mesh)."""
+
     def buffer(self, x: Array) -> Any:
         """`x`'s computed device buffer (a NumPy or jax array), computing it if pending."""
 

@@ -161,6 +161,14 @@ def _x64() -> Any:
     return jax.enable_x64(True)
 
 
+def _in_views(a: Any) -> bool:
+    """Whether `a` takes part in views (`_api.indexing.Alias`): it views an array, or a view
+    of it is alive. An array whose views are all gone (a `w.T` made while recording) may be
+    donated."""
+    alias = a._alias
+    return alias is not None and (alias.base is not None or any(r() is not None for r in alias.views))
+
+
 class Captured:
     """A recorded function's compiled program and how to feed it (see the module docstring)."""
 
@@ -270,9 +278,11 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed, so its buffer can be taken
                 with _x64():
-                    node.value = value = jax.device_put(value, device.jax_device)
+                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
+                    if not node.host:
+                        node.value = value
             # references: a._data, `node`, getrefcount's argument
-            if node.exported or a._alias is not None or getrefcount(node) > 3:
+            if node.exported or _in_views(a) or getrefcount(node) > 3:
                 with _x64():
                     value = value.copy()
             donated.append(value)
@@ -283,7 +293,9 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed once, then reused
                 with _x64():
-                    node.value = value = jax.device_put(value, device.jax_device)
+                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
+                    if not node.host:
+                        node.value = value
             kept.append(value)
         node = None
         args = [self.scalar(scalars[j]) for j in self.plan.args]

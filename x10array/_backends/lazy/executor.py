@@ -71,6 +71,27 @@ class LazyBackend(Recorder):
             return view
         return np.asarray(data)
 
+    def host_buffer(self, x: Array) -> np.ndarray | None:
+        """On the CPU: every pending array of the device is computed first (so that no pending
+        work reads `x`'s value when a write through the buffer lands), then `x`'s value becomes
+        a NumPy buffer of its own (`Node.host`: never replaced by a device copy, donated or
+        written in place), handed out. Work recorded later reads it when it runs."""
+        device = x._device
+        if device.mesh is not None or device.kind is not DeviceKind.CPU:
+            return None
+        note("read")
+        barrier([device], False)
+        node = x._data
+        if node.value is None:  # (a value whose bounds check failed: raises)
+            _materialize_nodes([node], device)
+        with _LOCK:  # (no graph is traced while the value changes home)
+            COUNTERS.transfers_to_host += 1
+            node.exported = True
+            if not node.host:
+                node.value = np.array(node.value, copy=True)  # (an interpreted value may be shared)
+                node.host = True
+            return node.value
+
     def buffer(self, x: Array) -> Any:
         if x._device.mesh is not None:
             raise BufferError(
@@ -322,7 +343,10 @@ def _run_compiled(
     for i, node in enumerate(traced.leaves):
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):
-                node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
+                if node.host:  # a buffer the host may write (host_buffer): a copy, placed at each run
+                    leaf_values[i] = jax.device_put(node.value.copy(), device.jax_device)
+                else:
+                    node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
     donated = [v for v, d in zip(leaf_values, key.donate) if d]
     kept = [v for v, d in zip(leaf_values, key.donate) if not d]
     scalars: Any = traced.scalars

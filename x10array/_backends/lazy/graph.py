@@ -59,8 +59,8 @@ class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
     __slots__ = (
-        "call", "index", "shape", "dtype", "value", "size", "exported", "owner", "clean", "checks", "layout",
-        "__weakref__",
+        "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "clean", "checks",
+        "layout", "__weakref__",
     )  # fmt: skip
     layout: Any
     # `layout`: set only on a mesh device, on the pending value of an array rebound in place:
@@ -84,6 +84,7 @@ class Node:
         self.value = value
         self.size = size  # an upper bound on the pending graph behind this node
         self.exported = False  # its buffer was handed to the host: never donate it
+        self.host = False  # its value is a NumPy buffer the host may write (LazyBackend.host_buffer)
         self.owner: Any = None  # weak reference to the array made with this node
         self.clean = False  # its value is known to hold no subnormal (see interpreter._flush)
         # the bounds checks of the index arrays it was computed from (pending ones: see Check)
@@ -326,6 +327,7 @@ class Recorder:
             node.value = None
             node.size = size
             node.exported = False
+            node.host = False
             node.clean = False
             node.checks = checks
             arr = _new(Array)  # (Array._new, inlined)
