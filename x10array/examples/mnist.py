@@ -193,9 +193,10 @@ def _pyplot() -> Any:
     return plt
 
 
-def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> None:
+def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> Any:
     """Seconds and test accuracy per epoch, one line per device; with one epoch per device, one
-    bar per device (a line through one point is a dot on an empty axis). Seconds start at 0."""
+    bar per device (a line through one point is a dot on an empty axis). Seconds start at 0.
+    Returns the figure, saved to `path`."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
     names = list(results)
     if all(len(history) == 1 for history in results.values()):
@@ -225,7 +226,7 @@ def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> No
     ax1.set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -322,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) > 1:
         print(_table(results))
     if args.plot:
-        _plot(plt, results, args.plot)
+        plt.close(_plot(plt, results, args.plot))
         print(f"plot written to {args.plot}")
     return 0
 
