@@ -328,5 +328,8 @@ def test_mnist_plot_draws_a_useful_picture(tmp_path: Path, epochs: int) -> None:
 def test_pyproject_offers_the_plot_extra() -> None:
     import tomllib
 
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"  # the checkout's (.ci/wheel runs
+    if not pyproject.is_file():  # this file against an installed wheel, whose ROOT has none)
+        pytest.skip("not in a checkout")
+    project = tomllib.loads(pyproject.read_text())["project"]
     assert any(r.startswith("matplotlib") for r in project["optional-dependencies"]["plot"])
