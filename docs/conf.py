@@ -63,9 +63,9 @@ html_title = "x10array"
 html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
-    # the guides' titles in the top bar: the first few, the rest under "More" (all of them
-    # wrapped the bar onto three lines)
-    "header_links_before_dropdown": 4,
+    # the top bar: the API reference (first in docs/index.md) and the first two guides, the
+    # rest under "More" (all of them wrapped the bar onto three lines; the guides' titles are long)
+    "header_links_before_dropdown": 3,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }

@@ -454,3 +454,17 @@ def test_every_public_name_has_a_one_line_summary_and_the_standards_link_to_it()
     )
     assert apiref.standard_url("x10array.fft", "rfft") == apiref.SPEC + "generated/array_api.fft.rfft.html"
     assert apiref.standard_url("x10array", "zeros") == apiref.SPEC + "generated/array_api.zeros.html"
+
+
+def test_the_top_bar_fits_on_one_line() -> None:
+    """Issue 28: the pydata theme's top bar showed every top-level page and wrapped onto three
+    lines. docs/conf.py's `header_links_before_dropdown` leaves the first few in the bar (the API
+    reference first), the rest under "More"; their titles together fit in one desktop-wide line."""
+    conf = (DOCS / "conf.py").read_text()
+    shown = int(re.search(r'"header_links_before_dropdown": (\d+)', conf)[1])
+    order = []
+    for block in re.findall(r"```\{toctree\}\n(.*?)```", (DOCS / "index.md").read_text(), re.S):
+        order += [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(":")]
+    assert order[0] == "reference/index", "the API reference comes first"
+    titles = ["API reference"] + [(DOCS / f"{e}.md").read_text().splitlines()[0].lstrip("# ") for e in order[1:shown]]
+    assert sum(len(t) for t in titles) + len("More") <= 90, titles
