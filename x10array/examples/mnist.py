@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     if len(results) > 1:
         print(_table(results))
-    if args.plot:
+    if args.plot and plt is not None:
         plt.close(_plot(plt, results, args.plot))
         print(f"plot written to {args.plot}")
     return 0
