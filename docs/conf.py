@@ -63,9 +63,10 @@ html_title = "x10array"
 html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
-    # the top bar: the API reference (first in docs/index.md) and the first two guides, the
+    # the top bar: the API reference (first in docs/index.md) and the tutorial, the
     # rest under "More" (all of them wrapped the bar onto three lines; the guides' titles are long)
-    "header_links_before_dropdown": 3,
+    "header_links_before_dropdown": 2,
+    "navbar_persistent": ["search-button"],  # the search as an icon: its field wrapped the bar to a second row
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
