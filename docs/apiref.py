@@ -15,6 +15,8 @@ are not modules; for the namespace, also the standard's `__array_namespace_info_
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import inspect
 import types
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,80 @@ NOT_REFERENCED = {
 }  # fmt: skip
 
 NAMESPACE_DUNDERS = ("__array_namespace_info__", "__array_api_version__")
+
+# The standard's pages: each function of the namespace, linalg and fft, and each constant, has one.
+SPEC = "https://data-apis.org/array-api/2025.12/API_specification/"
+_NAMES_FILE = Path(__file__).resolve().parents[1] / "tests" / "_standard_names.py"  # transcribed from the spec
+
+# Objects that are neither functions nor classes, whose value says too little on its own.
+OBJECT_DOCS = {
+    "x10array.autodiff.RULES": "The derivative rule of each primitive, by name: a dict that `defvjp` adds to.",
+    "x10array.extend.settings.SETTINGS": "Every `X10ARRAY_*` setting, by name: its `Setting` (kind, default, meaning).",
+    "x10array.__array_api_version__": "The version of the Array API standard that x10array implements.",
+}
+
+
+def _standard() -> dict[str, Any]:
+    """The standard's names (tests/_standard_names.py), or nothing outside a checkout."""
+    if not _NAMES_FILE.is_file():
+        return {}
+    spec = importlib.util.spec_from_file_location("_standard_names", _NAMES_FILE)
+    assert spec is not None and spec.loader is not None
+    names = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(names)
+    return vars(names)
+
+
+def standard_url(module: str, name: str) -> str | None:
+    """The standard's page of `module.name`, where the standard defines it."""
+    names = _standard()
+    if not names:
+        return None
+    if module == "x10array":
+        if name in names["CHAPTERS"].get("constants", ()):
+            return f"{SPEC}generated/array_api.constants.{name}.html"
+        if name in names["DTYPES"]:
+            return f"{SPEC}data_types.html"
+        if name in ("__array_namespace_info__", "__array_api_version__"):
+            return f"{SPEC}inspection.html" if name == "__array_namespace_info__" else f"{SPEC}index.html"
+        if any(name in chapter for chapter in names["CHAPTERS"].values()):
+            return f"{SPEC}generated/array_api.{name}.html"
+    if module == "x10array.linalg" and name in names["LINALG"]:
+        return f"{SPEC}generated/array_api.linalg.{name}.html"
+    if module == "x10array.fft" and name in names["FFT"]:
+        return f"{SPEC}generated/array_api.fft.{name}.html"
+    return None
+
+
+def summary(module: types.ModuleType, name: str) -> str:
+    """The one line a reference table shows for `module.name`: the first paragraph's first line
+    of its own docstring (a class's, not a base class's), else what OBJECT_DOCS says, else, for a
+    constant, its type and value; empty where there is none (tests/test_docs.py forbids that)."""
+    obj = getattr(module, name)
+    qualified = f"{module.__name__}.{name}"
+    if isinstance(obj, type):
+        doc = obj.__dict__.get("__doc__") or ""
+    elif callable(obj):
+        doc = obj.__doc__ or ""
+    else:
+        known = OBJECT_DOCS.get(qualified) or OBJECT_DOCS.get(f"{_listed_as(module)}.{name}")
+        if known:
+            return known
+        value = repr(obj)
+        return f"A {type(obj).__name__}: {value}." if len(value) <= 100 else ""
+    lines = inspect.cleandoc(doc).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def _listed_as(module: types.ModuleType) -> str:
+    """The name MODULES lists `module` under (`x10array.extend.settings` is `x10array._core.settings`)."""
+    for name, _, _ in MODULES:
+        try:
+            if _module(name) is module:
+                return name
+        except ImportError:
+            continue
+    return module.__name__
 
 
 def public_names(module: types.ModuleType) -> list[str]:

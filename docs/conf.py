@@ -63,6 +63,10 @@ html_title = "x10array"
 html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
+    # the top bar: the API reference (first in docs/index.md) and the tutorial, the
+    # rest under "More" (all of them wrapped the bar onto three lines; the guides' titles are long)
+    "header_links_before_dropdown": 2,
+    "navbar_persistent": ["search-button"],  # the search as an icon: its field wrapped the bar to a second row
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
@@ -79,14 +83,22 @@ def _value_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, 
         # documentation is the reference; its docstring is not x10array's to check under -W
         lines[:] = [f"``{origin}.{getattr(obj, '__qualname__', name)}``, re-exported: see its library's documentation."]
         return
+    module, _, short = name.rpartition(".")
+    url = apiref.standard_url(module, short)
+    # the standard's function or constant: its page is the full specification
+    link = ["", f"Specified by the Array API standard: `{short} in the standard <{url}>`__."] if url else []
     if what not in ("data", "attribute") or isinstance(obj, type) or callable(obj):
+        lines += link
         return
     if getattr(obj, "__doc__", None) != getattr(type(obj), "__doc__", None):
+        lines += link
         return  # a docstring of its own (a module-level `#:` comment)
     own = type(obj).__module__.startswith("x10array")
     value = repr(obj)
     text = [f"A ``{type(obj).__name__}``" + (f": ``{value}``." if len(value) <= 100 else ".")]
-    lines[:] = text + ([""] + lines if own else [])
+    if name in apiref.OBJECT_DOCS:
+        text = [apiref.OBJECT_DOCS[name], "", *text]
+    lines[:] = text + ([""] + lines if own else []) + link
 
 
 class RepositoryFiles(SphinxPostTransform):

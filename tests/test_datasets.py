@@ -181,7 +181,7 @@ def test_missing_files_message_names_the_ways_out(tmp_path):
         MNIST(8, tmp_path, download=False)
     message = str(info.value)
     assert "--data-dir" in message and "X10ARRAY_DATA_DIR" in message
-    assert all(name in message for name in datasets.FILES.values())
+    assert all(f"{name[: -len('.gz')]}[.gz]" in message for name in datasets.FILES.values())
 
 
 # --- downloads: mirrors are file:// URLs or injected openers; nothing touches the network ---
@@ -308,9 +308,49 @@ def test_the_example_without_network_says_what_to_do(tmp_path, monkeypatch, caps
     from x10array.examples import mnist as example
 
     monkeypatch.setattr(datasets, "MIRRORS", ((tmp_path / "nowhere").as_uri() + "/",))
-    with pytest.raises(SystemExit) as info:
-        example.main(["--device", "eager", "--epochs", "1", "--data-dir", str(tmp_path / "data")])
+    with xp.extend.settings.override(X10ARRAY_DATA_DIR=tmp_path / "data"), pytest.raises(SystemExit) as info:
+        example.main(["--device", "eager", "--epochs", "1"])  # no --data-dir: the download
     assert info.value.code == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("\n") == 1
     assert "could not download" in err and "--data-dir DIR" in err and "X10ARRAY_DATA_DIR" in err
+    assert f"is not in {tmp_path / 'data'}" in err
+
+
+@pytest.mark.parametrize("case", ["absent", "empty", "one file"])
+def test_a_data_dir_without_the_files_says_so_and_what_it_looked_for(tmp_path, monkeypatch, capsys, case):
+    """Issue 28: `--data-dir path/that/does/not/exist` created the directory as a download
+    target and spoke only of downloads; a directory given is read, and its lack is the message."""
+    from x10array.examples import mnist as example
+
+    monkeypatch.setattr(datasets, "MIRRORS", ((tmp_path / "nowhere").as_uri() + "/",))
+    given = tmp_path / "data"
+    if case != "absent":
+        given.mkdir()
+    if case == "one file":
+        write_fake_mnist(given, n_train=4, n_test=4, gz=False)
+        for name in list(datasets.FILES.values())[1:]:
+            (given / name[: -len(".gz")]).unlink()
+    with pytest.raises(SystemExit) as info:
+        example.main(["--device", "eager", "--epochs", "1", "--data-dir", str(given)])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1 and "download" not in err.split("Nothing was")[0]
+    expected = {
+        "absent": f"{given} does not exist",
+        "empty": f"4 of the 4 MNIST files are not in {given} (it is empty)",
+        "one file": f"3 of the 4 MNIST files are not in {given} (it holds train-images-idx3-ubyte)",
+    }
+    assert expected[case] in err
+    looked = [name[: -len(".gz")] + "[.gz]" for name in datasets.FILES.values()]
+    assert all((name in err) == (case != "one file" or i > 0) for i, name in enumerate(looked)), err
+    if case == "absent":
+        assert not given.exists(), "a directory given is not created as a download target"
+    else:
+        assert sorted(p.name for p in given.iterdir()) == (["train-images-idx3-ubyte"] if case == "one file" else [])
+
+
+def test_missing_files_name_what_was_looked_for(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"does not exist; looked for train-images-idx3-ubyte\[.gz\], "):
+        MNIST(8, tmp_path / "absent", download=False)
+    assert not (tmp_path / "absent").exists()

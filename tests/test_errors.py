@@ -387,3 +387,42 @@ def test_python_operators_return_notimplemented_for_foreign_types() -> None:
         x + np.ones(3)  # no silent mixing with NumPy arrays
     with pytest.raises(TypeError):
         np.ones(3) + x
+
+
+# -- what the dtype messages say about what they got (issue 28) ------------------------------------
+
+DTYPE_TAKERS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("isdtype", lambda d: xp.isdtype(d, "integral")),
+    ("astype", lambda d: xp.astype(f64(2), d)),
+    ("zeros", lambda d: xp.zeros((2,), dtype=d)),
+    ("full", lambda d: xp.full((2,), 1, dtype=d)),
+    ("arange", lambda d: xp.arange(3, dtype=d)),
+    ("linspace", lambda d: xp.linspace(0, 1, 3, dtype=d)),
+    ("asarray", lambda d: xp.asarray([1.0], dtype=d)),
+    ("sum", lambda d: xp.sum(f64(2), dtype=d)),
+    ("finfo", lambda d: xp.finfo(d)),
+    ("iinfo", lambda d: xp.iinfo(d)),
+    ("can_cast", lambda d: xp.can_cast(d, xp.float64)),
+    ("result_type", lambda d: xp.result_type(d, xp.float64)),
+]
+
+
+@pytest.mark.parametrize("fname, call", DTYPE_TAKERS, ids=[n for n, _ in DTYPE_TAKERS])
+@pytest.mark.parametrize("given", [np.float64, np.int32, float, "float64", f64], ids=["np.float64", "np.int32",
+                                                                                  "float", "str", "array"])  # fmt: skip
+def test_a_dtype_message_says_what_it_got(fname: str, call: Callable[[Any], Any], given: Any) -> None:
+    """`xp.isdtype(np.float64, "integral")` said "got an array (type)": NumPy's scalar types have
+    an `__array_namespace__`, and a type was taken for an array (a user meets it through
+    scikit-learn). Every function that takes a dtype, given a type, a string or an array where
+    the dtype goes, names itself and shows the type or string as it is; an array is called one."""
+    value = f64(2) if given is f64 else given
+    if fname in ("finfo", "iinfo", "can_cast", "result_type") and given is f64:
+        return  # an array is what these take in the dtype's place
+    with pytest.raises(TypeError) as info:
+        call(value)
+    message = str(info.value)
+    assert message.startswith(f"{fname}:") or message.startswith(f"{fname}("), message
+    if isinstance(value, type | str):
+        assert "an array" not in message and repr(value) in message, message
+    else:
+        assert "got an array (Array)" in message, message

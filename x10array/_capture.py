@@ -387,8 +387,36 @@ class Compiled:
 
 
 def compile(fn: Callable[..., Any]) -> Compiled:  # noqa: A001  (x10array.compile, as mx.compile)
-    """Record `fn` once per signature and replay its compiled program on later calls (see
-    docs/eager-and-lazy.md, "Capturing a step")."""
+    """Record `fn` once per signature and replay its compiled program on later calls.
+
+    The first call with a given signature (the arguments' tree structure, each array's shape,
+    dtype and device, each Python int's and bool's value) runs `fn` under the lazy recorder and
+    keeps the graph from the argument arrays to the outputs, including the new values of
+    arguments it rebinds (parameters updated in place). Later calls with that signature run the
+    graph's compiled XLA program directly: `fn` is not executed, nothing is recorded or keyed,
+    and `metrics().captured_replays` counts them. Python floats are runtime inputs (a new
+    learning rate does not record again). What cannot be captured (a value read inside `fn`, a
+    data-dependent shape) is found at the recording: that signature then runs `fn` as usual,
+    after one warning (`metrics().capture_fallbacks`). On an eager device `fn` simply runs.
+    Usable as a decorator::
+
+        import x10array as xp
+
+        lazy = xp.Device.default_xla
+
+        @xp.compile
+        def step(w, x):
+            return w - 0.1 * xp.tanh(x @ w)
+
+        w = xp.ones((4, 4), device=lazy)
+        for _ in range(3):
+            w = step(w, xp.ones((4, 4), device=lazy))   # recorded once, then replayed
+        xp.lazy_barrier()
+        print(xp.metrics().captured_replays)              # 2
+
+    The guide: :doc:`/eager-and-lazy` ("Capturing a step"); in the MNIST demo,
+    :doc:`/tutorial-mnist`.
+    """
     if not callable(fn):
         raise TypeError(f"compile: fn must be callable, got {type(fn).__name__}")
     return Compiled(fn)

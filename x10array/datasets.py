@@ -180,6 +180,25 @@ def _ways_out(directory: Path) -> str:
     )
 
 
+def _not_found(directory: Path, missing: list[str]) -> str:
+    """Why the files `missing` are not in `directory`, the names looked for, and the ways out."""
+    if not directory.exists():
+        where = f"{directory} does not exist"
+    elif not directory.is_dir():
+        where = f"{directory} is not a directory"
+    else:
+        held = sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
+        more = f" and {len(held) - 8} more" if len(held) > 8 else ""
+        holds = f"it holds {', '.join(held[:8])}{more}" if held else "it is empty"
+        where = f"{len(missing)} of the 4 MNIST files are not in {directory} ({holds})"
+    looked = ", ".join(f"{name[: -len('.gz')]}[.gz]" for name in missing)
+    return (
+        f"MNIST: {where}; looked for {looked}. Nothing was downloaded (download=False, as with the example's"
+        f" --data-dir): name the directory that holds the files, or leave it out to download them once"
+        f" to ~/.cache/x10array/mnist (or X10ARRAY_DATA_DIR)"
+    )
+
+
 def _progress(filename: str, done: int, total: int | None, enabled: bool, end: bool = False) -> None:
     if not enabled:
         return
@@ -242,7 +261,9 @@ def _fetch(directory: Path, filename: str) -> Path:
         finally:
             tmp.unlink(missing_ok=True)  # after a rename there is nothing left here; after a failure, the part
     tried = "; ".join(failures)
-    raise DownloadError(f"MNIST: could not download {filename}: tried {tried}. {_ways_out(directory)}")
+    raise DownloadError(
+        f"MNIST: {filename} is not in {directory}, and it could not download it: tried {tried}. {_ways_out(directory)}"
+    )
 
 
 def _reason(e: BaseException) -> str:
@@ -253,14 +274,12 @@ def _reason(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-def _load(directory: Path, filename: str, download: bool) -> np.ndarray:
-    raw_name = filename[: -len(".gz")]
-    for candidate in (directory / filename, directory / raw_name):
+def _find(directory: Path, filename: str) -> Path | None:
+    """The file `filename` (gzipped) or its uncompressed twin in `directory`, if there."""
+    for candidate in (directory / filename, directory / filename[: -len(".gz")]):
         if candidate.exists():
-            return read_idx_file(candidate)
-    if not download:
-        raise FileNotFoundError(f"MNIST: {filename} is not in {directory} (and download=False). {_ways_out(directory)}")
-    return read_idx_file(_fetch(directory, filename))
+            return candidate
+    return None
 
 
 class _Epochs:
@@ -306,7 +325,11 @@ class MNIST:
         self.device = device
         self.seed = seed
         directory = _find_dir(data_dir)
-        arrays = {key: _load(directory, name, download) for key, name in FILES.items()}
+        found = {key: _find(directory, name) for key, name in FILES.items()}
+        missing = [FILES[key] for key, path in found.items() if path is None]
+        if missing and not download:
+            raise FileNotFoundError(_not_found(directory, missing))
+        arrays = {key: read_idx_file(path or _fetch(directory, FILES[key])) for key, path in found.items()}
         for split in ("train", "test"):
             images, labels = arrays[f"{split}_images"], arrays[f"{split}_labels"]
             if images.ndim != 3 or images.shape[1:] != (28, 28) or images.dtype != np.uint8:

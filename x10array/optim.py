@@ -152,6 +152,8 @@ class Adam:
 
 
 class AdamW(Adam):
+    """Adam with the weight decay decoupled from the gradient (Loshchilov and Hutter): subtracted from the weights."""
+
     decoupled = True
 
     def __init__(

@@ -403,14 +403,17 @@ def _empty(shape: Any, dtype: Any, device: Any, fname: str) -> Array:
 
 
 def full(shape: Any, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of `shape` filled with `fill_value`."""
     return _full(shape, fill_value, dtype, device, "full")
 
 
 def zeros(shape: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of `shape` filled with zeros."""
     return _constant(shape, 0, dtype, device, "zeros")
 
 
 def ones(shape: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of `shape` filled with ones."""
     return _constant(shape, 1, dtype, device, "ones")
 
 
@@ -427,21 +430,25 @@ def _like(x: Array, dtype: Any, device: Any, fname: str) -> tuple[tuple[int, ...
 
 
 def zeros_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of zeros with the shape of `x` (and its dtype and device unless given)."""
     shape, dtype, where = _like(x, dtype, device, "zeros_like")
     return _like_placed(_constant(shape, 0, dtype, where, "zeros_like"), x, device)
 
 
 def ones_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of ones with the shape of `x` (and its dtype and device unless given)."""
     shape, dtype, where = _like(x, dtype, device, "ones_like")
     return _like_placed(_constant(shape, 1, dtype, where, "ones_like"), x, device)
 
 
 def empty_like(x: Array, /, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array with the shape of `x` (and its dtype and device unless given), its values unset."""
     shape, dtype, where = _like(x, dtype, device, "empty_like")
     return _like_placed(_empty(shape, dtype, where, "empty_like"), x, device)
 
 
 def full_like(x: Array, /, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
+    """A new array of `fill_value` with the shape of `x` (and its dtype and device unless given)."""
     shape, dtype, where = _like(x, dtype, device, "full_like")
     return _like_placed(_full(shape, fill_value, dtype, where, "full_like"), x, device)
 
@@ -552,6 +559,7 @@ def linspace(
     device: Device | None = None,
     endpoint: bool = True,
 ) -> Array:
+    """`num` evenly spaced numbers from `start` to `stop` (`stop` included unless `endpoint=False`)."""
     num = check_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
@@ -590,6 +598,7 @@ def eye(
     dtype: DType | None = None,
     device: Device | None = None,
 ) -> Array:
+    """A two-dimensional array with ones on the `k`-th diagonal and zeros elsewhere."""
     n = check_int(n_rows, "eye", "n_rows")
     m = n if n_cols is None else check_int(n_cols, "eye", "n_cols")
     if n < 0 or m < 0:
@@ -601,6 +610,7 @@ def eye(
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+    """Coordinate matrices from coordinate vectors (`indexing="xy"`: Cartesian, `"ij"`: matrix)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     if not arrays:

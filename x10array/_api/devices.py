@@ -14,7 +14,28 @@ __all__ = ["lazy_barrier", "set_cpu_kernels"]
 def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
     """Materialize every live pending array on `devices` (default: all lazy devices) in one
     compiled program per device, so work they share is computed once (the seed's
-    `LazyTensorBarrier()`). Asynchronous unless `wait=True`."""
+    `LazyTensorBarrier()`). Asynchronous unless `wait=True`.
+
+    On a lazy device operations are recorded, not run; a barrier cuts the recorded graph and
+    runs it, interpreted while the graph is cold and compiled once compiling pays, the program
+    then reused by every step of the same structure. Place one where a step ends (after the
+    optimizer's update, after each evaluation batch): without it a loop records one endless
+    graph. It returns once the work is queued, so Python records the next step while XLA runs
+    this one; `wait=True` blocks until it is done. `devices`: a device, a list of them, or None
+    for every lazy device. Reading a value (`float(x)`) also materializes what it needs::
+
+        import x10array as xp
+
+        lazy = xp.Device.default_xla
+        before = xp.metrics()
+        w = xp.ones((3,), device=lazy)
+        for step in range(5):
+            w = w - 0.1 * xp.sin(w)      # recorded
+            xp.lazy_barrier()            # one graph per step, the same each time
+        print((xp.metrics() - before).barriers)   # 5
+
+    The guide: :doc:`/eager-and-lazy`; what makes a step slow: :doc:`/troubleshooting`.
+    """
     if not isinstance(wait, bool):
         raise TypeError(f"lazy_barrier: wait must be a bool, got {type(wait).__name__}")
     if devices is None:

@@ -58,4 +58,5 @@ _INFO = Info()
 
 
 def __array_namespace_info__() -> Info:
+    """The standard's inspection object: the namespace's capabilities, devices and dtypes."""
     return _INFO

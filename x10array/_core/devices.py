@@ -20,6 +20,8 @@ from . import settings
 
 
 class DeviceKind(enum.Enum):
+    """The hardware of a device: `CPU`, `GPU` or `TPU`."""
+
     CPU = "cpu"
     GPU = "gpu"
     TPU = "tpu"
@@ -34,6 +36,8 @@ class DeviceKind(enum.Enum):
 
 
 class Backend(enum.Enum):
+    """How a device runs operations: `EAGER` (one at a time, NumPy kernels) or `XLA` (lazy: recorded graphs)."""
+
     EAGER = "eager"
     XLA = "xla"
 

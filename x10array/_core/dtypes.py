@@ -177,7 +177,9 @@ def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:
     if isinstance(dtype, DType):
         return dtype
     # an array is named, not shown: its repr would read a lazy array's values
-    got = f"an array ({type(dtype).__name__})" if hasattr(dtype, "__array_namespace__") else repr(dtype)
+    # (NumPy's scalar types, np.float64, have an __array_namespace__ too: a type is not an array)
+    is_array = hasattr(dtype, "__array_namespace__") and not isinstance(dtype, type)
+    got = f"an array ({type(dtype).__name__})" if is_array else repr(dtype)
     raise TypeError(f"{fname}: {arg} must be an x10array dtype such as x10array.float64, got {got}")
 
 

@@ -44,6 +44,27 @@ LOCK = threading.RLock()
 def metrics() -> Metrics:
     """A copy of the current counters; subtract two snapshots to measure a region.
 
+    The counters (a `Metrics`): programs compiled (`compile_count`, `compile_seconds`) and
+    loaded from the disk cache (`disk_cache_loads`), runs of cached programs (`cache_hits`, of
+    which `captured_replays` by `compile`), graphs interpreted (`interpreted_graphs`),
+    operations recorded, graph breaks and implicit reads (`graph_breaks`, `transfers_to_host`),
+    barriers and more. In a healthy training loop `compile_count` stops growing after the first
+    steps and `graph_breaks` stays 0::
+
+        import x10array as xp
+
+        lazy = xp.Device.default_xla
+        before = xp.metrics()
+        x = xp.ones((8, 8), device=lazy)
+        for _ in range(10):
+            x = xp.tanh(x @ x)
+            xp.lazy_barrier()
+        d = xp.metrics() - before
+        print(d.barriers, d.graph_breaks)   # 10 0
+
+    `metrics_report()` prints them as a table with the lines of code that read values; the
+    table of every counter and what it should be: :doc:`/troubleshooting`.
+
     Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
     that its counters agree with each other (`execute_count == compile_count + disk_cache_loads + cache_hits`)
     while other threads run graphs."""
@@ -52,6 +73,7 @@ def metrics() -> Metrics:
 
 
 def reset_metrics() -> None:
+    """Set every counter of `metrics()` back to zero (a difference of two `metrics()` needs none)."""
     with LOCK:
         for f in dataclasses.fields(COUNTERS):
             setattr(COUNTERS, f.name, f.default)

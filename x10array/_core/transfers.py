@@ -62,7 +62,24 @@ def transfer_guard(mode: str) -> contextlib.AbstractContextManager[None]:
     site ("log") or raise TransferGuardError ("disallow"). Thread-local and nestable: the
     innermost block of the current thread wins; outside any block, X10ARRAY_TRANSFER_GUARD
     decides. Explicit reads (`x.to_device(device)`, `lazy_barrier()`) are always allowed, and
-    eager arrays are never guarded."""
+    eager arrays are never guarded.
+
+    An implicit read waits for the pending graph and breaks it in two; in a training loop it
+    is the usual cause of a slow step. "disallow" finds the line that does it::
+
+        import x10array as xp
+
+        w = xp.asarray([0.5, -1.0, 2.0], device=xp.Device.default_xla)
+        with xp.transfer_guard("disallow"):
+            loss = xp.sum(w * w)
+            try:
+                float(loss)                     # an implicit read: refused here
+            except xp.TransferGuardError as error:
+                print(type(error).__name__)     # TransferGuardError
+            host = loss.to_device(xp.Device("cpu", 0, "eager"))   # explicit: allowed
+        print(float(loss))                      # 5.25 (outside the block: allowed)
+
+    The guide: :doc:`/troubleshooting` ("Finding what forces materialization")."""
     if type(mode) is not str:
         raise TypeError(f"transfer_guard: mode must be a str ({', '.join(map(repr, MODES))}), got {mode!r}")
     if mode not in MODES:

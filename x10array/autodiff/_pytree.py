@@ -13,6 +13,7 @@ __all__ = ["tree_flatten", "tree_unflatten", "tree_map"]
 
 
 def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    """The leaves of a pytree (dicts, lists, tuples, None, `tree_flatten` objects) and its structure."""
     leaves: list[Any] = []
     treedef = _flatten(tree, leaves)
     return leaves, treedef
@@ -34,6 +35,7 @@ def _flatten(tree: Any, leaves: list[Any]) -> Any:
 
 
 def tree_unflatten(treedef: Any, leaves: list[Any]) -> Any:
+    """The pytree of structure `treedef` (from `tree_flatten`) with `leaves` in its places."""
     count = _count(treedef)
     leaves = list(leaves)
     if len(leaves) != count:
@@ -72,6 +74,7 @@ def _unflatten(treedef: Any, it: Any) -> Any:
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """A pytree of `fn` applied to each leaf of `tree` (and the leaves at the same places of `rest`)."""
     if not callable(fn):
         raise TypeError(f"tree_map: fn must be a function, got {type(fn).__name__}")
     leaves, treedef = tree_flatten(tree)

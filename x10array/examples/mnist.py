@@ -193,32 +193,84 @@ def _pyplot() -> Any:
     return plt
 
 
-def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> None:
+def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> Any:
+    """Seconds and test accuracy per epoch, one line per device; with one epoch per device, one
+    bar per device (a line through one point is a dot on an empty axis). Seconds start at 0.
+    Returns the figure, saved to `path`."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))
-    for name, history in results.items():
-        epochs = [r["epoch"] for r in history]
-        ax1.plot(epochs, [r["seconds"] for r in history], marker="o", label=name)
-        ax2.plot(epochs, [100 * r["test_accuracy"] for r in history], marker="o", label=name)
-    ax1.set(xlabel="epoch", ylabel="seconds per epoch", title="Time")
-    ax2.set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy")
-    ax1.legend()
+    names = list(results)
+    if all(len(history) == 1 for history in results.values()):
+        epoch = int(next(iter(results.values()))[0]["epoch"])
+        seconds = [results[n][0]["seconds"] for n in names]
+        accuracy = [100 * results[n][0]["test_accuracy"] for n in names]
+        colors = [f"C{i}" for i in range(len(names))]
+        bars = ax1.bar(names, seconds, color=colors)
+        ax1.bar_label(bars, fmt="%.1f s")
+        bars = ax2.bar(names, accuracy, color=colors)
+        ax2.bar_label(bars, fmt="%.2f%%")
+        low = min(accuracy)
+        ax2.set_ylim(max(0.0, low - max(2.0, (100 - low) / 2)), 100)  # the differences, not 0 to 100
+        ax1.set_ylim(0, 1.15 * max(seconds))  # room for the labels
+        ax1.set(xlabel=f"device (epoch {epoch})", ylabel="seconds per epoch", title="Time")
+        ax2.set(xlabel=f"device (epoch {epoch})", ylabel="test accuracy (%)", title="Accuracy")
+    else:
+        for name, history in results.items():
+            epochs = [r["epoch"] for r in history]
+            ax1.plot(epochs, [r["seconds"] for r in history], marker="o", label=name)
+            ax2.plot(epochs, [100 * r["test_accuracy"] for r in history], marker="o", label=name)
+        for ax in (ax1, ax2):
+            ax.xaxis.get_major_locator().set_params(integer=True)
+        ax1.set(xlabel="epoch", ylabel="seconds per epoch", title="Time")
+        ax2.set(xlabel="epoch", ylabel="test accuracy (%)", title="Accuracy")
+        ax1.legend()
+    ax1.set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    return fig
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The command line, with each option's default in its help."""
+    p = argparse.ArgumentParser(
+        prog="python -m x10array.examples.mnist",
+        description="Train LeNet-5 on MNIST with x10array (the X10 tutorial's demo).",
+    )
+    p.add_argument(
+        "--device", choices=("eager", "xla", "both"), default="both",
+        help="eager: op by op; xla: the lazy device, compiled steps; both: one then the other (default: %(default)s)",
+    )  # fmt: skip
+    p.add_argument(
+        "--epochs", type=int, default=5, help="epochs to train, counting resumed ones (default: %(default)s)"
+    )
+    p.add_argument("--batch-size", type=int, default=128, help="images per training batch (default: %(default)s)")
+    p.add_argument(
+        "--data-dir", default=None, metavar="DIR",
+        help="a directory holding the four MNIST IDX files, gzipped or not (default: $X10ARRAY_DATA_DIR, else"
+        " ~/.cache/x10array/mnist, downloaded there once)",
+    )  # fmt: skip
+    p.add_argument("--learning-rate", type=float, default=0.1, help="SGD's learning rate (default: %(default)s)")
+    p.add_argument("--momentum", type=float, default=0.9, help="SGD's momentum, 0 for plain SGD (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the weights and the shuffling (default: %(default)s)")
+    p.add_argument(
+        "--plot", default=None, metavar="FILE.png",
+        help='draw seconds and test accuracy per epoch there; needs matplotlib, pip install "x10array[plot]"'
+        " (default: no plot)",
+    )  # fmt: skip
+    p.add_argument(
+        "--save", default=None, metavar="PATH", help="write a checkpoint there after each epoch (default: none)"
+    )
+    p.add_argument(
+        "--resume", default=None, metavar="PATH", help="continue from a checkpoint of --save (default: start afresh)"
+    )
+    p.add_argument(
+        "--max-batches", type=int, default=None, metavar="N",
+        help="at most N batches per epoch, for a quick try (default: every batch)",
+    )  # fmt: skip
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Train LeNet-5 on MNIST with x10array (the X10 tutorial's demo).")
-    parser.add_argument("--device", choices=("eager", "xla", "both"), default="both")
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--data-dir", default=None, help="directory with the MNIST IDX files (default: download)")
-    parser.add_argument("--learning-rate", type=float, default=0.1)
-    parser.add_argument("--momentum", type=float, default=0.9)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default=None, metavar="FILE.png")
-    parser.add_argument("--save", default=None, metavar="PATH", help="write a checkpoint there after each epoch")
-    parser.add_argument("--resume", default=None, metavar="PATH", help="continue from a checkpoint of --save")
-    parser.add_argument("--max-batches", type=int, default=None, metavar="N", help="at most N batches per epoch")
+    parser = make_parser()
     args = parser.parse_args(argv)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
@@ -236,11 +288,14 @@ def main(argv: list[str] | None = None) -> int:
     devices = {"eager": [x10array.Device.default], "xla": [x10array.Device.default_xla]}.get(
         args.device, [x10array.Device.default, x10array.Device.default_xla]
     )
+    host = x10array.Device("cpu", 0, "eager")
     try:
-        data = MNIST(args.batch_size, args.data_dir, device=x10array.Device("cpu", 0, "eager"), seed=args.seed)
+        # a directory given is read, never a download target: a wrong path says what it lacks
+        data = MNIST(args.batch_size, args.data_dir, device=host, seed=args.seed, download=args.data_dir is None)
     except (DownloadError, FileNotFoundError, ValueError) as e:
         # one message: what was tried, why it failed, and the ways out; no traceback
-        parser.exit(1, f"mnist: error: {e}\n")
+        given = "--data-dir: " if isinstance(e, FileNotFoundError) else ""
+        parser.exit(1, f"mnist: error: {given}{e}\n")
     results = {}
     for device in devices:
         name = device.backend.name.lower()
@@ -267,8 +322,8 @@ def main(argv: list[str] | None = None) -> int:
             )
     if len(results) > 1:
         print(_table(results))
-    if args.plot:
-        _plot(plt, results, args.plot)
+    if args.plot and plt is not None:
+        plt.close(_plot(plt, results, args.plot))
         print(f"plot written to {args.plot}")
     return 0
 

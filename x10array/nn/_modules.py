@@ -41,6 +41,7 @@ def learning_phase() -> str:
 
 
 def set_learning_phase(value: str) -> None:
+    """Set the learning phase ("training" or "inference") for the rest of the process."""
     if value not in ("training", "inference"):
         raise ValueError(f"set_learning_phase: expected 'training' or 'inference', got {value!r}")
     _phase.value = value
@@ -242,6 +243,8 @@ class Conv2D(Module):
 
 
 class AvgPool2D(Module):
+    """Average pooling over windows of NHWC images (`pool_size`, `strides`, `padding`); no parameters."""
+
     def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
         F._pair(pool_size, "AvgPool2D", "pool_size")
         if strides is not None:
@@ -254,6 +257,8 @@ class AvgPool2D(Module):
 
 
 class MaxPool2D(Module):
+    """Max pooling over windows of NHWC images (`pool_size`, `strides`, `padding`); no parameters."""
+
     def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid") -> None:
         F._pair(pool_size, "MaxPool2D", "pool_size")
         if strides is not None:
@@ -266,12 +271,16 @@ class MaxPool2D(Module):
 
 
 class Flatten(Module):
+    """Flattens each example of a batch to one dimension (`(n, h, w, c)` to `(n, h * w * c)`)."""
+
     def __call__(self, x: Any) -> Any:
         xp = x.__array_namespace__()
         return xp.reshape(x, (x.shape[0], -1))
 
 
 class Sequential(Module):
+    """Layers applied one after the other: `Sequential(Dense(784, 128, nn.relu), Dense(128, 10))(x)`; a pytree."""
+
     def __init__(self, *layers: Module) -> None:
         for i, layer in enumerate(layers):
             if not callable(layer):

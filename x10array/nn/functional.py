@@ -308,6 +308,7 @@ def relu(x: Any) -> Any:
 
 
 def log_softmax(logits: Any, axis: int = -1) -> Any:
+    """The logarithm of the softmax of `logits` along `axis`, computed stably."""
     xp = _check_input(logits, "log_softmax", "logits")
     _check_axis(axis, logits.ndim, "log_softmax")
     return _log_softmax(xp, logits, axis)
@@ -319,6 +320,7 @@ def _log_softmax(xp: Any, logits: Any, axis: int) -> Any:
 
 
 def softmax(logits: Any, axis: int = -1) -> Any:
+    """The softmax of `logits` along `axis`: exponentials normalized to sum to 1 (computed stably)."""
     xp = _check_input(logits, "softmax", "logits")
     _check_axis(axis, logits.ndim, "softmax")
     return xp.exp(_log_softmax(xp, logits, axis))
