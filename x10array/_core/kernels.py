@@ -155,7 +155,9 @@ def _specials(dtype: np.dtype, few: bool) -> np.ndarray:
         real = _real_specials(np.zeros((), dtype).real.dtype)
         parts = real[[0, 1, 3, 4, 8, 15, 16, 17, 32]]
         re, im = np.meshgrid(real if not few else parts, parts)
-        return (re.ravel() + 1j * im.ravel()).astype(dtype)
+        z = np.empty(re.size, dtype)
+        z.real, z.imag = re.ravel(), im.ravel()
+        return z
     real = _real_specials(dtype)
     return real[[0, 1, 3, 4, 8, 15, 16, 17, 32]] if few else real
 
