@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import x10array as xp
-from x10array._backends.lazy import interpreter as _interpreter
 from x10array._core import backend as _backend
 from x10array._core import primitive as _ops
 from x10array._core.kernels import xla_flushes

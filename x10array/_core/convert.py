@@ -25,7 +25,6 @@ from .primitive import Primitive, bind
 __all__ = ["ASTYPE", "cast", "transfer"]
 
 
-
 def _astype_kernel(k: Any, x: Any, *, dtype: DType) -> Any:
     """`x` as `dtype`. A float to an integer follows one rule on every device and tier, XLA's
     (the standard leaves out-of-range casts unspecified; docs/promotion.md): truncation toward
