@@ -415,3 +415,19 @@ def test_eight_threads_training_give_the_serial_bits():
             together = run_threads([lambda s=s: _train(s) for s in seeds])
             differ = [s for s, a, b in zip(seeds, alone, together) if a != b]
             assert not differ, f"run {run}: threads {differ} differ from their serial runs"
+
+
+@pytest.mark.slow
+def test_eight_threads_training_with_every_graph_compiled_give_the_serial_bits():
+    """The same with every graph compiled: the graphs are cut at other places by the other
+    threads' barriers (other programs), the bits stay the serial run's. (Slow: each cut is a
+    compile.)"""
+    from x10array._backends.lazy import compile_threshold
+
+    seeds = list(range(N_THREADS))
+    with compile_threshold(1):
+        alone = [_train(s, steps=6) for s in seeds]
+        for run in range(3):
+            together = run_threads([lambda s=s: _train(s, steps=6) for s in seeds])
+            differ = [s for s, a, b in zip(seeds, alone, together) if a != b]
+            assert not differ, f"run {run}: threads {differ} differ from their serial runs"
