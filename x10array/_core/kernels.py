@@ -202,8 +202,15 @@ def xla_lets_subnormals_through(entries: list[tuple[Any, tuple[Any, ...], tuple[
     seen yet are probed together, in one compiled program."""
     missing = [e for e in dict.fromkeys(entries) if e not in _THROUGH]
     if missing:
-        _probe(missing)
-    return [_THROUGH.get(e, False) for e in entries]
+        try:
+            _probe(missing)
+        except Exception:  # noqa: BLE001 - a lowering that refuses the probe's operands
+            for e in missing:  # one by one; one that still fails is flushed by the graph itself
+                try:
+                    _probe([e])
+                except Exception:  # noqa: BLE001 - (flushing is always right, only slower)
+                    _THROUGH[e] = True
+    return [_THROUGH.get(e, True) for e in entries]
 
 
 def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> None:
