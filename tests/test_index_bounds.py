@@ -138,8 +138,14 @@ def test_out_of_bounds_pending_indices_raise_at_every_read(op, tier):
         assert f"{Path(__file__).name}:" in message  # the user's line that recorded it
     with pytest.raises(IndexError, match=f"^{fname}: "):
         float(xp.sum(after))
-    np.testing.assert_array_equal(np.asarray(before), np.sin(base))
-    np.testing.assert_array_equal(np.asarray(unrelated), np.cos(base))
+    # (within the documented bound of NumPy's result, not its bits: the compiled tier's sin and
+    # cos are XLA's, and NumPy's own differ between CPUs)
+    np.testing.assert_allclose(
+        np.asarray(before), np.sin(base), rtol=4 * np.finfo(np.asarray(before).dtype).eps, atol=1e-15
+    )
+    np.testing.assert_allclose(
+        np.asarray(unrelated), np.cos(base), rtol=4 * np.finfo(np.asarray(before).dtype).eps, atol=1e-15
+    )
     np.testing.assert_array_equal(np.asarray(x), base)
 
 
@@ -169,7 +175,7 @@ def test_a_barrier_raises_for_the_bad_array_and_computes_the_others(tier):
     z[_index(tier, [1, -6], "pending")] = 0.0  # the write of -6 must not be dropped silently
     with pytest.raises(IndexError, match="^(__getitem__|__setitem__): index (7|-6) is out of bounds"):
         xp.lazy_barrier()
-    np.testing.assert_array_equal(np.asarray(good), np.sin(X))
+    np.testing.assert_allclose(np.asarray(good), np.sin(X), rtol=4 * np.finfo(np.asarray(good).dtype).eps, atol=1e-15)
     with pytest.raises(IndexError, match="^__getitem__: index 7 "):
         np.asarray(bad)
     with pytest.raises(IndexError, match="^__setitem__: index -6 "):

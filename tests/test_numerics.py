@@ -164,16 +164,37 @@ def test_log2_is_exact_at_powers_of_two(tier, dtype):
     )
 
 
+# The tiers that run x10array's own XLA lowerings (their bits are x10array's, the same on every
+# CPU) and those that run NumPy's kernels (whose bits are NumPy's on this CPU: its AVX-512 and
+# AVX2 float32 log10 and log2 differ, so a test may hold them to an ulp bound only).
+XLA_TIERS = ("eager-xla", "compiled")
+
+
+def reference(fn: str, x: np.ndarray) -> np.ndarray:
+    """`fn` (log2, log10) of float `x` correctly rounded to x's dtype, but for ties: computed
+    in long double (x86-64: 64-bit mantissa; aarch64: 113-bit), else in float64 for float32."""
+    wide = np.longdouble if np.finfo(np.longdouble).nmant > 52 else np.float64
+    assert x.dtype == np.float32 or wide is not np.float64, "no wider type than float64 here"
+    return getattr(np, fn)(x.astype(wide)).astype(x.dtype)
+
+
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_log10_is_exact_at_powers_of_ten(tier, dtype):
     """jax's log10 is log(x) * (1 / log(10)): log10(1e15) was 14.999999999999998 and
     log10(0.1) -0.9999999999999999 on the compiled tier and with eager XLA kernels (float32:
-    log10(1e9) was 9.000001), so floor(log10(1e15)) was 14 there and 15 eagerly."""
+    log10(1e9) was 9.000001), so floor(log10(1e15)) was 14 there and 15 eagerly. x10array's
+    lowering makes it exact on the XLA tiers; the NumPy tiers give NumPy's kernel, within an
+    ulp (NumPy's AVX-512 float32 log10 misses 46 of the 76 powers of ten by one: issue 22)."""
     info = np.finfo(dtype)
     k = np.arange(math.ceil(math.log10(info.tiny)), math.floor(math.log10(info.max)) + 1)
     x = np.array([float(f"1e{i}") for i in k], dtype)
-    assert_bits(on_tier(tier, xp.log10, x), k.astype(dtype), f"log10 {dtype} {tier}")
+    got = on_tier(tier, xp.log10, x)
+    want = k.astype(dtype)
+    if tier not in XLA_TIERS:
+        assert np.all(np.abs(got - want) <= np.spacing(np.abs(want))), f"log10 {dtype} {tier}"
+        return
+    assert_bits(got, want, f"log10 {dtype} {tier}")
     big = np.array([1e15 if dtype == "float64" else 1e9, 1000.0], dtype)
     got = on_tier(tier, lambda a: xp.floor(xp.log10(a)), big)
     assert_bits(got, np.array([15.0 if dtype == "float64" else 9.0, 3.0], dtype), tier)
@@ -181,26 +202,31 @@ def test_log10_is_exact_at_powers_of_ten(tier, dtype):
 
 @pytest.mark.parametrize("tier", TIERS)
 @pytest.mark.parametrize("name", ["log2", "log10"])
-def test_log2_and_log10_are_mostly_numpys_on_integers(tier, name):
-    """float64: NumPy's result at all but 451 (log2) and 1,201 (log10) of the 65,536 integers
-    up to 2**16, each within an ulp (jax's formulas missed it at 23,886 and 17,118)."""
+def test_log2_and_log10_are_within_an_ulp_on_integers(tier, name):
+    """float64, the 65,536 integers up to 2**16: within an ulp of the correctly rounded result
+    on every tier (jax's own formulas missed NumPy's result at 23,886 and 17,118 of them). (It
+    compared with NumPy's result on the machine it was written on, and counted the misses
+    there: NumPy's kernels differ between CPUs.)"""
     x = np.arange(1, 2**16 + 1, dtype=np.float64)
-    want = getattr(np, name)(x)
+    if np.finfo(np.longdouble).nmant <= 52:
+        pytest.skip("no type wider than float64 for the reference")
+    want = reference(name, x)
     got = on_tier(tier, getattr(xp, name), x)
     assert np.all(np.abs(got - want) <= np.spacing(want)), tier
-    assert np.count_nonzero(got != want) <= (600 if name == "log2" else 1500), tier
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_log2_float32_is_correctly_rounded_on_integers(tier):
     """XLA's float32 log2 goes through float64 and rounds once: the correctly rounded result at
-    every integer up to 2**16 (jax's log(x) / log(2) missed it at 49% of them). NumPy's float32
-    log2 (the eager and interpreted tiers) misses it at 9 of them, each by 0.5002 ulp."""
+    every integer up to 2**16 on the XLA tiers (jax's log(x) / log(2) missed it at 49% of them).
+    The NumPy tiers run NumPy's float32 log2: within an ulp (NumPy's AVX2 kernel missed the
+    correct rounding at 9 of them, its AVX-512 kernel at 437)."""
     x = np.arange(1, 2**16 + 1, dtype=np.float32)
-    want = np.log2(x.astype(np.float64)).astype(np.float32)
+    want = reference("log2", x)
     got = on_tier(tier, xp.log2, x)
     assert np.all(np.abs(got - want) <= np.spacing(want)), tier
-    assert np.count_nonzero(got != want) <= (0 if tier in ("eager-xla", "compiled") else 9), tier
+    if tier in XLA_TIERS:
+        assert np.count_nonzero(got != want) == 0, tier
 
 
 @pytest.mark.parametrize("tier", TIERS)

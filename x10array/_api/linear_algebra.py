@@ -107,8 +107,8 @@ def _matmul_rule(a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = 
 
 
 _MATMUL = Primitive("matmul", _matmul_kernel, rule=_matmul_rule)
-GRAPH_REWRITES.register(_MATMUL, _fold_transposes)
 _MATRIX_TRANSPOSE = Primitive("matrix_transpose", lambda k, x: k.swapaxes(x, -1, -2), moves_data=True)
+GRAPH_REWRITES.register(_MATMUL, _fold_transposes, reads=(_MATRIX_TRANSPOSE, _PERMUTE_DIMS))
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _NUMERIC = CATEGORIES["numeric"]
 _VECDOT = Primitive("vecdot", _vecdot_kernel)

@@ -133,7 +133,7 @@ def _where_kernel(k: Any, condition: Any, x1: Any, x2: Any, *, dtype: DType) -> 
     return k.where(condition, k.asarray(x1, dtype=dtype.np), k.asarray(x2, dtype=dtype.np))
 
 
-_WHERE = Primitive("where", _where_kernel, elementwise=True)
+_WHERE = Primitive("where", _where_kernel, elementwise=True, selects=True)
 XLA_HOST_KERNELS.register(_WHERE, numpy_on_flushed(_WHERE, reads=False))  # (a select passes bits on)
 
 

@@ -20,17 +20,31 @@ __all__ = ["argsort", "sort"]
 
 
 def _sort_kernel(k: Any, x: Any, *, axis: int, descending: bool, indices: bool) -> Any:
+    # The order is that of the values as the arithmetic reads them (`k.rounded`: on a lazy
+    # device where XLA flushes, subnormals order as zeros, ties kept stable), the values moved
+    # keep their bits: the same on both lazy tiers whatever the CPU's comparisons do with
+    # subnormals. (`keys is x` elsewhere: the plain sort.)
+    keys = k.rounded(x)
     if not descending:
         if indices:
-            return cast(k.argsort(x, axis=axis, stable=True), DEFAULT_INDEX.np)
-        return k.sort(x, axis=axis, stable=True)
-    if not indices:  # equal values are indistinguishable: reversing the sorted axis suffices
-        return k.flip(k.sort(x, axis=axis, stable=True), axis=axis)
-    order = k.flip(k.argsort(k.flip(x, axis=axis), axis=axis, stable=True), axis=axis)
+            return cast(k.argsort(keys, axis=axis, stable=True), DEFAULT_INDEX.np)
+        if keys is x:
+            return k.sort(x, axis=axis, stable=True)
+        return _sorted_by(k, keys, x, axis)
+    if not indices:  # reversing the stably sorted axis
+        return k.flip(k.sort(x, axis=axis, stable=True) if keys is x else _sorted_by(k, keys, x, axis), axis=axis)
+    order = k.flip(k.argsort(k.flip(keys, axis=axis), axis=axis, stable=True), axis=axis)
     return cast(x.shape[axis] - 1 - order, DEFAULT_INDEX.np)
 
 
-_SORT = Primitive("sort", _sort_kernel)
+def _sorted_by(k: Any, keys: Any, x: Any, axis: int) -> Any:
+    """`x` along `axis` in the stable order of `keys` (its values flushed)."""
+    if k.is_jax:
+        return k.lax.sort((keys, x), dimension=axis % x.ndim, is_stable=True, num_keys=1)[1]
+    return k.take_along_axis(x, k.argsort(keys, axis=axis, stable=True), axis=axis)
+
+
+_SORT = Primitive("sort", _sort_kernel, selects=True)
 
 
 def _sort(fname: str, x: Array, axis: Any, descending: Any, stable: Any, indices: bool) -> Array:

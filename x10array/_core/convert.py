@@ -10,20 +10,49 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .array import Array
 from .backend import impl
 from .devices import Device, DeviceKind
 from .dtypes import DType
-from .kernels import flush_subnormals
+from .kernels import NUMPY, flush_subnormals
 from .policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .primitive import Primitive, bind
 
 __all__ = ["ASTYPE", "cast", "transfer"]
 
+
+def _astype_kernel(k: Any, x: Any, *, dtype: DType) -> Any:
+    """`x` as `dtype`. A float to an integer follows one rule on every device and tier, XLA's
+    (the standard leaves out-of-range casts unspecified; docs/promotion.md): truncation toward
+    zero, saturating at the integer type's ends, NaN to 0 (NumPy's own cast is undefined there:
+    it wraps, or gives INT_MIN on x86)."""
+    target = dtype.np
+    if x.dtype.kind != "f" or target.kind not in "iu":
+        return x.astype(target)
+    return saturating_cast(k, x, target)
+
+
+def saturating_cast(k: Any, x: Any, target: np.dtype) -> Any:
+    """A real float `x` to the integer type `target`, truncated, saturated, NaN to 0, written
+    with the kernel namespace `k` (the same operations on NumPy and jax)."""
+    info = np.iinfo(target)
+    with k.errstate(all="ignore"):  # (2**63 overflows float16 to inf: fine, a bound of none)
+        # the range's ends are 0 or -2**(bits-1) and 2**(bits-1) or 2**bits: exact in a float
+        top = k.asarray(2.0 ** (info.bits - (target.kind == "i")), dtype=x.dtype)
+        bottom = k.asarray(float(info.min), dtype=x.dtype)
+        high = x >= top
+        low = x < bottom
+        out = k.where(high | low | k.isnan(x), k.zeros((), x.dtype), x).astype(target)
+        out = k.where(low, target.type(info.min), out)
+        return k.asarray(k.where(high, target.type(info.max), out), dtype=target)
+
+
 # NaN and infinity cast to an integer are implementation-defined (the standard says so): quiet.
-ASTYPE = Primitive("astype", lambda k, x, *, dtype: x.astype(dtype.np), elementwise=True)
+ASTYPE = Primitive("astype", _astype_kernel, elementwise=True)
 NUMPY_QUIET.add(ASTYPE)
 
 
@@ -50,15 +79,7 @@ def _astype_like_xla(flush: bool, x: np.ndarray, *, dtype: DType) -> np.ndarray 
     if flush and source.kind in "fc":
         x = flush_subnormals(x)
     if source.kind == "f" and target.kind in "iu":
-        info = np.iinfo(target)
-        whole = np.trunc(x)
-        # the range's ends are 0 or -2**(bits-1) and 2**(bits-1) or 2**bits: exact in a float
-        low = whole < info.min
-        high = whole >= 2.0 ** (info.bits - (target.kind == "i"))
-        bad = low | high | np.isnan(whole)
-        out = np.where(bad, 0, whole).astype(target)
-        out = np.where(low, target.type(info.min), out)
-        return np.where(high, target.type(info.max), out)
+        return np.asarray(saturating_cast(NUMPY, x, target))
     with np.errstate(all="ignore"):  # (float64 beyond float32's range: inf, as in XLA)
         out = np.asarray(x.astype(target))
     return flush_subnormals(out) if flush and target.kind in "fc" else out

@@ -14,7 +14,9 @@ eighth of the bound for the shape caches, where one sort then serves many insert
 
 Every other memo of x10array is bounded by construction, so it needs no LRU and no setting:
 `devices.jax_devices` (one entry per device kind), `kernels.jax_namespace` and the lazy
-`kernels.xla_flushes` and the lazy interpreter's `flushes` (no arguments: one entry each), `current_device`'s parsed
+`kernels.xla_flushes` (no arguments: one entry), `kernels.xla_lets_subnormals_through`'s
+probes (one per elementwise primitive, parameters and operand dtypes: no shape or value in
+the key; cleared past 8,192 all the same), `current_device`'s parsed
 `X10ARRAY_DEFAULT_DEVICE` (one entry), `Device.default` / `default_xla` (one each), the lazy
 executor's device memory sizes (one per device). Tables that grow only when something is
 defined (`OP_TABLE`, the policy registries, gradient rules, tracer types, settings) are not

@@ -42,8 +42,12 @@ The registries, and who reads them:
 `GRAPH_REWRITES` (the lazy backend's recorder, `_backends/lazy/`)
     `rewrite(operands, producers, params) -> (operands, params) | None`: `operands` are the
     recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the
-    pending operation that makes operand i, or None. A result is what to record instead
-    (matmul absorbs a transpose, which XLA's CPU code would otherwise copy).
+    operation that made operand i, or None. A result is what to record instead
+    (matmul absorbs a transpose, which XLA's CPU code would otherwise copy). A rule names the
+    primitives whose producers it reads (`register(..., reads=...)`): the recorder keeps
+    what made their results (the node's `origin`) even once computed, so a rewrite happens
+    whether or not another thread's barrier ran the producer in between (its bits never
+    depend on the timing of threads).
 `XLA_HOST_KERNELS` (the eager backend's XLA executor, `_backends/eager.py`)
     `kernel(flush, *buffers, **params) -> ndarray | None`: on the CPU, a NumPy function that
     gives the bits of the primitive's XLA program (`flush`: whether XLA flushes subnormals
@@ -104,20 +108,24 @@ class PrimitiveRules:
     `rules` is the dict itself, for a backend's hot path (`rules.get(prim)`); register with
     `register`, at most once per primitive."""
 
-    __slots__ = ("name", "reader", "rules")
+    __slots__ = ("name", "reader", "rules", "reads")
 
     def __init__(self, name: str, reader: str) -> None:
         self.name = name
         self.reader = reader
         self.rules: dict[Primitive, Callable[..., Any]] = {}
+        self.reads: set[Primitive] = set()  # the producers the rules look at (GRAPH_REWRITES)
 
-    def register(self, prim: Primitive, rule: Callable[..., Any]) -> None:
+    def register(self, prim: Primitive, rule: Callable[..., Any], reads: tuple[Primitive, ...] = ()) -> None:
         _check(self.name, prim)
         if not callable(rule):
             raise TypeError(f"{self.name}: the rule of {prim.name} must be callable, got {type(rule).__name__}")
         if prim in self.rules:
             raise ValueError(f"{self.name}: {prim.name} has a rule already")
+        for p in reads:
+            _check(self.name, p)
         self.rules[prim] = rule
+        self.reads.update(reads)
 
     def get(self, prim: Primitive) -> Callable[..., Any] | None:
         return self.rules.get(prim)

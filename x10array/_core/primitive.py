@@ -61,6 +61,11 @@ class Primitive:
         The lowering may return an operand's bits unchanged through a select or a bit
         operation (abs, negation, copysign, `where`): XLA's flush-to-zero does not apply
         there, so a compiled lazy graph flushes its result (see `_backends/lazy/compile._replay_compiled`).
+    selects
+        The result's values are operand values chosen by a condition or an order (`where`,
+        `sort`): they keep their bits, subnormals included, on every tier (the interpreter
+        neither flushes the operands nor the result); an order is that of the values as the
+        arithmetic reads them (`k.rounded`: subnormals as zeros where XLA flushes).
 
     What a backend chooses to do about an op (silence NumPy's warnings, leave it out of a cost
     model, rewrite it while recording) is not a fact about the op: it is registered beside the
@@ -69,7 +74,7 @@ class Primitive:
 
     __slots__ = (
         "name", "kernel", "lowering", "rule", "dynamic_shape", "multiple_results", "in_place", "elementwise",
-        "moves_data", "passes_bits",
+        "moves_data", "passes_bits", "selects",
     )  # fmt: skip
 
     def __init__(
@@ -85,6 +90,7 @@ class Primitive:
         elementwise: bool = False,
         moves_data: bool = False,
         passes_bits: bool = False,
+        selects: bool = False,
     ) -> None:
         if name in OP_TABLE:
             raise ValueError(f"primitive {name!r} is defined twice")
@@ -98,6 +104,7 @@ class Primitive:
         self.elementwise = elementwise
         self.moves_data = moves_data
         self.passes_bits = passes_bits
+        self.selects = selects
         OP_TABLE[name] = self
 
     def __repr__(self) -> str:

@@ -513,7 +513,7 @@ def _end(
     else:  # a mesh: the inputs' layouts and the pinned outputs' are part of the program (spmd.key_shardings)
         shardings = spmd.key_shardings(traced, joined[:n])
         key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, tuple(donate), shardings)
-    program = _Program([(c.prim, c.params) for c in traced.calls], key.outputs, len(traced.leaves), key)
+    program = _Program(traced.calls, key.outputs, len(traced.leaves), key)
     constants = tuple(
         (s[0], s[1]) if s[0] == "arg" else (s[0], type(s[1]), repr(s[1])) for s in scalar_specs
     )  # fmt: skip

@@ -19,13 +19,13 @@ import numpy as np
 
 from ..._core import metrics as _metrics
 from ..._core import settings
-from ..._core.kernels import ROUNDING_GUARD, jax_namespace
+from ..._core.kernels import ROUNDING_GUARD, jax_namespace, xla_flushes, xla_lets_subnormals_through
 from ..._core.lru import LRU, release_jax_traces
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from .graph import Call, Node, _user_location
-from .interpreter import flushes
+from .interpreter import keeps_bits
 from .shapes import ShapeDtype
 from .trace import GraphKey, Op, Ref, Slot, Traced
 
@@ -46,17 +46,22 @@ def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
 class _Program:
     """A graph's structure: what to run, independent of the values."""
 
-    __slots__ = ("calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key")
+    __slots__ = (
+        "calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key", "operand_dtypes",
+    )  # fmt: skip
 
     def __init__(
         self,
-        calls: list[tuple[Primitive, dict[str, Any]]],
+        calls: list[Call],
         outputs: tuple[Slot, ...],
         n_leaves: int,
         key: GraphKey,
         interpret_cost: float = 0.0,
     ):
-        self.calls = calls  # [(prim, params)]
+        self.calls = [(c.prim, c.params) for c in calls]  # [(prim, params)]
+        # per call, its operands' dtypes (a Python scalar: its type), for the subnormal probe
+        # of its elementwise operations (see _flushed_steps)
+        self.operand_dtypes = [tuple(i.dtype if type(i) is Node else type(i) for i in c.inputs) for c in calls]
         self.outputs = outputs  # ((call index, output index), ...)
         self.n_leaves = n_leaves
         self.seen = 0
@@ -84,9 +89,7 @@ def _program_for(key: GraphKey, traced: Traced, targets: list[Node]) -> _Program
     if program is None:
         calls = traced.calls
         cost = _interpret_cost(calls, targets)
-        program = _programs.put(
-            key, _Program([(c.prim, c.params) for c in calls], traced.outputs, len(traced.leaves), key, cost)
-        )
+        program = _programs.put(key, _Program(calls, traced.outputs, len(traced.leaves), key, cost))
     program.seen += 1
     return program
 
@@ -218,7 +221,8 @@ def _graph_function(program: _Program, key: GraphKey, donate: tuple[bool, ...], 
     ops = key.ops
     outputs = program.outputs
     params_of = [p for _, p in program.calls]
-    flush = flushes()  # (probed outside the trace)
+    flush = xla_flushes()  # (probed outside the trace)
+    flushed_steps = _flushed_steps(program) if flush else frozenset()
 
     def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
         donated_it, kept_it = iter(donated), iter(kept)
@@ -227,7 +231,7 @@ def _graph_function(program: _Program, key: GraphKey, donate: tuple[bool, ...], 
             scalars = unpack(scalars)
         token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
         try:
-            return _replay_compiled(k, ops, leaf_values, scalars, outputs, params_of, flush)
+            return _replay_compiled(k, ops, leaf_values, scalars, outputs, params_of, flush, flushed_steps)
         finally:
             ROUNDING_GUARD.reset(token)
 
@@ -247,6 +251,7 @@ def _replay_compiled(
     outputs: tuple[Slot, ...],
     params_of: list[dict[str, Any]],
     flush: bool,
+    flushed_steps: frozenset[int] = frozenset(),
 ) -> tuple[Any, ...]:
     """The steps of a graph (`ops` as in trace.GraphKey) through their lowerings, `k` being
     jax's kernel namespace, as jax.jit traces them into one program: the values of `outputs`.
@@ -257,8 +262,9 @@ def _replay_compiled(
     results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
     runtime 1.0 (see _core.kernels._rounded), which flushes. So do the products (multiply,
     square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
-    Only those: a multiplication after every operation doubled the time of a compiled LeNet
-    step (it splits XLA's fusions)."""
+    And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
+    through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
+    every operation doubled the time of a compiled LeNet step (it splits XLA's fusions)."""
     feeds_sum: set[int] = set()  # the products that an addition reads
     for prim, _, refs in ops:
         if prim.name in _SUMS:
@@ -266,14 +272,39 @@ def _replay_compiled(
     values: list[list[Any]] = []
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         args = [_operand(r, values, leaf_values, scalars) for r in refs]
-        if flush and prim.passes_bits:
+        rounds = flush and (prim.passes_bits or index in flushed_steps)
+        if rounds:
             args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
         out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
-        if (flush and prim.passes_bits) or index in feeds_sum:
+        if rounds or index in feeds_sum:
             outs = [k.rounded(o) for o in outs]
         values.append(outs)
     return tuple(values[c][i] for c, i in outputs)
+
+
+def _flushed_steps(program: _Program) -> frozenset[int]:
+    """The steps of `program` that must flush their operands and result themselves: its
+    elementwise operations with floating-point operands whose lowering lets a subnormal through
+    on this machine's CPU (`_core.kernels.xla_lets_subnormals_through`, probed once per
+    primitive, parameters and dtypes), those that flush in the interpreter (not the ones that
+    keep bits there, `keeps_bits`) and do not flush already (`passes_bits`)."""
+    steps, entries = [], []
+    for index, ((prim, params), dtypes) in enumerate(zip(program.calls, program.operand_dtypes)):
+        if not prim.elementwise or prim.passes_bits or prim.moves_data or keeps_bits(prim, params, dtypes):
+            continue
+        arrays = [d for d in dtypes if isinstance(d, np.dtype)]
+        floating = [d for d in arrays if d.kind in "fc"]
+        if not floating or type(None) in dtypes:
+            continue
+        # a Python scalar operand is probed as an array of the first floating-point operand's dtype
+        probe = tuple(d if isinstance(d, np.dtype) else floating[0] for d in dtypes)
+        steps.append(index)
+        entries.append((prim, tuple(sorted(params.items())), probe))
+    if not entries:
+        return frozenset()
+    through = xla_lets_subnormals_through(entries)
+    return frozenset(i for i, t in zip(steps, through) if t)
 
 
 def _operand(ref: Ref, values: list[list[Any]], leaf_values: list[Any], scalars: list[Any]) -> Any:

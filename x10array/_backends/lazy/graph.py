@@ -60,9 +60,14 @@ class Node:
 
     __slots__ = (
         "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "clean", "checks",
-        "layout", "__weakref__",
+        "layout", "origin", "__weakref__",
     )  # fmt: skip
     layout: Any
+    origin: Any
+    # `origin`: set only on the results of a primitive a graph rewrite reads (GRAPH_REWRITES.reads,
+    # a transpose): (primitive, params, inputs) of the call that made it, kept once the node is
+    # computed, so that a rewrite applies whatever another thread's barrier did (see _fold).
+    # Its inputs count as held (trace._join_if_held): computed with it, never recomputed.
     # `layout`: set only on a mesh device, on the pending value of an array rebound in place:
     # the layout its output is pinned to (spmd.inherit_layout). Left unset elsewhere (read
     # with getattr), so recording on one device stores nothing more.
@@ -219,6 +224,7 @@ _SETTINGS = settings.cached  # (the settings read so far: Recorder.run reads two
 _RECORD_SOURCE = "X10ARRAY_RECORD_SOURCE"
 _GRAPH_LIMIT = "X10ARRAY_GRAPH_LIMIT"
 _REWRITES = GRAPH_REWRITES.rules  # (the live dict: bound once for the hot path)
+_REWRITE_SOURCES = GRAPH_REWRITES.reads  # (the live set, likewise)
 
 
 class Recorder:
@@ -330,6 +336,8 @@ class Recorder:
             node.host = False
             node.clean = False
             node.checks = checks
+            if prim in _REWRITE_SOURCES:
+                node.origin = (prim, params, inputs)
             arr = _new(Array)  # (Array._new, inlined)
             arr._data = node
             arr._dtype = FROM_NUMPY[dtype]
@@ -390,10 +398,17 @@ def _fold(
     prim: Primitive, inputs: tuple[Any, ...], params: dict[str, Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
     """`prim`'s rewrite (GRAPH_REWRITES) of its operands given their producers (matmul
-    absorbing a transpose): new (inputs, params), or None."""
+    absorbing a transpose): new (inputs, params), or None. A producer the rules read is the
+    node's `origin`, pending or computed, so the rewrite does not depend on whether another
+    thread's barrier ran it meanwhile; others are seen while pending only."""
     with _LOCK:  # it may take the producers' operands: not while a graph runs (see _LOCK)
         producers = [
-            (c.prim, c.params, c.inputs) if type(i) is Node and (c := i.call) is not None else None for i in inputs
+            (
+                getattr(i, "origin", None) or ((c.prim, c.params, c.inputs) if (c := i.call) is not None else None)
+                if type(i) is Node
+                else None
+            )
+            for i in inputs
         ]
         return _REWRITES[prim](inputs, producers, params)
 

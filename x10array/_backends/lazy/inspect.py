@@ -126,7 +126,7 @@ def lower(nodes: list[Node], device: Device) -> Any:
         traced = _trace(targets, device)
         donate = (False,) * len(traced.leaves)
         key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
-        program = _Program([(c.prim, c.params) for c in traced.calls], traced.outputs, len(traced.leaves), key)
+        program = _Program(traced.calls, traced.outputs, len(traced.leaves), key)
         scalars = list(traced.scalars)
         del traced, targets
     jitted = _jitted_program(program, key, donate)

@@ -9,13 +9,14 @@ run without tracing a graph.
 
 from __future__ import annotations
 
-import functools
+import types
 from typing import Any
 
 import numpy as np
 
+from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
-from ..._core.kernels import NUMPY
+from ..._core.kernels import NUMPY, xla_flushes
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from .graph import Node
@@ -27,7 +28,7 @@ def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any
     the values of `targets`, owned (see _owned) and on `device`."""
     import jax
 
-    flush = flushes()
+    flush = xla_flushes()
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
         out = _replay(
@@ -68,7 +69,7 @@ def _run_single(node: Node, device: Device) -> np.ndarray | None:
             args.append(np.asarray(i.value))
         else:
             args.append(i)
-    flush = flushes()
+    flush = xla_flushes()
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, call.params, flush)
     return _owned(value, node.dtype)
@@ -104,7 +105,9 @@ def _replay(
     buffers = _Buffers()
     passed_through, viewed = buffers.passed_through, buffers.viewed  # (the common cases, inline)
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
-        arithmetic = flush and not prim.moves_data
+        arithmetic = flush and not prim.moves_data and not prim.selects
+        if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
+            arithmetic = not keeps_bits(prim, params, (_value(refs[0], values, leaf_values).dtype,))
         library = prim in _LIBRARY
         args = _operands(refs, values, leaf_values, scalars, clean, flushed if arithmetic else None, leaves)
         private = (
@@ -252,6 +255,10 @@ def _numpy_step(
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if not flush or prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
+    if prim.selects:  # (values kept, an order read as the arithmetic reads them)
+        return prim.kernel(_NUMPY_FLUSHING, *args, **params)
+    if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
+        return prim.kernel(NUMPY, *args, **params)
     if not args_clean:
         args = [_flush(a) for a in args]
     out = prim.kernel(NUMPY, *args, **params)
@@ -267,6 +274,23 @@ def _numpy_step(
     return _flush(out)
 
 
+def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...]) -> bool:
+    """Whether `prim` on operands of `dtypes` keeps its operands' bits, subnormals included, on
+    both lazy tiers (the interpreter does not flush it): data movement (`moves_data`), a
+    selection (`selects`), and a cast to the same floating-point type or its complex (XLA
+    converts no float there, so keeps every bit)."""
+    if prim.moves_data or prim.selects:
+        return True
+    if prim is not ASTYPE or not dtypes or not isinstance(dtypes[0], np.dtype) or dtypes[0].kind not in "fc":
+        return False
+    target = params["dtype"].np
+    return target.kind in "fc" and np.zeros((), dtypes[0]).real.dtype == np.zeros((), target).real.dtype
+
+
+def _value(ref: Ref, values: list[list[Any]], leaf_values: list[Any]) -> Any:
+    return np.asarray(leaf_values[ref[1]] if ref[0] == "l" else values[ref[1]][ref[2]])
+
+
 # Primitives whose real floating-point result cannot hold a subnormal when their operands
 # (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
 # integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
@@ -276,7 +300,7 @@ def _numpy_step(
 KEEPS_CLEAN = frozenset(
     {
         "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
-        "max", "min", "clip", "where", "sort", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
+        "max", "min", "clip", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
         "log10",
     }
 )  # fmt: skip
@@ -296,17 +320,6 @@ def _owned(value: Any, dtype: Any) -> np.ndarray:
 
 
 # -- subnormals ---------------------------------------------------------------------------------
-
-
-@functools.cache
-def flushes() -> bool:
-    """Whether XLA flushes subnormals on this machine's CPU (jax sets flush-to-zero for its
-    work): probed once, by a compiled multiplication, the first time a graph runs."""
-    import jax
-
-    with jax.enable_x64(True):
-        tiny = np.finfo(np.float32).tiny
-        return float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0
 
 
 def _flush(value: Any) -> Any:
@@ -339,6 +352,11 @@ def _flush(value: Any) -> Any:
 
 
 # the smallest normal magnitude of each floating-point dtype (complex: of its parts)
+# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
+# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
+_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_FLUSHING.rounded = lambda x: _flush(x)
+
 _TINY: dict[np.dtype, Any] = {
     np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
 }

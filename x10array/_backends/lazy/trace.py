@@ -86,8 +86,16 @@ def _trace(targets: list[Node], device: Device) -> Traced:
     are computed anyway, and kept, so that reading them later does not compute them again
     (`y = f(x)` then `float(y[0])`, `float(y[1])`, ... runs `f` once). So do the held
     outputs of a multiple-results call in the graph (`u, s, vh = svd(x)` then `float(s[0])`
-    computes `u` and `vh` too, instead of the SVD again later)."""
+    computes `u` and `vh` too, instead of the SVD again later), and the pending operands of a
+    target's `origin` (a transpose's: graph.Node.origin), which it keeps once computed."""
     target_ids = {id(n) for n in targets}
+    for n in list(targets):  # a computed transpose keeps its operand for a later rewrite (graph.Node.origin)
+        origin = getattr(n, "origin", None)
+        if origin is not None and n.value is None:
+            for i in origin[2]:
+                if type(i) is Node and i.value is None and id(i) not in target_ids:
+                    target_ids.add(id(i))
+                    targets.append(i)
     order: list[Call] = []
     call_ids: dict[int, int] = {}
     leaves: list[Any] = []
