@@ -29,7 +29,7 @@ from typing import Any
 
 import x10array as _xp
 from x10array import *  # noqa: F403 - the namespace, re-exported
-from x10array import __array_api_version__, __array_namespace_info__, fft, linalg  # noqa: F401
+from x10array import __array_api_version__, fft, linalg  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:
@@ -55,6 +55,70 @@ def nansum(
     if _xp.isdtype(x.dtype, ("real floating", "complex floating")):
         x = _xp.where(_xp.isnan(x), _xp.zeros_like(x), x)
     return _xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def sum(  # noqa: A001 - shadows the namespace's, for cubed
+    x: _xp.Array,
+    /,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+    dtype: Any = None,
+    keepdims: builtins.bool = False,
+) -> _xp.Array:
+    """The standard's `sum`, and also of a boolean array (a count, in the default integer
+    dtype, as NumPy's): cubed's `nanmean` counts the non-NaN elements that way."""
+    if hasattr(x, "__array_namespace__") and x.__array_namespace__() is _xp and x.dtype == _xp.bool:
+        x = _xp.astype(x, _xp.int64)
+    return _xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def mean(
+    x: _xp.Array,
+    /,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+    dtype: Any = None,
+    keepdims: builtins.bool = False,
+) -> _xp.Array:
+    """The standard's `mean`, with NumPy's `dtype=` (the dtype to compute in, which cubed's
+    `var` and `std` pass for their chunks' means): the array cast to it first."""
+    if dtype is not None:
+        x = _xp.astype(x, dtype)
+    return _xp.mean(x, axis=axis, keepdims=keepdims)
+
+
+def take(x: _xp.Array, indices: Any, /, *, axis: int | None = None) -> _xp.Array:
+    """The standard's `take`, and NumPy's with a Python int index (the axis dropped), which
+    cubed's `var` and `std` combine their chunks with."""
+    if isinstance(indices, int) and not isinstance(indices, builtins.bool):
+        if axis is None:
+            raise TypeError("take: axis is required with an int index")
+        index = _xp.asarray([indices], dtype=_xp.int64, device=x.device)
+        return _xp.squeeze(_xp.take(x, index, axis=axis), axis=axis)
+    return _xp.take(x, indices, axis=axis)
+
+
+class _Info:
+    """`__array_namespace_info__()` of x10array, where cubed's own device, `"cpu"` (cubed
+    passes its arrays' `.device` to the chunk namespace's inspection functions), means the
+    default device."""
+
+    def __init__(self) -> None:
+        self._info = _xp.__array_namespace_info__()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._info, name)
+
+    def default_dtypes(self, *, device: Any = None) -> Any:
+        return self._info.default_dtypes(device=None if device == "cpu" else device)
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> Any:
+        return self._info.dtypes(device=None if device == "cpu" else device, kind=kind)
+
+
+def __array_namespace_info__() -> Any:
+    """x10array's inspection namespace, taking cubed's device `"cpu"` (see `_Info`)."""
+    return _Info()
 
 
 def _to_host(value: Any) -> Any:
