@@ -73,6 +73,21 @@ def test_scalar_types_and_strings_are_not_equal():
 
 # --- cubed ----------------------------------------------------------------------------------
 
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [xp.float32, xp.int8, xp.complex128, xp.bool], ids=lambda d: d.name)
+def test_arrays_pickle_by_value_onto_their_device(device, dtype):
+    # cubed's executors ship a plan's constants (a scalar operand made an array) to workers
+    import pickle
+
+    x = xp.reshape(xp.asarray([1, 0, 3, 4], dtype=dtype, device=device), (2, 2))  # pending on the lazy device
+    y = pickle.loads(pickle.dumps(x))
+    assert y.device == x.device and y.dtype is dtype and y.shape == (2, 2)
+    assert np.asarray(y).tobytes() == np.asarray(x).tobytes()
+    y[0, 0] = y[0, 1]  # a new array: writing it leaves the original alone
+    assert bool(x[0, 0] != x[0, 1])
+
+
 _CUBED_SCRIPT = textwrap.dedent(
     """
     import json, sys, tempfile, warnings

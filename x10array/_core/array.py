@@ -111,6 +111,17 @@ class Array:
             )
         return sys.modules[__name__.partition(".")[0]]  # the namespace (x10array), imported already
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its value (read to the host: a lazy array's pending work runs), dtype and
+        device, and unpickled onto that device (where the process has it): cubed's executors
+        ship the constants of a plan (a scalar operand made an array on the client) to their
+        workers this way. Views are not kept (the copy is a new array); an array on a mesh is
+        refused (its layout belongs to the mesh's processes)."""
+        if self._device.mesh is not None:
+            raise TypeError("pickle: an array on a mesh device cannot be pickled; read it with to_device first")
+        host = np.array(self._host(), copy=True)
+        return (_unpickle, (host, self._dtype, self._device, self._committed))
+
     def _host(self) -> np.ndarray:
         """The value as a NumPy array (materializing and copying to the host as needed).
 
@@ -269,3 +280,10 @@ class Array:
 
 
 _SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+def _unpickle(host: np.ndarray, dtype: DType, device: Device, committed: bool) -> Array:
+    """`Array.__reduce__`'s inverse: `host` placed on `device` by its backend."""
+    out = _IMPLS[device.backend].place(host, dtype, device, shared=False)
+    out._committed = committed
+    return out
