@@ -24,6 +24,7 @@ reads inside the chunk function but not the task's one read of its result.
 from __future__ import annotations
 
 import builtins
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -184,42 +185,61 @@ def _from_tree(value: Any) -> Any:
     return value
 
 
+# the chunk functions this worker process has seen, by their key (see __setstate__); bounded by
+# the plans a worker runs (one entry per blockwise op)
+_IN_THIS_PROCESS: dict[str, _CompiledChunkFunction] = {}
+
+
 class _CompiledChunkFunction:
     """A task's chunk function, compiled with `x10array.compile` in each worker at its first
     call (the compiled object holds per-process state, so it is made where it runs, not
     pickled): pickles as the function it wraps."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], key: str | None = None) -> None:
         self.fn = fn
+        self.key = key if key is not None else uuid.uuid4().hex
         self._compiled: Any = None
         self._plain = False  # the function reads a value: it runs uncompiled in this worker
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"fn": self.fn}
+        return {"fn": self.fn, "key": self.key}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["fn"])  # type: ignore[misc]  # (a fresh one in each worker)
+        # cubed ships the function with every task: the worker's first copy of it is kept (by
+        # the key it was given on the client), so that later tasks replay what it captured
+        # instead of capturing (and loading the program) again
+        first = _IN_THIS_PROCESS.get(state["key"])
+        if first is None:
+            self.__init__(state["fn"], state["key"])  # type: ignore[misc]
+            _IN_THIS_PROCESS[self.key] = self
+        else:
+            self.__dict__.update(first.__dict__)
+            self._shared_with = first
+
+    def _state(self) -> _CompiledChunkFunction:
+        return getattr(self, "_shared_with", self)
 
     def _call_restored(self, *args: Any) -> Any:
         return self.fn(*(_from_tree(a) for a in args))
 
     def __call__(self, *args: Any) -> Any:
-        if self._plain:
+        state = self._state()
+        if state._plain:
             return _to_host(self.fn(*args))
         try:
             tree = [_to_tree(a) for a in args]
         except _Opaque:
             return _to_host(self.fn(*args))
-        if self._compiled is None:
-            self._compiled = _xp.compile(self._call_restored)
+        if state._compiled is None:
+            state._compiled = _xp.compile(state._call_restored)
         try:
             # A chunk function that reads a value (cubed's block-id functions read an offsets
             # chunk with int(); random chunks are made on the host from it) computes something
             # a replay would not: refused here, it runs uncompiled from now on in this worker.
             with _xp.transfer_guard("disallow"):
-                out = self._compiled(*tree)
+                out = state._compiled(*tree)
         except _xp.TransferGuardError:
-            self._plain = True
+            state._plain = True
             out = self.fn(*args)
         return _to_host(out)
 
