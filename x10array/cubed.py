@@ -29,15 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 import x10array as _xp
-from x10array import *  # noqa: F403 - the namespace, re-exported
-from x10array import __array_api_version__, fft, linalg  # noqa: F401
 
 # this module's own names (the reference lists these; the rest is x10array's namespace)
 __all__ = ["__array_namespace_info__", "compile_function", "mean", "nansum", "sum", "take"]
 
 
 def __getattr__(name: str) -> Any:
-    # the namespace's names that the star import leaves out (underscore names)
+    # every other name is x10array's (`asarray`, `linalg`, `float64`, `__array_api_version__`)
     try:
         return getattr(_xp, name)
     except AttributeError:
