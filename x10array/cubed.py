@@ -3,12 +3,17 @@
 cubed runs every chunk of a computation through one array-API namespace, named by the
 environment variable `CUBED_BACKEND_ARRAY_API_MODULE` of the client and of every worker:
 
-- `CUBED_BACKEND_ARRAY_API_MODULE=x10array`: the standard's functions, which is all that cubed's
-  array API needs (its dtypes are NumPy dtype objects, which x10array takes: docs/interop.md);
-- `CUBED_BACKEND_ARRAY_API_MODULE=x10array.cubed` (this module): the same namespace plus the one
-  function cubed calls beyond the standard, `nansum` (cubed's `nansum` and `nanmean` call it on
-  each chunk). It lives here rather than in `x10array` because the main namespace holds only
-  the standard's names and the README's extras (tests/test_completeness.py).
+- `CUBED_BACKEND_ARRAY_API_MODULE=x10array.cubed` (this module): x10array's namespace (every
+  name not defined here is x10array's) plus what cubed calls beyond the standard: `nansum`
+  (cubed's `nansum` and `nanmean`), a `sum` that also counts a boolean array (cubed's
+  `nanmean` counts with `sum(~isnan(x))`; the standard's `sum` takes numeric dtypes), a `mean`
+  with NumPy's `dtype=` and a `take` of a Python int (cubed's `var` and `std`), and an
+  `__array_namespace_info__` that takes cubed's device string `"cpu"`. They live here rather
+  than in `x10array` because the main namespace holds only the standard's names and the
+  README's extras (tests/test_completeness.py);
+- `CUBED_BACKEND_ARRAY_API_MODULE=x10array`: the bare namespace, which also works (cubed's
+  dtypes are NumPy dtype objects, which x10array takes: docs/interop.md) except in the
+  functions above.
 
 The chunks live on `X10ARRAY_DEFAULT_DEVICE` of each worker (eager CPU unless it is set:
 `X10ARRAY_DEFAULT_DEVICE=xla` puts them on the lazy device). `compile_function` is what to pass
