@@ -37,7 +37,7 @@ PUBLIC = (
 )  # fmt: skip
 UPPER = (
     "x10array.autodiff", "x10array.nn", "x10array.optim", "x10array.datasets", "x10array.checkpoint",
-    "x10array.examples",
+    "x10array.examples", "x10array.cubed",
 )  # fmt: skip
 NAMESPACE = (
     "x10array", "x10array.linalg", "x10array.fft", "x10array.extend", "x10array._capture", "x10array.debug",

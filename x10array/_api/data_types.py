@@ -16,7 +16,7 @@ import numpy as np
 from .._core.array import Array
 from .._core.convert import ASTYPE
 from .._core.devices import Device, as_device
-from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, check_dtype, promote
+from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, as_dtype, check_dtype, promote
 from .._core.primitive import bind
 from .._core.validation import check_array, check_scalar
 
@@ -60,8 +60,9 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | Non
 def _dtype_of(value: Any, fname: str, arg: str) -> DType:
     if type(value) is Array:
         return value._dtype
-    if isinstance(value, DType):
-        return value
+    found = as_dtype(value)
+    if found is not None:
+        return found
     raise TypeError(f"{fname}: {arg} must be an x10array dtype or array, got {value!r}")
 
 
@@ -135,8 +136,9 @@ def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> builti
     kinds = kind if isinstance(kind, tuple) else (kind,)
     found = False
     for k in kinds:
-        if isinstance(k, DType):
-            found = found or k is dtype
+        as_kind = as_dtype(k)
+        if as_kind is not None:
+            found = found or as_kind is dtype
         elif isinstance(k, str):
             if k not in KINDS:
                 raise ValueError(f"isdtype: unknown kind {k!r}; choose one of {', '.join(map(repr, KINDS))}")
@@ -153,8 +155,8 @@ def result_type(*arrays_and_dtypes: Array | DType | builtins.bool | int | float 
     for a in arrays_and_dtypes:
         if type(a) is Array:
             dtypes.append(a._dtype)
-        elif isinstance(a, DType):
-            dtypes.append(a)
+        elif (d := as_dtype(a)) is not None:
+            dtypes.append(d)
         elif isinstance(a, (builtins.bool, int, float, complex)):
             scalars.append(a)
         else:

@@ -18,6 +18,7 @@ stays undefined (no integer type holds both).
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import numpy as np
 
@@ -42,15 +43,28 @@ __all__ = [
 
 
 class DType:
-    """One data type of the standard; compared by identity, hashable."""
+    """One data type of the standard; hashable, and readable by NumPy as its own dtype.
 
-    __slots__ = ("name", "np", "kind", "bits", "__weakref__")
+    Between x10array dtypes, equality is identity (object's `==`, in C: on the hot path).
+    `np.dtype(x10array.float64)` is `np.dtype("float64")`: NumPy reads the `__numpy_dtype__`
+    attribute (NumPy >= 2.4) or, before it, `dtype` (JAX's scalar types carry the same), so
+    Zarr, xarray, pandas and cubed, which all pass dtypes through `np.dtype()`, can read ours.
+    The same conversion is what NumPy's dtype `==` applies to its other operand, so
+    `np.dtype("float64") == x10array.float64` is True, and so, by Python's reflected `==`, is
+    `x10array.float64 == np.dtype("float64")`; to keep `a == b` implying `hash(a) == hash(b)`,
+    a dtype hashes as its NumPy dtype. NumPy's scalar types and strings (`np.float64`,
+    `"float64"`) are not equal to an x10array dtype, and no function takes them as a `dtype=`
+    (docs/interop.md).
+    """
+
+    __slots__ = ("name", "np", "kind", "bits", "_hash", "__weakref__")
 
     def __init__(self, name: str, kind: str, bits: int) -> None:
         self.name = name
         self.np = np.dtype(name)
         self.kind = kind  # "bool", "signed", "unsigned", "real", "complex"
         self.bits = bits
+        self._hash = hash(self.np)
 
     def __repr__(self) -> str:
         return f"x10array.{self.name}"
@@ -58,7 +72,19 @@ class DType:
     def __reduce__(self) -> str:
         return self.name
 
-    # Equality and hashing are by identity (object's, implemented in C: on the hot path).
+    def __hash__(self) -> int:
+        return self._hash
+
+    @property
+    def __numpy_dtype__(self) -> np.dtype[Any]:
+        """NumPy's protocol (NumPy >= 2.4): `np.dtype(self)` is this NumPy dtype."""
+        return self.np
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The NumPy dtype, for NumPy < 2.4's `np.dtype(obj)` (it reads `obj.dtype`) and for
+        code that reads a dtype-like's `.dtype`, as JAX's `jnp.float64.dtype`."""
+        return self.np
 
 
 bool = DType("bool", "bool", 8)  # noqa: A001 - the standard's name
@@ -172,15 +198,36 @@ def promote(a: DType, b: DType, fname: str, *, strict: builtins.bool | None = No
     raise TypeError(f"{fname}: the standard defines no type promotion between {a.name} and {b.name}")
 
 
+def as_dtype(value: object) -> DType | None:
+    """`value` as an x10array dtype: itself, or the x10array dtype of a NumPy dtype object of
+    the standard's (`np.dtype("float64")`, native byte order); None for anything else.
+
+    NumPy dtype objects are taken because the PyData stack normalizes every dtype through
+    `np.dtype()` (cubed's arrays, xarray's promotions and fill values carry NumPy dtypes and
+    hand them back to the array's namespace) and because they compare equal to ours (`DType`).
+    NumPy's scalar types (`np.float64`) and strings are not dtypes of the standard: refused."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, np.dtype):
+        return FROM_NUMPY.get(value)  # a non-native byte order is unequal: None
+    return None
+
+
 def check_dtype(dtype: object, fname: str, arg: str = "dtype") -> DType:
-    """Validate a user-given dtype argument."""
-    if isinstance(dtype, DType):
-        return dtype
+    """Validate a user-given dtype argument: an x10array dtype, or a NumPy dtype object of the
+    standard's (see `as_dtype`)."""
+    found = as_dtype(dtype)
+    if found is not None:
+        return found
     # an array is named, not shown: its repr would read a lazy array's values
-    # (NumPy's scalar types, np.float64, have an __array_namespace__ too: a type is not an array)
-    is_array = hasattr(dtype, "__array_namespace__") and not isinstance(dtype, type)
-    got = f"an array ({type(dtype).__name__})" if is_array else repr(dtype)
-    raise TypeError(f"{fname}: {arg} must be an x10array dtype such as x10array.float64, got {got}")
+    if isinstance(dtype, type):
+        got = repr(dtype)  # NumPy's scalar types have an __array_namespace__ too: not arrays
+    else:
+        got = f"an array ({type(dtype).__name__})" if hasattr(dtype, "__array_namespace__") else repr(dtype)
+    raise TypeError(
+        f"{fname}: {arg} must be an x10array dtype such as x10array.float64 (or a NumPy dtype object"
+        f" of the standard's, np.dtype('float64')), got {got}"
+    )
 
 
 # Categories named as the standard names them in its "Data Types" chapter; used for the
