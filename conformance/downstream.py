@@ -51,6 +51,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=("x10array", "array_api_strict"), default="x10array")
     parser.add_argument("--strict", action="store_true", help="a listed test that passes fails the run")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per module")
+    parser.add_argument("--log", type=Path, help="a folder for each module's whole pytest output")
     args, extra = parser.parse_known_args()
     extra = [a for a in extra if a != "--"]
     env = {
@@ -74,6 +75,9 @@ def main() -> int:
         except subprocess.TimeoutExpired as e:
             out, rc = f"{e.stdout or ''}\ntimed out after {args.timeout} s", -1
         seconds = time.monotonic() - start
+        if args.log:
+            args.log.mkdir(parents=True, exist_ok=True)
+            (args.log / f"{module}-{args.backend}-{args.device}.txt").write_text(out)
         tail = out.strip().splitlines()[-1] if out.strip() else ""
         counts = {k.rstrip("s"): int(n) for n, k in COUNT.findall(tail)}
         cells = [counts.get(k, 0) for k in ("passed", "failed", "error", "xfailed", "xpassed", "skipped")]
