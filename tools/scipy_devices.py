@@ -24,6 +24,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
@@ -174,6 +175,9 @@ def survey(fn: Callable[..., Any], caps: dict[str, Any]) -> tuple[str, str, str]
     return "not tried", "", f"no argument pattern of this survey suits it with NumPy inputs ({n} required parameters)"
 
 
+SUITES_HEADING = "## SciPy's and array-api-extra's own test suites"
+
+
 def main(only: list[str]) -> None:
     counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     rows = []
@@ -194,6 +198,12 @@ def main(only: list[str]) -> None:
         print(f"| `{module}` | " + " | ".join(str(counts[module][k]) for k in keys) + " |")
     print("\n| function | result on | in `device_scope(lazy)` | note |\n|---|---|---|---|")
     print("\n".join(rows))
+    # The page's hand-written part (SciPy's own test suites, conformance/downstream.py) follows
+    # the generated table: kept as it is.
+    page = Path(__file__).resolve().parent.parent / "docs" / "scipy-devices.md"
+    text = page.read_text() if page.exists() else ""
+    if SUITES_HEADING in text:
+        print("\n" + text[text.index(SUITES_HEADING) :].rstrip())
 
 
 if __name__ == "__main__":

@@ -376,8 +376,32 @@ def normalize(value: Any) -> Any:
     return value if scalar is None else scalar
 
 
+_KIND_RANK = {"bool": 0, "signed": 1, "unsigned": 1, "real": 2, "complex": 3}
+
+
+def _full_from_array(shape: tuple[int, ...], fill: Array, dtype: Any, device: Any, fname: str) -> Array:
+    """`full` with a 0-D array as the fill value (as NumPy, JAX and PyTorch take one, and SciPy
+    passes one): its dtype by default, cast as `astype` would to a dtype of the same or a
+    higher kind; on its device unless `device` says otherwise. The value stays an operand: on
+    the lazy device nothing is computed."""
+    if fill.ndim != 0:
+        raise ValueError(f"{fname}: fill_value must be a Python scalar or a 0-D array, got shape {fill.shape}")
+    dtype = fill._dtype if dtype is None else check_dtype(dtype, fname)
+    if _KIND_RANK[fill._dtype.kind] > _KIND_RANK[dtype.kind]:
+        raise TypeError(f"{fname}: a {fill._dtype.name} fill_value cannot fill a {dtype.name} array")
+    where = fill._device if device is None else resolve_device(device, fname)
+    if where != fill._device:
+        fill = transfer(fill, where)
+    check_result_size(shape, dtype, fname)
+    out = bind(_FULL, where, fill, shape=shape, dtype=dtype)
+    out._committed = device is not None or fill._committed
+    return out
+
+
 def _full(shape: Any, fill_value: Any, dtype: Any, device: Any, fname: str) -> Array:
     shape = check_shape(shape, fname)
+    if fill_value.__class__ is Array:
+        return _full_from_array(shape, fill_value, dtype, device, fname)
     if dtype is None:
         dtype = _default_dtype_for(normalize(fill_value), fname)
     dtype = check_dtype(dtype, fname)
@@ -453,6 +477,16 @@ def full_like(x: Array, /, fill_value: Any, *, dtype: DType | None = None, devic
     return _like_placed(_full(shape, fill_value, dtype, where, "full_like"), x, device)
 
 
+def _scalar_arg(value: Any, fname: str, arg: str) -> Any:
+    """A 0-D array given where the standard's signature says Python scalar (arange's bounds,
+    which decide the length): its value, read on the host; anything else unchanged."""
+    if value.__class__ is Array:
+        if value.ndim != 0:
+            raise ValueError(f"{fname}: {arg} must be a Python scalar or a 0-D array, got shape {value.shape}")
+        return value._host().item()
+    return value
+
+
 # -- ranges and grids -------------------------------------------------------------------------
 
 
@@ -493,7 +527,11 @@ def arange(
     dtype: DType | None = None,
     device: Device | None = None,
 ) -> Array:
-    """Evenly spaced values in [start, stop): ceil((stop - start) / step) elements."""
+    """Evenly spaced values in [start, stop): ceil((stop - start) / step) elements.
+
+    A 0-D array bound is read on the host (the length depends on it). A complex dtype holds
+    the real values (as NumPy and array-api-strict give)."""
+    start, stop, step = (_scalar_arg(v, "arange", a) for v, a in ((start, "start"), (stop, "stop"), (step, "step")))
     start = _real_arg(start, "arange", "start")
     stop = None if stop is None else _real_arg(stop, "arange", "stop")
     step = _real_arg(step, "arange", "step")
@@ -505,21 +543,21 @@ def arange(
     if dtype is None:
         dtype = _dtypes.DEFAULT_FLOAT if is_float else _dtypes.DEFAULT_INT
     dtype = check_dtype(dtype, "arange")
-    if dtype.kind not in ("signed", "unsigned", "real"):
-        raise TypeError(f"arange: dtype must be a real numeric dtype, got {dtype.name}")
-    if is_float and dtype.kind != "real":
+    if dtype.kind not in ("signed", "unsigned", "real", "complex"):
+        raise TypeError(f"arange: dtype must be a numeric dtype, got {dtype.name}")
+    if is_float and dtype.kind not in ("real", "complex"):
         raise TypeError(f"arange: float arguments need a floating-point dtype, got {dtype.name}")
     if is_float:
         num = max(0, math.ceil((stop - start) / step))
     else:
         num = max(0, -int((start - stop) // step))  # exact ceiling division (of ints)
-    if dtype.kind != "real" and num:
+    if dtype.kind in ("signed", "unsigned") and num:
         info = np.iinfo(dtype.np)
         last = start + (num - 1) * step
         if not (info.min <= start <= info.max and info.min <= last <= info.max):
             raise OverflowError(f"arange: the values from {start} to {last} do not fit in {dtype.name}")
         start, step = _wrap_int(int(start), dtype), _wrap_int(int(step), dtype)
-    elif dtype.kind == "real":
+    else:
         try:
             start, step = float(start), float(step)
         except OverflowError:
@@ -542,16 +580,33 @@ def _linspace_kernel(k: Any, *, start: Any, stop: Any, num: int, endpoint: bool,
     out = start + ((stop - start) / div) * np.arange(num, dtype=wide)
     if endpoint and num > 1:
         out[-1] = stop
+    if dtype.kind in ("signed", "unsigned"):
+        out = np.floor(out)  # as NumPy 2: integer linspace rounds toward -inf
+    return out.astype(dtype.np)
+
+
+def _linspace_operands_kernel(k: Any, start: Any, stop: Any, *, num: int, endpoint: bool, dtype: DType) -> Any:
+    # The bounds are 0-D arrays (operands): the same formula as _linspace_kernel's, traced.
+    wide = k.complex128 if dtype.kind == "complex" else k.float64
+    start, stop = k.asarray(start).astype(wide), k.asarray(stop).astype(wide)
+    div = max(num - 1 if endpoint else num, 1)
+    out = start + k.rounded(((stop - start) / div) * k.arange(num, dtype=wide))
+    if endpoint and num > 1:
+        out = k.where(k.arange(num) == num - 1, stop, out)
+    if dtype.kind in ("signed", "unsigned"):
+        out = k.floor(out.real)
     return out.astype(dtype.np)
 
 
 _LINSPACE = Primitive("linspace", _linspace_kernel)
 NUMPY_QUIET.add(_LINSPACE)
+_LINSPACE_OPERANDS = Primitive("linspace_operands", _linspace_operands_kernel)
+NUMPY_QUIET.add(_LINSPACE_OPERANDS)
 
 
 def linspace(
-    start: int | float | complex,
-    stop: int | float | complex,
+    start: int | float | complex | Array,
+    stop: int | float | complex | Array,
     /,
     num: int,
     *,
@@ -565,16 +620,19 @@ def linspace(
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     if not isinstance(endpoint, bool):
         raise TypeError(f"linspace: endpoint must be a bool, got {type(endpoint).__name__}")
+    if start.__class__ is Array or stop.__class__ is Array:
+        return _linspace_arrays(start, stop, num, dtype, device, endpoint)
     start, stop = normalize(start), normalize(stop)
     for arg, v in (("start", start), ("stop", stop)):
         if not isinstance(v, (int, float, complex)) or isinstance(v, bool):
             raise TypeError(f"linspace: {arg} must be a Python number, got {type(v).__name__}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
-    if dtype is None:
-        dtype = _dtypes.DEFAULT_COMPLEX if is_complex else _dtypes.DEFAULT_FLOAT
-    dtype = check_dtype(dtype, "linspace")
-    if dtype.kind not in ("real", "complex") or (is_complex and dtype.kind != "complex"):
-        raise TypeError(f"linspace: dtype must be floating-point (complex for complex bounds), got {dtype.name}")
+    dtype = _linspace_dtype(dtype, is_complex)
+    if dtype.kind in ("signed", "unsigned"):
+        info = np.iinfo(dtype.np)
+        for v in (start, stop):
+            if isinstance(v, complex) or not info.min <= v <= info.max:
+                raise OverflowError(f"linspace: the values from {start} to {stop} do not fit in {dtype.name}")
     convert: Callable[[Any], complex] = complex if dtype.kind == "complex" else float
     try:
         start, stop = convert(start), convert(stop)
@@ -584,6 +642,47 @@ def linspace(
     where = resolve_device(device, "linspace")
     out = bind(_LINSPACE, where, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
     return placed(out, device)
+
+
+def _linspace_dtype(dtype: Any, is_complex: bool) -> DType:
+    """linspace's dtype: floating-point by default; an integer dtype is accepted as NumPy and
+    array-api-strict accept it (values rounded toward -inf); complex bounds need complex."""
+    if dtype is None:
+        return _dtypes.DEFAULT_COMPLEX if is_complex else _dtypes.DEFAULT_FLOAT
+    dtype = check_dtype(dtype, "linspace")
+    if dtype.kind == "bool" or (is_complex and dtype.kind != "complex"):
+        raise TypeError(f"linspace: dtype must be numeric (complex for complex bounds), got {dtype.name}")
+    return dtype
+
+
+def _linspace_arrays(start: Any, stop: Any, num: int, dtype: Any, device: Any, endpoint: bool) -> Array:
+    """linspace with 0-D arrays as bounds (array-api-strict and NumPy take them): the bounds
+    stay operands, so on the lazy device nothing is computed; on their device unless `device`
+    says otherwise."""
+    arrays = [v for v in (start, stop) if v.__class__ is Array]
+    for arg, v in (("start", start), ("stop", stop)):
+        if v.__class__ is Array:
+            if v.ndim != 0 or v._dtype.kind == "bool":
+                raise TypeError(f"linspace: {arg} must be a Python number or a numeric 0-D array")
+        elif not isinstance(normalize(v), (int, float, complex)) or isinstance(normalize(v), bool):
+            raise TypeError(f"linspace: {arg} must be a Python number, got {type(v).__name__}")
+    is_complex = any(v._dtype.kind == "complex" if v.__class__ is Array else isinstance(normalize(v), complex)
+                     for v in (start, stop))  # fmt: skip
+    if dtype is None:
+        floats = [v._dtype for v in arrays if v._dtype.kind in ("real", "complex")]
+        dtype = floats[0] if floats else None
+        if len(floats) == 2:
+            dtype = _dtypes.promote(floats[0], floats[1], "linspace")
+        if dtype is not None and is_complex and dtype.kind != "complex":
+            dtype = _dtypes.DEFAULT_COMPLEX
+    dtype = _linspace_dtype(dtype, is_complex)
+    where = arrays[0]._device if device is None else resolve_device(device, "linspace")
+    ops = [transfer(v, where) if v.__class__ is Array and v._device != where else v for v in (start, stop)]
+    ops = [normalize(v) if v.__class__ is not Array else v for v in ops]
+    check_result_size((num,), dtype, "linspace")
+    out = bind(_LINSPACE_OPERANDS, where, *ops, num=num, endpoint=bool(endpoint), dtype=dtype)
+    out._committed = device is not None or any(v._committed for v in arrays)
+    return out
 
 
 _EYE = Primitive("eye", lambda k, *, n, m, diag, dtype: k.eye(n, m, k=diag, dtype=dtype.np), moves_data=True)

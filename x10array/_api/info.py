@@ -46,8 +46,10 @@ class Info:
             members = tuple(d for d in _dtypes.ALL_DTYPES if d in chosen)
         return {d.name: d for d in members}
 
-    def devices(self) -> tuple[Device, ...]:
-        return all_devices()
+    def devices(self) -> list[Device]:
+        """Every device x10array can place arrays on: a list, as the standard says (SciPy's
+        tests write `devices() + [None]`); a fresh one per call."""
+        return list(all_devices())
 
 
 def _check_device(device: Any, fname: str) -> None:

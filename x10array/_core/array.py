@@ -217,6 +217,15 @@ class Array:
     def __str__(self) -> str:
         return str(self._host())
 
+    def __format__(self, spec: str) -> str:
+        # As NumPy: a 0-D array formats as its Python scalar (f"{x:.3f}"); any other array
+        # takes only the empty format (str(x)).
+        if self.ndim == 0:
+            return format(self._host().item(), spec)
+        if spec:
+            raise TypeError(f"__format__: the format {spec!r} needs a 0-D array, got shape {self.shape}")
+        return str(self)
+
     # -- installed by the public layer -------------------------------------------------
     # Indexing, operators, `T`/`mT`, `to_device` and DLPack are functions of the standard's
     # chapters (`x10array._api`): `_api.operators` installs them on this class from its

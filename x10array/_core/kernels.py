@@ -85,9 +85,23 @@ def jax_namespace() -> types.SimpleNamespace:
     ns.lax = lax
     ns.jax = jax
     ns.rounded = _rounded
+    # jaxlib 0.10.2's CPU reductions drop NaN from max and min over large arrays (the
+    # vectorized loop, from about 4096 elements: jax.jit(jnp.max) of such an array with a NaN
+    # gives its largest number); the standard and NumPy propagate it.
+    ns.max = ns.amax = functools.partial(_nan_propagating, jnp.max, jnp)
+    ns.min = ns.amin = functools.partial(_nan_propagating, jnp.min, jnp)
     # jax.numpy has no errstate; kernels may use `with k.errstate(...)` on both.
     ns.errstate = lambda **kw: _NULL
     return ns
+
+
+def _nan_propagating(reduce: Any, jnp: Any, x: Any, axis: Any = None, *args: Any, keepdims: bool = False,
+                     **kwargs: Any) -> Any:  # fmt: skip
+    """jnp.max / jnp.min with NaN in the reduced extent giving NaN, whatever the size."""
+    out = reduce(x, axis, *args, keepdims=keepdims, **kwargs)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        return out
+    return jnp.where(jnp.any(jnp.isnan(x), axis=axis, keepdims=keepdims), jnp.nan, out).astype(out.dtype)
 
 
 class _Null:
