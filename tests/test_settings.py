@@ -457,3 +457,17 @@ def test_a_path_setting_can_be_unset(restored):
     assert settings.get("X10ARRAY_DATA_DIR") == "/tmp/x10"
     settings.set("X10ARRAY_DATA_DIR", "")
     assert settings.get("X10ARRAY_DATA_DIR") is None
+
+
+@pytest.mark.parametrize("address", ["host0", "host0:", "host0:70000"])
+def test_a_bad_coordinator_argument_is_refused_by_initialize(address):
+    # initialize(coordinator_address="host0") reached jax's bare IndexError (only the setting was checked)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    code = f"from x10array import distributed\ndistributed.initialize({address!r}, 2, 0)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT), "X10ARRAY_COMPILE_CACHE_DIR": "0"},
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 1, proc.stderr
+    assert last.startswith("ValueError: initialize: coordinator_address must be 'host:port'"), proc.stderr

@@ -214,6 +214,16 @@ def initialize(
             "initialize: jax's devices were created already (an array was made, or devices were listed);"
             " call x10array.distributed.initialize() first, before anything else uses a device"
         )
+    if coordinator_address is not None:
+        if not isinstance(coordinator_address, str):
+            raise TypeError(f"initialize: coordinator_address must be a host:port string, got {coordinator_address!r}")
+        try:  # the setting's own rule (jax's parser fails with a bare IndexError without a port)
+            settings.SETTINGS["X10ARRAY_COORDINATOR"].parse(coordinator_address)
+        except ValueError:
+            raise ValueError(
+                f"initialize: coordinator_address must be 'host:port' with a port from 1 to 65535,"
+                f" got {coordinator_address!r}"
+            ) from None
     coordinator = coordinator_address or settings.get("X10ARRAY_COORDINATOR") or None
     if num_processes is None and settings.get("X10ARRAY_NUM_PROCESSES"):
         num_processes = settings.get("X10ARRAY_NUM_PROCESSES")
