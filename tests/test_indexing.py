@@ -172,7 +172,7 @@ ERRORS = [
     (IndexError, lambda x: x[xp.asarray([True, False])]),
     (IndexError, lambda x: x[xp.asarray([True, False]), 0]),  # (masks among other indices: tests/test_mask_indexing.py)
     (IndexError, lambda x: x[None, xp.asarray([True, False, True, False])]),
-    (IndexError, lambda x: x[True, 0]),
+    (IndexError, lambda x: x[True, 0, 0, 0, 0]),  # (x[True, 0] is NumPy's new axis: tests/test_mask_indexing.py)
     (IndexError, lambda x: x[xp.zeros((3, 4, 5, 1), dtype=xp.bool)]),
     (TypeError, lambda x: x[1.0]),
     (TypeError, lambda x: x[[0, 1]]),

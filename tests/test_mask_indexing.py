@@ -131,8 +131,34 @@ def test_the_issues_forms(case, device):
     np.testing.assert_array_equal(np.asarray(x), a)
 
 
-def test_zero_dimensional_booleans_stay_sole_indices():
-    x = xp.zeros((2, 3))
-    for key in [(True, 0), (0, False), (xp.asarray(True), 0)]:
-        with pytest.raises(IndexError, match="^__getitem__: a 0-d boolean index"):
-            x[key]
+ZERO_D_CASES = [
+    (..., True),
+    (True, np.array([0, 1])),
+    (0, True),
+    (slice(None), False),
+    (np.array([1, 0]), True),
+    (True, slice(None), np.array([0, 2])),
+    (None, True, 1),
+    (True, True, ...),
+    (np.True_, 0),
+    ("mask", 0),
+    (False, np.array([True, False])),
+]
+
+
+@pytest.mark.parametrize("device", sorted(DEVICES))
+@pytest.mark.parametrize("case", range(len(ZERO_D_CASES)))
+def test_zero_dimensional_booleans_among_other_indices(case, device):
+    """NumPy reads a 0-d boolean beside other indices as a new axis of length 1 indexed by
+    `[0]` (True) or `[]` (False), joining the index arrays' broadcast (SciPy's ndimage
+    `vectorized_filter` writes `input[..., True]`); read and written, on a (2, 3, 4) array."""
+    key = ZERO_D_CASES[case]
+    d = DEVICES[device]()
+    key = tuple(np.asarray(True) if isinstance(k, str) else k for k in key)
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = xp.asarray(a, copy=True, device=d)
+    xkey = _to_x10(key, d)
+    np.testing.assert_array_equal(np.asarray(x[xkey]), a[key])
+    a[key] = -1.0
+    x[xkey] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), a)

@@ -627,7 +627,55 @@ def assign_device(x: Array, device: Device) -> None:
     assign(x, moved)
 
 
+def _zero_d_bools_combined(x: Array, key: Any, fname: str) -> tuple[Array, Any] | None:
+    """NumPy's reading of a 0-d boolean (a Python bool or a 0-d mask) among other indices
+    (`x[..., True]`, `x[0, False]`, `x[True, [0, 1]]`): a new axis of length 1 at its place,
+    indexed by the integer array `[0]` (True) or `[]` (False), which joins the other index
+    arrays' broadcast. Returns (the view of `x` with those axes, the key over it), or None
+    when the key has no such item beside others (a sole 0-d boolean has its own path). The
+    view is writable, so `x[..., True] = v` writes into `x`. A 0-d mask's value is read (a
+    graph break on a lazy device, as a mask's)."""
+    if type(key) is not tuple or len(key) < 2:
+        return None
+
+    def bool_array(item: Any) -> bool:
+        if isinstance(item, np.ndarray):
+            return item.dtype == np.bool_
+        return type(item) is Array and item._dtype.kind == "bool"
+
+    def zero_d_bool(item: Any) -> bool:
+        return isinstance(item, (bool, np.bool_)) or (bool_array(item) and item.ndim == 0)
+
+    def axes(item: Any) -> int:  # how many of the array's axes an item other than ... indexes
+        return 0 if item is None else item.ndim if bool_array(item) else 1
+
+    if not any(zero_d_bool(item) for item in key):
+        return None
+    consumed = sum(axes(item) for item in key if item is not Ellipsis and not zero_d_bool(item))
+    if consumed > x.ndim:
+        raise IndexError(f"{fname}: too many indices: {consumed} given for an array of {x.ndim} dimensions")
+    fill = x.ndim - consumed
+    positions: list[int] = []
+    new_key: list[Any] = []
+    axis = 0
+    for item in key:
+        if zero_d_bool(item):
+            positions.append(axis)
+            new_key.append(np.arange(1) if bool(item) else np.arange(0))
+            axis += 1
+        else:
+            new_key.append(item)
+            axis += fill if item is Ellipsis else axes(item)
+    from .manipulation import expand_dims
+
+    view = expand_dims(x, axis=tuple(positions))
+    return view, tuple(new_key)
+
+
 def getitem(x: Array, key: Any, /) -> Array:
+    combined = _zero_d_bools_combined(x, key, "__getitem__")
+    if combined is not None:
+        return getitem(*combined)
     if type(key) is Array or type(key) is tuple:
         x, key, _ = _meet(x, key, None, "__getitem__")
     idx = _parse(x, key, "__getitem__")
@@ -1011,6 +1059,11 @@ def _float_into_integers(value: float, dtype: DType, fname: str) -> int:
 def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
     check_writable(x, fname)
+    combined = _zero_d_bools_combined(x, key, fname)
+    if combined is not None:
+        view, key = combined
+        setitem(view, key, value)
+        return
     if type(key) is Array or type(key) is tuple or type(value) is Array:
         _, key, value = _meet(x, key, value, fname)
     idx = _parse(x, key, fname)
