@@ -40,7 +40,7 @@ try:
 except metadata.PackageNotFoundError:
     release = "0.1.0"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.autosummary"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "codelinks"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
@@ -49,7 +49,8 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 
-# Docstrings use `name` for code, as the Markdown pages do.
+# Docstrings use `name` for code, as the Markdown pages do; docs/codelinks.py makes each such
+# literal that names a documented object (`lazy_barrier`, `settings.override`) a link to it.
 default_role = "literal"
 autosummary_generate = True
 templates_path = ["_templates"]
