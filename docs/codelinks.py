@@ -54,8 +54,8 @@ def _context(node: nodes.Node) -> tuple[list[str], set[str], set[str]]:
     parent = node.parent
     while parent is not None:
         if isinstance(parent, addnodes.desc):
-            for sig in parent.findall(addnodes.desc_signature):
-                if sig.parent is not parent:
+            for sig in parent.children:  # an entry's signatures are its first children
+                if not isinstance(sig, addnodes.desc_signature):
                     continue
                 ids.update(sig.get("ids", ()))
                 module, cls = sig.get("module") or "", sig.get("class") or ""
@@ -83,6 +83,9 @@ class CodeLinks(SphinxPostTransform):
         modules: dict[str, Any] = domain.modules
         targets = {name: (entry.docname, entry.node_id) for name, entry in objects.items()}
         targets.update({name: (entry.docname, entry.node_id) for name, entry in modules.items()})
+        by_last: dict[str, list[str]] = {}  # the documented names, by their last part
+        for full in targets:
+            by_last.setdefault(full.rpartition(".")[2], []).append(full)
         for node in list(self.document.findall(nodes.literal)):
             text = node.astext()
             if not NAME.fullmatch(text) or self._skipped(node):
@@ -91,7 +94,7 @@ class CodeLinks(SphinxPostTransform):
             name = text.removesuffix("()")
             if "." not in name and name in params:
                 continue
-            target = self._lookup(name, scopes, targets, objects)
+            target = self._lookup(name, scopes, targets, objects, by_last)
             if target is None or target[1] in ids:
                 continue
             docname, node_id = target
@@ -111,7 +114,9 @@ class CodeLinks(SphinxPostTransform):
         return False
 
     @staticmethod
-    def _lookup(name: str, scopes: list[str], targets: dict[str, Target], objects: Any) -> Target | None:
+    def _lookup(
+        name: str, scopes: list[str], targets: dict[str, Target], objects: Any, by_last: dict[str, list[str]]
+    ) -> Target | None:
         head, _, rest = name.partition(".")
         if head in ALIASES:
             if not rest:
@@ -122,12 +127,9 @@ class CodeLinks(SphinxPostTransform):
         for candidate in [*(f"{scope}.{name}" for scope in scopes), name, f"{ROOT}.{name}"]:
             if candidate in targets:
                 return targets[candidate]
-        found = {target for full, target in targets.items() if full.endswith(f".{name}")}
-        owners = {
-            objects[full.rpartition(".")[0]].objtype
-            for full in targets
-            if full.endswith(f".{name}") and full.rpartition(".")[0] in objects
-        }
+        ending = [full for full in by_last.get(name.rpartition(".")[2], ()) if full.endswith(f".{name}")]
+        found = {targets[full] for full in ending}
+        owners = {objects[owner].objtype for owner in (full.rpartition(".")[0] for full in ending) if owner in objects}
         if not rest and owners - {"module"}:
             return None  # a bare name that is also a class's member (`to_device`, `device`) is ambiguous
         return found.pop() if len(found) == 1 else None
