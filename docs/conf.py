@@ -7,6 +7,7 @@ Build (the `docs` extra installs Sphinx, the pydata theme and MyST):
 The Markdown pages of docs/ are the site's pages as they are (MyST); the API reference under
 docs/reference/ is generated from the modules at the start of each build (docs/apiref.py), and
 Sphinx's autosummary then writes a page per public name from its docstring and signature.
+Code written in backticks that names a documented object links to its entry (docs/codelinks.py).
 """
 
 from __future__ import annotations
