@@ -173,7 +173,7 @@ def page(name: str, module: types.ModuleType, title: str, about: str) -> str:
     entry gets a page that Sphinx generates from its docstring)."""
     heading = f"``{name}``: {title[0].lower()}{title[1:]}"
     lines = [f".. _ref-{name}:", "", heading, "=" * len(heading), "", f"{about[0].upper()}{about[1:]}.", ""]
-    lines += [f".. currentmodule:: {name}", ""]
+    lines += [f".. module:: {name}", ""]  # a link target: `x10array.nn` in a docstring links here
     groups: dict[str, list[str]] = {}
     for name in public_names(module):
         groups.setdefault(_kind(getattr(module, name)), []).append(name)

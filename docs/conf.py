@@ -7,6 +7,7 @@ Build (the `docs` extra installs Sphinx, the pydata theme and MyST):
 The Markdown pages of docs/ are the site's pages as they are (MyST); the API reference under
 docs/reference/ is generated from the modules at the start of each build (docs/apiref.py), and
 Sphinx's autosummary then writes a page per public name from its docstring and signature.
+Code written in backticks that names a documented object links to its entry (docs/codelinks.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ try:
 except metadata.PackageNotFoundError:
     release = "0.1.0"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.autosummary"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "codelinks"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
@@ -49,7 +50,8 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 
-# Docstrings use `name` for code, as the Markdown pages do.
+# Docstrings use `name` for code, as the Markdown pages do; docs/codelinks.py makes each such
+# literal that names a documented object (`lazy_barrier`, `settings.override`) a link to it.
 default_role = "literal"
 autosummary_generate = True
 templates_path = ["_templates"]

@@ -3,6 +3,8 @@
 Without building it (Sphinx is the `docs` extra, not a test dependency): the generated API
 reference names every public name of every public module, every public module of the package
 is in the reference's module list, and every page of docs/ is in the site's table of contents.
+Where Sphinx is installed, a small site built with docs/conf.py checks that backticked names
+are links (.ci/docs runs that test after installing the extra).
 """
 
 from __future__ import annotations
@@ -468,3 +470,83 @@ def test_the_top_bar_fits_on_one_line() -> None:
     assert order[0] == "reference/index", "the API reference comes first"
     titles = ["API reference"] + [(DOCS / f"{e}.md").read_text().splitlines()[0].lstrip("# ") for e in order[1:shown]]
     assert sum(len(t) for t in titles) + len("More") <= 70, titles  # one row at 1280 px, two at 1024 (screenshots)
+
+
+def test_backticked_names_in_docstrings_and_pages_are_links_to_their_entries(tmp_path: Path) -> None:
+    """Issue 28: cross-references are links. docs/codelinks.py makes a backticked name that
+    names a documented object a link to its entry (in docstrings and in the Markdown pages) and
+    leaves other code as code. A small site built with docs/conf.py (`-c docs`, warnings as
+    errors) from a few of the reference's entries and a Markdown page: a few seconds, not the
+    whole site's minute (.ci/docs builds that)."""
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    import os
+    import subprocess
+
+    src = tmp_path / "src"
+    src.mkdir()
+    guides = ["eager-and-lazy", "troubleshooting", "tutorial-mnist"]  # the pages the docstrings link to
+    for page in guides:
+        (src / f"{page}.md").write_text(f"# {page}\n")
+    (src / "index.rst").write_text(
+        "Site\n====\n\n.. toctree::\n\n" + "".join(f"   {p}\n" for p in ["api", "guide", *guides])
+    )
+    (src / "api.rst").write_text(
+        "API\n===\n\n.. module:: x10array\n\n"
+        + "".join(
+            f".. autofunction:: {n}\n\n" for n in ("compile", "lazy_barrier", "metrics", "transfer_guard", "clip")
+        )
+        + ".. autoclass:: TransferGuardError\n\n.. autodata:: float32\n   :no-value:\n\n"
+        ".. module:: x10array.extend.settings\n\n.. autofunction:: override\n\n"
+        ".. module:: x10array.autodiff\n\n.. autofunction:: grad\n\n"
+        ".. module:: x10array.checkpoint\n\n.. autofunction:: save\n\n.. autofunction:: load\n"
+    )
+    linked = ["x10array.compile", "xp.lazy_barrier()", "settings.override", "autodiff.grad", "float32", "grad"]
+    code = ["xp.sum(x, axis=0)", "x.shape", "bool()", "xp", "fn", "X10ARRAY_LAZY", "no_such_name"]
+    (src / "guide.md").write_text("# Guide\n\n" + "".join(f"- `{t}`\n" for t in linked + code))
+    environ = os.environ | {"PYTHONPATH": str(ROOT)}
+    out = tmp_path / "html"
+    command = [sys.executable, "-m", "sphinx", "-W", "-q", "-c", str(DOCS), "-b", "html", str(src), str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, env=environ, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+    def links(html: str) -> dict[str, str]:
+        """{code shown: where it links} of the code that is a link."""
+        found = re.findall(
+            r'<a class="reference internal" href="([^"]*)"[^>]*><code class="[^"]*">(.*?)</code></a>', html
+        )
+        return {re.sub(r"<[^>]+>", "", shown): href for href, shown in found}
+
+    def entry(html: str, name: str) -> str:
+        """The HTML of `name`'s entry (its signature and docstring)."""
+        start = html.index(f'id="{name}"')
+        return html[start : html.find("</dd>", start)]
+
+    api = (out / "api.html").read_text()
+    compile_links = links(entry(api, "x10array.compile"))
+    for name in ("lazy_barrier", "metrics", "transfer_guard"):
+        assert compile_links.get(name) == f"#x10array.{name}", (name, compile_links)
+    assert "fn" not in compile_links and "compile" not in compile_links  # a parameter; the entry itself
+    guard = links(entry(api, "x10array.transfer_guard"))
+    assert guard.get("TransferGuardError") == "#x10array.TransferGuardError" and "lazy_barrier()" in guard
+    assert "bool()" not in guard  # Python's bool(x), not the dtype
+    clip = entry(api, "x10array.clip")
+    assert "min" not in links(clip) and "x" not in links(clip)  # clip's arguments, not x10array.min
+    # a name of the entry's own module, unqualified: `load` in checkpoint.save's docstring
+    assert links(entry(api, "x10array.checkpoint.save")).get("load") == "#x10array.checkpoint.load"
+
+    guide = (out / "guide.html").read_text()
+    found = links(guide)
+    assert found == {
+        "x10array.compile": "api.html#x10array.compile",
+        "xp.lazy_barrier()": "api.html#x10array.lazy_barrier",
+        "settings.override": "api.html#x10array.extend.settings.override",
+        "autodiff.grad": "api.html#x10array.autodiff.grad",
+        "float32": "api.html#x10array.float32",
+        "grad": "api.html#x10array.autodiff.grad",
+    }, found
+    plain = {  # the code that is not a link, as shown
+        " ".join(re.sub(r"<[^>]+>", " ", shown).split())
+        for shown in re.findall(r'<code class="docutils literal notranslate">(.*?)</code>', guide, re.S)
+    }
+    assert set(code) <= plain, set(code) - plain

@@ -415,7 +415,7 @@ def compile(fn: Callable[..., Any]) -> Compiled:  # noqa: A001  (x10array.compil
         print(xp.metrics().captured_replays)              # 2
 
     The guide: :doc:`/eager-and-lazy` ("Capturing a step"); in the MNIST demo,
-    :doc:`/tutorial-mnist`.
+    :doc:`/tutorial-mnist`. The other lazy tools: `lazy_barrier`, `metrics`, `transfer_guard`.
     """
     if not callable(fn):
         raise TypeError(f"compile: fn must be callable, got {type(fn).__name__}")

@@ -34,7 +34,8 @@ def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
             xp.lazy_barrier()            # one graph per step, the same each time
         print((xp.metrics() - before).barriers)   # 5
 
-    The guide: :doc:`/eager-and-lazy`; what makes a step slow: :doc:`/troubleshooting`.
+    The guide: :doc:`/eager-and-lazy`; what makes a step slow: :doc:`/troubleshooting`. The
+    other lazy tools: `compile`, `metrics`, `transfer_guard`.
     """
     if not isinstance(wait, bool):
         raise TypeError(f"lazy_barrier: wait must be a bool, got {type(wait).__name__}")

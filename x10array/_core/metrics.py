@@ -63,7 +63,8 @@ def metrics() -> Metrics:
         print(d.barriers, d.graph_breaks)   # 10 0
 
     `metrics_report()` prints them as a table with the lines of code that read values; the
-    table of every counter and what it should be: :doc:`/troubleshooting`.
+    table of every counter and what it should be: :doc:`/troubleshooting`. `reset_metrics`
+    sets them back to zero.
 
     Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
     that its counters agree with each other (`execute_count == compile_count + disk_cache_loads + cache_hits`)

@@ -59,7 +59,7 @@ _LOCAL = _Local()
 def transfer_guard(mode: str) -> contextlib.AbstractContextManager[None]:
     """Inside the `with` block, implicit reads of lazy arrays' values (`bool()`, `float()`,
     `numpy.asarray`, printing, graph breaks, ...) are allowed ("allow"), logged once per call
-    site ("log") or raise TransferGuardError ("disallow"). Thread-local and nestable: the
+    site ("log") or raise `TransferGuardError` ("disallow"). Thread-local and nestable: the
     innermost block of the current thread wins; outside any block, X10ARRAY_TRANSFER_GUARD
     decides. Explicit reads (`x.to_device(device)`, `lazy_barrier()`) are always allowed, and
     eager arrays are never guarded.
