@@ -6,7 +6,8 @@ Hypothesis draws small functions (in-place writes of arguments, views written, o
 argument patterns that break a signature keyed too loosely: one array passed twice, views of
 one array (with or without the array itself), Python floats that are the very objects of the
 body's constants (as CPython makes equal constants of a module one object), ints equal to them,
-floats in lists, tuples and dicts, a closure array and a closure float. Each example calls the
+floats in lists, tuples and dicts, a closure array and a closure float, and a Python float read
+from an argument's value (computed or pending: such a signature falls back). Each example calls the
 captured function several times, each time with new arrays (or the previous call's, written),
 and compares with the same calls of the function uncaptured, on the lazy device and, in a
 subprocess with forced host devices, on a mesh. More examples:
@@ -63,6 +64,7 @@ terms = st.one_of(
     array_term,
     st.tuples(st.just("closure")),  # sum of a closure array
     st.tuples(st.just("cfloat")),  # a closure float
+    st.tuples(st.just("value"), st.integers(0, 7)),  # a Python float read from an array argument's value
 )
 ops = st.tuples(st.sampled_from(["iadd", "iadd", "imul", "setitem", "read"]), st.integers(0, 7), terms)
 bodies = st.lists(ops, min_size=1, max_size=4)
@@ -89,6 +91,8 @@ def _make_function(kinds, body, outs, closure_array, closure_float):
             return xp.sum(closure_array)
         if tag == "cfloat":
             return closure_float
+        if tag == "value":  # (computed already at the start of the body, pending after a write)
+            return float(np.asarray(arrays[t[1] % n_arrays]).sum())
         return xp.sum(arrays[t[1] % n_arrays])
 
     def fn(*wrapped):
