@@ -563,3 +563,13 @@ def test_static_attributes_are_no_read():  # (a guard: passes on 9aeb6bb too)
         for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
             np.testing.assert_array_equal(_np(f(_computed(v))), np.asarray(v) * 3.0 + 1.0)
     assert f._replays == 2
+
+
+def test_an_index_array_s_bounds_are_checked_at_every_call():
+    f = xp.compile(lambda x, i: xp.take(x, i) + x[i])
+    x = _computed([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="an index array was used"):
+        np.testing.assert_array_equal(_np(f(x, _computed([0, 1]))), [2.0, 4.0])
+    with pytest.raises(IndexError, match="out of bounds"):  # (a replay clamped it: [2.0, 6.0])
+        _np(f(x, _computed([0, 7])))
+    np.testing.assert_array_equal(_np(f(x, _computed([2, -1]))), [6.0, 6.0])

@@ -108,6 +108,11 @@ class LazyBackend(Recorder):
         return _owned_array(_leaf(spmd.relayout(node.value, x._device, layout), node.dtype), x.dtype, x._device)
 
     def known(self, x: Array) -> np.ndarray | None:
+        if WATCHING[0] is not None and _watched() is not None:
+            # inside a recording of x10array.compile a computed value is no more known than a
+            # pending one: the public layer's host checks of it (an index array's bounds, a
+            # mask's count) would hold for this call only, not for a replay's arguments
+            return None
         value = x._data.value
         if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
             return None
