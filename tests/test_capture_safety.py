@@ -568,8 +568,22 @@ def test_static_attributes_are_no_read():  # (a guard: passes on 9aeb6bb too)
 def test_an_index_array_s_bounds_are_checked_at_every_call():
     f = xp.compile(lambda x, i: xp.take(x, i) + x[i])
     x = _computed([1.0, 2.0, 3.0])
-    with pytest.warns(RuntimeWarning, match="an index array was used"):
+    with pytest.warns(RuntimeWarning, match="a host check of an index array's or a mask's values"):
         np.testing.assert_array_equal(_np(f(x, _computed([0, 1]))), [2.0, 4.0])
     with pytest.raises(IndexError, match="out of bounds"):  # (a replay clamped it: [2.0, 6.0])
         _np(f(x, _computed([0, 7])))
     np.testing.assert_array_equal(_np(f(x, _computed([2, -1]))), [6.0, 6.0])
+
+
+def test_a_mask_s_count_is_checked_at_every_call():
+    def put(x, m, v):
+        x = x * 1.0
+        x[m] = v
+        return x
+
+    f = xp.compile(put)
+    x = _computed([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="a host check"):
+        np.testing.assert_array_equal(_np(f(x, _computed([True, False, True]), _computed([5.0, 6.0]))), [5.0, 2.0, 6.0])
+    with pytest.raises(ValueError):  # (a replay wrote [5.0, 6.0, 6.0])
+        _np(f(x, _computed([True, True, True]), _computed([5.0, 6.0])))

@@ -108,12 +108,12 @@ class LazyBackend(Recorder):
         return _owned_array(_leaf(spmd.relayout(node.value, x._device, layout), node.dtype), x.dtype, x._device)
 
     def known(self, x: Array) -> np.ndarray | None:
-        if WATCHING[0] is not None and _watched() is not None:
-            # inside a recording of x10array.compile a computed value is no more known than a
-            # pending one: the public layer's host checks of it (an index array's bounds, a
-            # mask's count) would hold for this call only, not for a replay's arguments
-            return None
         value = x._data.value
+        if value is not None and WATCHING[0] is not None and (watch := _watched()) is not None:
+            # inside a recording of x10array.compile: the public layer checks this call's
+            # values on the host (an index array's bounds, a mask's count against the value's
+            # rows), which would not hold for a replay's arguments (the program would clamp)
+            watch.reads.append(f"{_user_line()}, a host check of an index array's or a mask's values")
         if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
             return None
         return None if value is None else np.asarray(value)
