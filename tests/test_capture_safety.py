@@ -8,8 +8,11 @@
   values it computed into the program: that recording is not kept, with a warning.
 - A signal whose Python handler raises (a custom Ctrl-C handler, a SIGALRM timeout) as a
   donating run returns loses no donated argument, on a first compiled run and on a replay.
+- A host read inside a recording (`int(n)`, `float(closure)`, `numpy.asarray(x)`) of a value
+  computed already is a read: the signature falls back, the value is not baked in.
 
-Each test fails on 87a5705 (the main branch before these fixes).
+Each test fails on 87a5705 (the main branch before these fixes); the tests of a value read of a
+computed array (the last section) fail on 9aeb6bb, but for the three marked as guards.
 """
 
 from __future__ import annotations
@@ -457,3 +460,130 @@ def test_a_view_taken_of_an_argument_between_calls_does_not_record_again():
     step(state["w"], state["g"], 0.25)
     assert step._captures == 1 and step._replays == 1
     np.testing.assert_array_equal(_np(first_row), np.arange(4.0) - 0.5)
+
+
+# -- a value read of an array computed already (argument, closure) ------------------------------
+#
+# A read of a pending value ran a graph inside the recording and fell back; a read of a value
+# computed already (an argument, a closure array) ran nothing, so the recording kept the Python
+# number it returned as a constant, and every replay reused the first call's value.
+
+
+def _computed(value, dtype=None):
+    a = xp.asarray(np.asarray(value, dtype=dtype), device=LAZY)
+    xp.lazy_barrier()
+    assert a._data.value is not None  # (computed: the read runs no graph)
+    return a
+
+
+READS = {
+    "int": lambda x, n: x * int(n),
+    "float": lambda x, n: x * float(n),
+    "index": lambda x, n: x[:n] * 1.0,  # __index__ of an array: a slice bound
+    "shape": lambda x, n: x[:1] + xp.zeros(int(n) % 3 + 1, device=LAZY),  # a value used as a shape
+    "asarray": lambda x, n: x * float(np.asarray(n)),
+    "tolist": lambda x, n: x * np.asarray(n).tolist(),
+    "complex": lambda x, n: x * complex(n).real,
+}
+
+
+@pytest.mark.parametrize("how", list(READS))
+def test_a_value_read_of_a_computed_argument_is_not_replayed(how):
+    fn = READS[how]
+    f = xp.compile(fn)
+    x = _computed(np.arange(1.0, 5.0))
+    with pytest.warns(RuntimeWarning, match=r"cannot be captured: a value was read .*test_capture_safety\.py"):
+        first = f(x, _computed(2, np.int64))
+    np.testing.assert_array_equal(_np(first), _np(fn(x, _computed(2, np.int64))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (one warning, at the recording)
+        for n in (3, 5, 2, 7):
+            np.testing.assert_array_equal(_np(f(x, _computed(n, np.int64))), _np(fn(x, _computed(n, np.int64))))
+    assert f._replays == 0
+
+
+def test_a_bool_of_a_computed_argument_that_decides_control_flow():
+    def step(x, flag):
+        return x + 1.0 if bool(flag) else x - 1.0
+
+    f = xp.compile(step)
+    x = _computed([1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="a value was read"):
+        np.testing.assert_array_equal(_np(f(x, _computed(True))), [2.0, 3.0])
+    np.testing.assert_array_equal(_np(f(x, _computed(False))), [0.0, 1.0])
+    np.testing.assert_array_equal(_np(f(x, _computed(True))), [2.0, 3.0])
+
+
+def test_a_value_read_of_a_computed_closure_array_written_in_place_between_calls():
+    scale = _computed(2.0)
+    f = xp.compile(lambda x: x * float(scale))
+    x = _computed([1.0, 2.0])
+    with pytest.warns(RuntimeWarning, match="a value was read"):
+        np.testing.assert_array_equal(_np(f(x)), [2.0, 4.0])
+    scale[...] = 3.0
+    xp.lazy_barrier()
+    np.testing.assert_array_equal(_np(f(x)), [3.0, 6.0])
+    scale[...] = -1.0
+    np.testing.assert_array_equal(_np(f(x)), [-1.0, -2.0])  # (pending: read inside the call)
+
+
+def test_a_list_of_values_and_iteration_over_a_computed_argument():  # (a guard: passes on 9aeb6bb too)
+    def total(x, v):
+        return x * sum(np.asarray(v).tolist()) + sum(float(e) for e in v)
+
+    f = xp.compile(total)
+    x = _computed([1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for values in ([1.0, 2.0], [3.0, -1.0], [0.5, 0.5]):
+            v = _computed(values)
+            np.testing.assert_array_equal(_np(f(x, v)), _np(total(x, v)))
+    assert f._replays == 0
+
+
+def test_a_read_only_in_some_signatures_keeps_the_others_captured():  # (a guard: passes on 9aeb6bb too)
+    def step(x, log):
+        if log:
+            print(float(xp.max(x)), float(x[0]), end="")  # a logging step reads
+        return x * 2.0
+
+    f = xp.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i in range(6):
+            x = _computed([float(i), 1.0])
+            np.testing.assert_array_equal(_np(f(x, i % 3 == 0)), [2.0 * i, 2.0])
+    assert f._replays == 3  # the four calls with log=False: recorded once, replayed three times
+
+
+def test_static_attributes_are_no_read():  # (a guard: passes on 9aeb6bb too)
+    f = xp.compile(lambda x: x * float(x.shape[0] + x.ndim) + (1.0 if x.dtype == xp.float64 else 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for v in ([1.0, 2.0], [3.0, 4.0], [5.0, 6.0]):
+            np.testing.assert_array_equal(_np(f(_computed(v))), np.asarray(v) * 3.0 + 1.0)
+    assert f._replays == 2
+
+
+def test_an_index_array_s_bounds_are_checked_at_every_call():
+    f = xp.compile(lambda x, i: xp.take(x, i) + x[i])
+    x = _computed([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="a host check of an index array's or a mask's values"):
+        np.testing.assert_array_equal(_np(f(x, _computed([0, 1]))), [2.0, 4.0])
+    with pytest.raises(IndexError, match="out of bounds"):  # (a replay clamped it: [2.0, 6.0])
+        _np(f(x, _computed([0, 7])))
+    np.testing.assert_array_equal(_np(f(x, _computed([2, -1]))), [6.0, 6.0])
+
+
+def test_a_mask_s_count_is_checked_at_every_call():
+    def put(x, m, v):
+        x = x * 1.0
+        x[m] = v
+        return x
+
+    f = xp.compile(put)
+    x = _computed([1.0, 2.0, 3.0])
+    with pytest.warns(RuntimeWarning, match="a host check"):
+        np.testing.assert_array_equal(_np(f(x, _computed([True, False, True]), _computed([5.0, 6.0]))), [5.0, 2.0, 6.0])
+    with pytest.raises(ValueError):  # (a replay wrote [5.0, 6.0, 6.0])
+        _np(f(x, _computed([True, True, True]), _computed([5.0, 6.0])))

@@ -16,8 +16,10 @@ recording passes new, equal objects (`_fresh`; below an object, where that canno
 float is part of the key by its bits). How the argument arrays share data (one array twice,
 views of one array) is part of the key too (`_aliasing`).
 
-What cannot be captured (a value read inside `fn`, a data-dependent shape, an array other than
-an argument or an output written) is found at the recording: that signature then runs `fn`
+What cannot be captured (a value read inside `fn`, whether or not it was computed already: a
+replay would reuse the Python number read at the recording; a data-dependent shape; an index
+array, whose bounds check would hold for the recording's values only; an array other than an
+argument or an output written) is found at the recording: that signature then runs `fn`
 normally every time, after one warning naming the reason and the line, counted in
 `metrics().capture_fallbacks`. `X10ARRAY_CAPTURE_CHECK_EVERY=N` records again every Nth call
 of a signature and raises if the graph differs from the captured one.

@@ -237,8 +237,11 @@ class _CompiledChunkFunction:
             state._compiled = _xp.compile(state._call_restored)
         try:
             # A chunk function that reads a value (cubed's block-id functions read an offsets
-            # chunk with int(); random chunks are made on the host from it) computes something
-            # a replay would not: refused here, it runs uncompiled from now on in this worker.
+            # chunk with int(); random chunks are made on the host from it) cannot be replayed.
+            # x10array.compile finds such a read itself (its signature falls back, with a
+            # RuntimeWarning), but each chunk shape is a signature of its own: refused here at
+            # the first read, it runs uncompiled from now on in this worker, without a warning
+            # per shape nor a recording at each call.
             with _xp.transfer_guard("disallow"):
                 out = state._compiled(*tree)
         except _xp.TransferGuardError:

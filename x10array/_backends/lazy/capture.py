@@ -472,7 +472,10 @@ def _end(
         else:
             return "an argument was rebound to a value computed outside the function"
     if any(n.checks for n in targets):
-        return "an index array whose values were pending was used (its bounds check cannot be replayed)"
+        return (
+            "an index array was used (its bounds check, made on this call's values, cannot be replayed: a replay's"
+            " out-of-bounds index would be clamped)"
+        )
     if not targets:
         return "the function computes nothing on the device"
     donating = settings.get("X10ARRAY_DONATE")

@@ -80,6 +80,7 @@ class LazyBackend(Recorder):
         if device.mesh is not None or device.kind is not DeviceKind.CPU:
             return None
         note("read")
+        _noted_read()
         barrier([device], False)
         node = x._data
         if node.value is None:  # (a value whose bounds check failed: raises)
@@ -108,6 +109,11 @@ class LazyBackend(Recorder):
 
     def known(self, x: Array) -> np.ndarray | None:
         value = x._data.value
+        if value is not None and WATCHING[0] is not None and (watch := _watched()) is not None:
+            # inside a recording of x10array.compile: the public layer checks this call's
+            # values on the host (an index array's bounds, a mask's count against the value's
+            # rows), which would not hold for a replay's arguments (the program would clamp)
+            watch.reads.append(f"{_user_line()}, a host check of an index array's or a mask's values")
         if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
             return None
         return None if value is None else np.asarray(value)
@@ -164,7 +170,18 @@ def materialize(x: Array) -> Any:
     read of `read` and `buffer`, counted at its call site and checked by the transfer guard
     first (`_core.transfers.note`)."""
     note("read")
+    _noted_read()
     return _computed(x)
+
+
+def _noted_read() -> None:
+    """A host read inside a function x10array.compile records (capture.py): noted in the
+    watch whether or not the value is computed already. The value reaches Python (`int(n)`,
+    `bool(x > 0)`, `numpy.asarray(x)`), so what the function does next may depend on it, and a
+    replay would reuse it: the recording is not kept (capture.end). A pending value is noted
+    again by _materialize_nodes (the same line)."""
+    if WATCHING[0] is not None and (watch := _watched()) is not None:
+        watch.reads.append(_user_line())
 
 
 def _computed(x: Array) -> Any:
