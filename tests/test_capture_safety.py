@@ -587,3 +587,19 @@ def test_a_mask_s_count_is_checked_at_every_call():
         np.testing.assert_array_equal(_np(f(x, _computed([True, False, True]), _computed([5.0, 6.0]))), [5.0, 2.0, 6.0])
     with pytest.raises(ValueError):  # (a replay wrote [5.0, 6.0, 6.0])
         _np(f(x, _computed([True, True, True]), _computed([5.0, 6.0])))
+
+
+def test_an_index_array_made_inside_the_function_still_captures():
+    """Only the host checks of an argument's (or outside state's) index values keep a
+    recording from being captured: an index array the function makes itself from constants
+    holds the same values at every call, so its check at the recording holds for every replay."""
+    d = xp.Device.default_xla
+    x = xp.asarray([1.0, 2.0, 3.0, 4.0], device=d)
+    f = xp.compile(lambda x: xp.take(x, xp.asarray([0, 2], device=x.device)) * 2)
+    xp.reset_metrics()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in range(4):
+            out = f(x + k)
+            assert np.asarray(out).tolist() == [2.0 * (1 + k), 2.0 * (3 + k)]
+    assert xp.metrics().capture_fallbacks == 0 and xp.metrics().captured_replays == 3

@@ -429,6 +429,12 @@ def _end(
     if watch.breaks:
         return f"an operation whose result shape depends on values ({watch.breaks[0]})"
     arg_ids = {id(n): i for i, n in enumerate(nodes)}
+    for node, line in watch.checked:
+        # an argument's (or a closure's, a global's: an array still alive outside) values were
+        # checked for this call only; one made inside the function and gone with it holds the
+        # same value at every call (a recorded constant)
+        if id(node) in arg_ids or (node.owner is not None and node.owner() is not None):
+            return f"a value was read or a graph was run inside the function (at {line})"
     out_ids = {id(o) for o in outputs if type(o) is Array}
     arg_arrays = {id(a) for a in arrays}
     for ref, line in watch.rebound:

@@ -112,8 +112,10 @@ class LazyBackend(Recorder):
         if value is not None and WATCHING[0] is not None and (watch := _watched()) is not None:
             # inside a recording of x10array.compile: the public layer checks this call's
             # values on the host (an index array's bounds, a mask's count against the value's
-            # rows), which would not hold for a replay's arguments (the program would clamp)
-            watch.reads.append(f"{_user_line()}, a host check of an index array's or a mask's values")
+            # rows), which would not hold for a replay's arguments (the program would clamp);
+            # capture.end decides (an index made inside the function, `arange`, is the same
+            # at every call)
+            watch.checked.append((x._data, f"{_user_line()}, a host check of an index array's or a mask's values"))
         if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
             return None
         return None if value is None else np.asarray(value)

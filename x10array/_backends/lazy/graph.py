@@ -185,16 +185,21 @@ class Watch:
     """What happened while `x10array.compile` recorded a function (see capture.py): the lines
     that read a value or ran a graph (`reads`), met a data-dependent shape (`breaks`), and the
     arrays rebound (`rebound`, weak references). One at a time, for the recording thread.
+    `checked`: the computed index arrays host-checked meanwhile (see below).
     `foreign`: the nodes that graphs run by other threads meanwhile computed (a barrier, a
     read; weak references): if one of them is part of the recording, its recipe is gone and
     the capture would hold its value as a constant (capture.end then records again at the
     next call)."""
 
-    __slots__ = ("thread", "reads", "breaks", "rebound", "foreign")
+    __slots__ = ("thread", "reads", "breaks", "rebound", "foreign", "checked")
 
     def __init__(self, thread: int):
         self.thread = thread
         self.reads: list[str] = []
+        # the computed index arrays and masks whose values the public layer checked on the host
+        # (bounds, a mask's count), with the line: capture.end keeps the recording only if each
+        # was made inside it (the same value at every call), not an argument or outside state
+        self.checked: list[tuple[Node, str]] = []
         self.breaks: list[str] = []
         self.rebound: list[tuple[weakref.ref[Array], str]] = []
         self.foreign: weakref.WeakSet[Node] = weakref.WeakSet()
