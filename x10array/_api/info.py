@@ -46,10 +46,11 @@ class Info:
             members = tuple(d for d in _dtypes.ALL_DTYPES if d in chosen)
         return {d.name: d for d in members}
 
-    def devices(self) -> list[Device]:
-        """Every device x10array can place arrays on: a list, as the standard says (SciPy's
-        tests write `devices() + [None]`); a fresh one per call."""
-        return list(all_devices())
+    def devices(self) -> tuple[Device, ...]:
+        """Every device x10array can place arrays on: a tuple, as the 2025.12 standard says
+        (2024.12 said a list; SciPy 1.17's test fixture still writes `devices() + [None]`:
+        docs/scipy-devices.md)."""
+        return tuple(all_devices())
 
 
 def _check_device(device: Any, fname: str) -> None:

@@ -81,7 +81,11 @@ class LazyBackend(Recorder):
             return None
         note("read")
         _noted_read()
-        barrier([device], False)
+        try:
+            barrier([device], False)
+        except IndexError:
+            pass  # another array's index was out of bounds: the barrier computed the others, and
+            # the bad ones raise at their own reads (x's own failure raises below)
         node = x._data
         if node.value is None:  # (a value whose bounds check failed: raises)
             _materialize_nodes([node], device)
