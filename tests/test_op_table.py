@@ -120,6 +120,17 @@ sample("full", lambda n, d: n.zeros((3,), dtype=n.int8, **({"device": d} if d el
 sample("empty", lambda n, d: n.empty((2, 2), **({"device": d} if d else {})) * 0.0)
 sample("arange", lambda n, d: n.arange(1, 10, 2.5, **({"device": d} if d else {})))
 sample("linspace", lambda n, d: n.linspace(0.0, 1.0, 7, **({"device": d} if d else {})))
+sample("linspace_operands", lambda n, d: n.linspace(arr(n, d, 0.5), arr(n, d, 2.0), 7))  # 0-D bounds
+
+
+def _write_real_part(n, d):
+    z = arr(n, d, [1 + 2j, -3j])
+    v = n.real(z)  # (x10array: a view, written back into z's real parts by with_part; strict: a copy)
+    v[0] = 5.0
+    return v + 0.0
+
+
+sample("with_part", _write_real_part)
 sample("eye", lambda n, d: n.eye(3, 4, k=1, **({"device": d} if d else {})))
 sample("tril", lambda n, d: n.tril(arr(n, d, M), k=-1))
 sample("triu", lambda n, d: n.triu(arr(n, d, M)))
