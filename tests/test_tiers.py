@@ -90,16 +90,17 @@ def test_elementwise_functions_agree_on_integer_and_boolean_dtypes():
     assert mismatches == []
 
 
-# Complex elementwise functions the tiers agree on (the same bits wherever an operand or a
-# result is special: zero, subnormal, infinite or NaN parts; within 2 * BOUND_ULP elsewhere).
-# multiply, divide, square and reciprocal are written out from real steps on the lazy tiers
-# (_api/elementwise: _complex_product, _complex_quotient), sign pins infinite and NaN parts.
-# Not yet: the transcendental ones (exp, expm1, log, log1p, log2, log10, pow, sqrt, the trig
-# and hyperbolic functions and their inverses), where NumPy and XLA use other algorithms
-# (see docs/eager-and-lazy.md).
+# Complex elementwise functions the tiers agree on: each part the same bits wherever it is
+# special (zero, subnormal, infinite, NaN) on either tier, within 2 * BOUND_ULP elsewhere
+# (_numerics.tiers_differ). multiply, divide, square and reciprocal are written out from real
+# steps on the lazy tiers (_api/elementwise: _complex_product, _complex_quotient), sign pins
+# infinite and NaN parts. Not yet: log, log1p, log2, log10, pow, the trigonometric and
+# hyperbolic functions but tan and tanh, and their inverses, where NumPy and XLA use other
+# algorithms (see docs/eager-and-lazy.md).
 COMPLEX_EXACT = (
-    "abs", "add", "conj", "divide", "equal", "imag", "isfinite", "isinf", "isnan", "multiply", "negative",
-    "not_equal", "positive", "real", "reciprocal", "round", "sign", "square", "subtract",
+    "abs", "add", "conj", "divide", "equal", "exp", "expm1", "imag", "isfinite", "isinf", "isnan", "multiply",
+    "negative", "not_equal", "positive", "real", "reciprocal", "round", "sign", "sqrt", "square", "subtract",
+    "tan", "tanh",
 )  # fmt: skip
 
 
