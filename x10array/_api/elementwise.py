@@ -768,8 +768,41 @@ _log10 = _half_plane(lambda k, x: k.log10(x), _LOG_RULES)
 log2 = _unary("log2", "floating-point", _log2, lowering=_real_lowering(_log2, _in_float64(_log2_real)))
 log10 = _unary("log10", "floating-point", _log10, lowering=_real_lowering(_log10, _in_float64(_log10_real)))
 
+
+def _hyperbolic_parts(k: Any, a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
+    """sinh(a), cosh(a), sin(b), cos(b) of real parts as the real primitives compute them on
+    this tier (NumPy's kernels interpreted; the float64 forms when compiled), each stored."""
+    r = k.rounded
+    if k.is_jax:
+        sh, ch = _in_float64(_sinh64)(k, a), _in_float64(_cosh64)(k, a)
+    else:
+        sh, ch = k.sinh(a), k.cosh(a)
+    return r(sh), r(ch), r(k.sin(b)), r(k.cos(b))
+
+
+def _sinh_upper(k: Any, x: Any) -> Any:
+    # On the lazy tiers from real steps: sinh(a) cos(b) + cosh(a) sin(b) j (NumPy's csinh and
+    # XLA's expansion differ at tiny and large parts: 0j against tiny j for sinh(tiny j)).
+    if not k.tiered:
+        return k.sinh(x)
+    a, b = k.real(x), k.imag(x)
+    sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
+    r = k.rounded
+    return _complex(k, r(sh * cb), k.where(b == 0, b, r(ch * sb)))  # (not inf * 0 at b = 0)
+
+
+def _cosh_upper(k: Any, x: Any) -> Any:
+    # cosh(a) cos(b) + sinh(a) sin(b) j on the lazy tiers, as _sinh_upper
+    if not k.tiered:
+        return k.cosh(x)
+    a, b = k.real(x), k.imag(x)
+    sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
+    r = k.rounded
+    return _complex(k, r(ch * cb), k.where(b == 0, b, r(sh * sb)))
+
+
 _sinh = _half_plane(
-    lambda k, x: k.sinh(x),
+    _sinh_upper,
     (
         (_zero_nonfinite, 0.0, _NAN),
         (_nonzero_finite_nonfinite, _NAN, _NAN),
@@ -779,7 +812,7 @@ _sinh = _half_plane(
     "odd",
 )
 _cosh = _half_plane(
-    lambda k, x: k.cosh(x),
+    _cosh_upper,
     (
         (_zero_nonfinite, _NAN, 0.0),
         (_nonzero_finite_nonfinite, _NAN, _NAN),
