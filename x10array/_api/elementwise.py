@@ -788,7 +788,8 @@ def _sinh_upper(k: Any, x: Any) -> Any:
     a, b = k.real(x), k.imag(x)
     sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
     r = k.rounded
-    return _complex(k, r(sh * cb), k.where(b == 0, b, r(ch * sb)))  # (not inf * 0 at b = 0)
+    re, im = _large_hyperbolic(k, a, cb, sb, r(sh * cb), r(ch * sb))
+    return _complex(k, re, k.where(b == 0, b, im))  # (not inf * 0 at b = 0)
 
 
 def _cosh_upper(k: Any, x: Any) -> Any:
@@ -798,7 +799,22 @@ def _cosh_upper(k: Any, x: Any) -> Any:
     a, b = k.real(x), k.imag(x)
     sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
     r = k.rounded
-    return _complex(k, r(ch * cb), k.where(b == 0, b, r(sh * sb)))
+    re, im = _large_hyperbolic(k, a, cb, sb, r(ch * cb), r(sh * sb))
+    return _complex(k, re, k.where(b == 0, b, im))
+
+
+def _large_hyperbolic(k: Any, a: Any, cb: Any, sb: Any, re: Any, im: Any) -> tuple[Any, Any]:
+    """Where a (>= 0) is large, sinh(a) = cosh(a) = exp(a) / 2 to the last bit, and the parts
+    are (exp(a/2) / 2) cos(b) exp(a/2) and the same with sin(b): finite where cosh(a) alone
+    would overflow but the product does not (NumPy's csinh and ccosh scale so too)."""
+    r = k.rounded
+    big = a > _big_abs(k, a)
+    wide = k.float64 if a.dtype == k.float32 else a.dtype  # (float32 parts: rounded once, at the end)
+    a, cb, sb = (v.astype(wide) for v in (a, cb, sb))
+    half = r(k.exp(r(a * 0.5)))
+    scaled = r(0.5 * half)
+    big_re, big_im = (r(r(r(scaled * t) * half).astype(re.dtype)) for t in (cb, sb))
+    return k.where(big, big_re, re), k.where(big, big_im, im)
 
 
 _sinh = _half_plane(
