@@ -783,7 +783,7 @@ def _hyperbolic_parts(k: Any, a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
 def _sinh_upper(k: Any, x: Any) -> Any:
     # On the lazy tiers from real steps: sinh(a) cos(b) + cosh(a) sin(b) j (NumPy's csinh and
     # XLA's expansion differ at tiny and large parts: 0j against tiny j for sinh(tiny j)).
-    if not k.tiered:
+    if not k.tiered or x.dtype.kind != "c":  # (_half_plane's kernel of real arguments too)
         return k.sinh(x)
     a, b = k.real(x), k.imag(x)
     sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
@@ -794,7 +794,7 @@ def _sinh_upper(k: Any, x: Any) -> Any:
 
 def _cosh_upper(k: Any, x: Any) -> Any:
     # cosh(a) cos(b) + sinh(a) sin(b) j on the lazy tiers, as _sinh_upper
-    if not k.tiered:
+    if not k.tiered or x.dtype.kind != "c":  # (_half_plane's kernel of real arguments too)
         return k.cosh(x)
     a, b = k.real(x), k.imag(x)
     sh, ch, sb, cb = _hyperbolic_parts(k, a, b)
