@@ -27,6 +27,11 @@ NUMPY.is_jax = False
 NUMPY.index_update = _numpy_index_update
 NUMPY.lax = None
 NUMPY.rounded = lambda x: x
+# Whether the kernel runs on a lazy tier (the interpreter's NumPy namespaces, jax's): there a
+# complex multiply, divide, square or reciprocal is written out from real steps, each through
+# `rounded`, so both tiers take the same steps with the same subnormal flushing (NumPy's own
+# complex loops and XLA's expansion differ at special values); eager NumPy keeps its loops.
+NUMPY.tiered = False
 
 # A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
 # (see `rounded` and _backends/lazy/compile._jitted_program).
@@ -85,6 +90,7 @@ def jax_namespace() -> types.SimpleNamespace:
     ns.lax = lax
     ns.jax = jax
     ns.rounded = _rounded
+    ns.tiered = True
     # jaxlib 0.10.2's CPU reductions drop NaN from max and min over large arrays (the
     # vectorized loop, from about 4096 elements: jax.jit(jnp.max) of such an array with a NaN
     # gives its largest number); the standard and NumPy propagate it.

@@ -253,15 +253,17 @@ def _numpy_step(
     flushed the operands already)."""
     if prim.in_place and not first_is_private:
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
-    if not flush or prim.moves_data:
+    if prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
+    if not flush:
+        return prim.kernel(_NUMPY_TIERED, *args, **params)
     if prim.selects:  # (values kept, an order read as the arithmetic reads them)
         return prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
         return prim.kernel(NUMPY, *args, **params)
     if not args_clean:
         args = [_flush(a) for a in args]
-    out = prim.kernel(NUMPY, *args, **params)
+    out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim.multiple_results:
         return tuple(_flush(o) for o in out)
     if (
@@ -356,6 +358,10 @@ def _flush(value: Any) -> Any:
 # `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
 _NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
 _NUMPY_FLUSHING.rounded = lambda x: _flush(x)
+_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
+# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
+_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_TIERED.tiered = True
 
 _TINY: dict[np.dtype, Any] = {
     np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
