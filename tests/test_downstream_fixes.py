@@ -210,6 +210,7 @@ def test_info_devices_is_a_tuple_as_the_2025_12_standard_says() -> None:
     assert type(devices) is tuple
     assert xp.Device("cpu", 0) in devices and xp.__array_namespace_info__().default_device() in devices
 
+
 # -- item 5: dtypes NumPy and array-api-strict accept; format ----------------------------------
 
 
