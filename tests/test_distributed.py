@@ -274,6 +274,14 @@ class _Launch:
         env.update(X10ARRAY_COMPILE_CACHE_DIR="0", X10ARRAY_DISTRIBUTED_TIMEOUT=str(FAIL_TIMEOUT), **settings)
         env.pop("X10ARRAY_DEFAULT_DEVICE", None)
         launcher = [sys.executable, "-m", "x10array.distributed.launch", "-n", "2", "--local-devices", "2"]
+        import signal
+
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and threading.current_thread() is threading.main_thread():
+            # pytest run as a shell's background job (`cmd &`) ignores SIGINT, and an ignored
+            # signal stays ignored across exec: the launcher would never see the Ctrl-C that
+            # test_a_signal_to_the_launcher_ends_its_processes[SIGINT] sends it. Give it the
+            # disposition a terminal's foreground job has.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         self.proc = subprocess.Popen(
             command or [*launcher, str(MP_CASES), *case],
             env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
