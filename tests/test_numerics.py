@@ -302,7 +302,7 @@ def test_min_and_max_order_signed_zeros(tier, dtype):
         inputs.setdefault(id(x), (x, []))[1].append(axis)
     for x, axes in inputs.values():
         parts = [(name, axis) for axis in axes for name in ("min", "max")]
-        for (name, axis), got in zip(parts, _reductions_on_tier(tier, lambda a: a, parts, x)):
+        for (name, axis), got in zip(parts, _reductions_on_tier(tier, lambda a: a, parts, x), strict=True):
             want = _ordered_zeros(getattr(np, name)(x, axis=axis), x, axis, False, name)
             assert_bits(got, np.asarray(want), f"{name} of {x.shape} over {axis} on {tier}")
 
@@ -319,10 +319,10 @@ def _reductions_on_tier(tier: str, fn, parts: list, *hosts: np.ndarray) -> list[
         return xp.concat([xp.reshape(getattr(xp, n)(value, axis=ax), (-1,)) for n, ax in parts])
 
     flat = on_tier(tier, together, *hosts)
-    shapes = [np.zeros(np.broadcast_shapes(*(h.shape for h in hosts)))
-              .min(axis=ax).shape for _, ax in parts]  # fmt: skip
+    shape = np.broadcast_shapes(*(h.shape for h in hosts))
+    shapes = [np.empty(shape).min(axis=ax).shape for _, ax in parts]
     ends = np.cumsum([int(np.prod(shape)) for shape in shapes])
-    return [piece.reshape(shape) for piece, shape in zip(np.split(flat, ends[:-1]), shapes)]
+    return [piece.reshape(shape) for piece, shape in zip(np.split(flat, ends[:-1]), shapes, strict=True)]
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -337,6 +337,6 @@ def test_floor_divide_signed_zeros_and_their_min(tier, dtype):
     want = np.array([[-0.0, 0.0, -0.0, 0.0, 0.0, 0.0], [-0.0, 0.0, 0.0, 0.0, -0.0, -0.0]], dtype)
     assert_bits(quotient, want, f"floor_divide on {tier}")
     parts = list(itertools.product(("min", "max"), (0, 1, None)))
-    for (name, axis), got in zip(parts, _reductions_on_tier(tier, xp.floor_divide, parts, a, b)):
+    for (name, axis), got in zip(parts, _reductions_on_tier(tier, xp.floor_divide, parts, a, b), strict=True):
         expected = _ordered_zeros(getattr(np, name)(want, axis=axis), want, axis, False, name)
         assert_bits(got, np.asarray(expected), f"{name}(floor_divide) over {axis} on {tier}")
