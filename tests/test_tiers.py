@@ -304,3 +304,39 @@ def test_other_primitives_treat_special_values_alike_on_both_tiers(name, dtype):
     finite = x[np.isfinite(x)]
     finite = finite[np.abs(finite) < 1e10]
     assert_close(fn, [np.resize(finite, x.shape)], f"{name} {dtype} (finite)", rtol or 0.0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    "divisor",
+    [
+        "0-d",
+        "row",
+        "column",
+        "python float",
+        "python int",
+    ],
+)
+def test_a_quotient_by_a_broadcast_divisor_is_correctly_rounded_on_both_tiers(divisor, dtype):
+    """XLA's algebraic simplifier rewrites `A / broadcast(b)` as `A * broadcast(1 / b)` (two
+    roundings, one ulp off in a fifth to two fifths of the elements), for any broadcast divisor:
+    a scalar, a row, a column. The divide kernel hides the broadcast from it (_api/elementwise:
+    _unbroadcastable_divisor), so both tiers give IEEE's correctly rounded quotient, which is
+    NumPy's on every CPU (the operands keep the quotients normal: no flushing involved)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 48)).astype(dtype)
+    operands = {
+        "0-d": np.asarray(0.0019990000000000003, dtype),
+        "row": rng.uniform(0.5, 3.0, 48).astype(dtype),
+        "column": rng.uniform(0.5, 3.0, (64, 1)).astype(dtype),
+    }
+    if divisor in operands:
+        b = operands[divisor]
+        interpreted, compiled = on_both_tiers(lambda x, y: x / y, a, b)
+        expected = a / b
+    else:
+        s = 3.7 if divisor == "python float" else 3
+        interpreted, compiled = on_both_tiers(lambda x: x / s, a)
+        expected = a / np.asarray(s, dtype)
+    assert same_bits(interpreted, compiled), f"{dtype} / a {divisor}: the tiers differ"
+    assert same_bits(compiled, expected), f"{dtype} / a {divisor}: not the correctly rounded quotient"
