@@ -47,7 +47,9 @@ BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
 # each imports only those before it
-LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "spmd", "executor", "capture", "inspect")
+LAZY_STAGES = (
+    "shapes", "graph", "trace", "interpreter", "spmd", "placement", "program", "executor", "capture", "inspect",
+)  # fmt: skip
 
 
 def _within(name: str, *packages: str) -> bool:

@@ -146,7 +146,7 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
 _LOCK = LOCK  # (metrics() snapshots take it too: counters change under it)
 
 
-def _locked(fn: Any) -> Any:
+def locked(fn: Any) -> Any:
     """`fn`, run holding the lazy backend's lock."""
 
     def locked(*args: Any, **kwargs: Any) -> Any:
@@ -214,7 +214,7 @@ IN_FLIGHT: dict[Device, tuple[Any, ...]] = {}
 WATCHING: list[Watch | None] = [None]
 
 
-def _watched() -> Watch | None:
+def watched() -> Watch | None:
     watch = WATCHING[0]
     if watch is not None and watch.thread == threading.get_ident():
         return watch
@@ -316,7 +316,7 @@ class Recorder:
         except KeyError:
             where = settings.get(_RECORD_SOURCE)
         # (for x10array.debug: off by default, ~1 us)
-        call.where = _user_line() if where else None
+        call.where = user_line() if where else None
         try:
             limit = _SETTINGS[_GRAPH_LIMIT]
         except KeyError:
@@ -371,24 +371,24 @@ class Recorder:
         """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
         owner now, so the barrier computes it and graphs that use it keep it."""
         node = target._data
-        if WATCHING[0] is not None and (watch := _watched()) is not None:
-            watch.rebound.append((_ref(target), _user_line()))
+        if WATCHING[0] is not None and (watch := watched()) is not None:
+            watch.rebound.append((_ref(target), user_line()))
         if node.value is None:
             node.owner = ref = _ref(target)
             last = _STATE.last_live
             live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
-            if target._device.mesh is not None:
-                self.pin_layout(node)
+            self.pin_layout(node, target._device)
 
-    def pin_layout(self, node: Node) -> None:
-        """On a mesh: `node` is the new value of an array rebound in place (executor: spmd)."""
+    def pin_layout(self, node: Node, device: Device) -> None:
+        """`node` is the new value of an array rebound in place: on a mesh, it keeps the
+        layout of the previous one (executor: the device's placement)."""
         raise NotImplementedError
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
         COUNTERS.guard_materializations += 1
-        level, filename, lineno = _user_location()
+        level, filename, lineno = user_location()
         warnings.warn(
             f"x10array: a pending lazy graph grew past {limit} operations (recorded at "
             f"{filename}:{lineno}) and was run now; call x10array.lazy_barrier() once per step "
@@ -430,7 +430,7 @@ def _counted_size(call: Call, limit: int) -> int:
     if not 0 <= since < max(1, limit // 10):
         _STATE.last_count = COUNTERS.ops_recorded
         with _LOCK:  # the walk reads other nodes' calls
-            return _graph_size(call, limit + 1)
+            return graph_size(call, limit + 1)
     return limit
 
 
@@ -443,7 +443,7 @@ def _live_list(device: Device) -> list[weakref.ref[Array]]:
     return live
 
 
-def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
+def graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     """The number of distinct pending operations behind `call` (itself included), counted up
     to `cap` (those not already in `seen`, which is updated, when given)."""
     if seen is None:
@@ -461,7 +461,7 @@ def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     return len(seen) - before
 
 
-@_locked
+@locked
 def _prune(live: list[weakref.ref[Array]]) -> None:
     """Forget dead or materialized arrays (the list only grows between barriers). Other
     threads may append meanwhile: only the part read is replaced (one atomic slice
@@ -476,7 +476,7 @@ def _prune(live: list[weakref.ref[Array]]) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep  # x10array/
 
 
-def _user_line() -> str:
+def user_line() -> str:
     """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
     that x10array generates (the wrappers of `_core.dispatch`) runs in globals without a module
     name: it counts as x10array's."""
@@ -488,7 +488,7 @@ def _user_line() -> str:
     return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-def _user_location() -> tuple[int, str, int]:
+def user_location() -> tuple[int, str, int]:
     """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
     `warnings.warn` called by the function that calls this one, its file, its line)."""
     frame: FrameType | None = sys._getframe(1)

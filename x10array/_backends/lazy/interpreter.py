@@ -3,7 +3,7 @@
 A graph seen for the first time, or one whose compile has not paid yet (compile.py), runs
 here: each primitive through its NumPy kernel (`_core.kernels.NUMPY`), the one the eager
 device runs, with XLA's treatment of subnormals (see _flush), so both tiers agree within the
-bounds that docs/eager-and-lazy.md states. `_run_single` is the common one-operation case,
+bounds that docs/eager-and-lazy.md states. `run_single` is the common one-operation case,
 run without tracing a graph.
 """
 
@@ -20,12 +20,12 @@ from ..._core.kernels import NUMPY, xla_flushes
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from .graph import Node
-from .trace import Op, Ref, Slot, Traced
+from .trace import Op, Ref, Slot, Traced, last_uses, replay
 
 
-def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
-    the values of `targets`, owned (see _owned) and on `device`."""
+    the values of `targets`, owned (see as_node_value) and on `device`."""
     import jax
 
     flush = xla_flushes()
@@ -44,14 +44,14 @@ def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any
     on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):
         for node, value in zip(targets, out):
-            value = _owned(value, node.dtype)
+            value = as_node_value(value, node.dtype)
             # On the CPU a host buffer is the device's memory: keep it until a compiled program
-            # reads it (then it is placed once, see executor._run_compiled).
+            # reads it (then it is placed once, see executor.run_compiled).
             results.append(value if on_cpu else jax.device_put(value, device.jax_device))
     return tuple(results)
 
 
-def _run_single(node: Node, device: Device) -> np.ndarray | None:
+def run_single(node: Node, device: Device) -> np.ndarray | None:
     """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it. Its
     value, or None when `node` is not such a case."""
@@ -72,7 +72,7 @@ def _run_single(node: Node, device: Device) -> np.ndarray | None:
     flush = xla_flushes()
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, call.params, flush)
-    return _owned(value, node.dtype)
+    return as_node_value(value, node.dtype)
 
 
 def _replay(
@@ -85,115 +85,95 @@ def _replay(
     leaves: list[Node],
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
-    `leaf_values` and `scalars`: the values of `outputs`.
+    `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
+    share, with the NumPy steps of `NumpySteps`)."""
+    last_use = last_uses(ops)
+    steps = NumpySteps(flush, leaves, last_use, set(outputs))
+    return replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
+
+
+class NumpySteps:
+    """The interpreter's steps for trace.replay: each primitive through its NumPy kernel.
 
     With XLA's numerics (`flush`), on both tiers: an arithmetic step reads subnormal operands
     as zeros and its subnormal results are flushed to zeros (signs kept), so they are clean
     operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
     are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once in
     their life: a weight matrix read by every step is not scanned at every step. Here
-    `_flush` does it; the compiled tier, compile._replay_compiled, does the same.
+    `_flush` does it; the compiled tier, program.XlaSteps, does the same.
 
-    An intermediate value is dropped after its last use (a long graph of writes holds one
-    buffer at a time, not one per step), and a write (`in_place`) into an intermediate at its
-    last use writes into that buffer instead of a copy, as XLA would (see _Buffers)."""
-    values: list[list[Any]] = []
-    clean: set[int] = set()  # steps whose results are flushed already
-    flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
-    last_use = _last_uses(ops)
-    keep = set(outputs)
-    buffers = _Buffers()
-    passed_through, viewed = buffers.passed_through, buffers.viewed  # (the common cases, inline)
-    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
+    A write (`in_place`) into an intermediate at its last use writes into that buffer instead
+    of a copy, as XLA would (see _Buffers)."""
+
+    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers")
+
+    def __init__(self, flush: bool, leaves: list[Node], last_use: dict[Slot, int], keep: set[Slot]):
+        self.flush = flush
+        self.leaves = leaves
+        self.last_use = last_use
+        self.keep = keep
+        self.clean: set[int] = set()  # steps whose results are flushed already
+        self.flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
+        self.buffers = _Buffers()
+
+    def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        flush = self.flush
         arithmetic = flush and not prim.moves_data and not prim.selects
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
-            arithmetic = not keeps_bits(prim, params, (_value(refs[0], values, leaf_values).dtype,))
+            arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
         library = prim in _LIBRARY
-        args = _operands(refs, values, leaf_values, scalars, clean, flushed if arithmetic else None, leaves)
+        if arithmetic:
+            args = self._flushed(refs, args)
+        buffers = self.buffers
         private = (
             prim.in_place
             and not library
             and refs[0][0] == "c"
-            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, last_use, keep)
+            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
         if arithmetic or library:  # (library calls are arithmetic)
-            clean.add(index)
+            self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
         if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
             for o in outs:
                 if any(o is a for a in args):
-                    passed_through.add(id(o))
+                    buffers.passed_through.add(id(o))
         for i, o in enumerate(outs):
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
-        values.append(outs)
-        for r in refs:  # drop what no later step reads
-            slot = (r[1], r[2]) if r[0] == "c" else None
-            if slot is not None and last_use[slot] == index and slot not in keep:
-                values[r[1]][r[2]] = None
-                flushed.pop(r, None)
-                if viewed:
-                    buffers.dropped(slot)
-        del args, outs, out
-    return tuple(values[c][i] for c, i in outputs)
+        return outs
+
+    def _flushed(self, refs: tuple[Ref, ...], args: list[Any]) -> list[Any]:
+        """An arithmetic step's operands flushed (see _flush), each value once while it lives
+        (`flushed` keeps them by ref) unless it comes from a `clean` step."""
+        clean, flushed, leaves = self.clean, self.flushed, self.leaves
+        out = []
+        for r, value in zip(refs, args):
+            tag = r[0]
+            if tag == "none" or (tag == "c" and r[1] in clean):
+                out.append(value)
+                continue
+            found = flushed.get(r)
+            if found is None:
+                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else _flush(value)
+                flushed[r] = found
+            out.append(found)
+        return out
+
+    def dropped(self, ref: Ref, slot: Slot) -> None:
+        self.flushed.pop(ref, None)
+        if self.buffers.viewed:
+            self.buffers.dropped(slot)
 
 
 _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 
 
-def _last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
-    """(call, output) -> the index of the last step that reads it."""
-    last_use: dict[Slot, int] = {}
-    for index, (_, _, refs) in enumerate(ops):
-        for r in refs:
-            if r[0] == "c":
-                last_use[(r[1], r[2])] = index
-    return last_use
-
-
-def _operands(
-    refs: tuple[Ref, ...],
-    values: list[list[Any]],
-    leaf_values: list[Any],
-    scalars: list[Any],
-    clean: set[int],
-    flushed: dict[Ref, Any] | None,
-    leaves: list[Node],
-) -> list[Any]:
-    """A step's operands, from its input refs (see trace.GraphKey). When `flushed` is given
-    (an arithmetic step with XLA's numerics), flushed (see _flush), each value once while it
-    lives (`flushed` keeps them by ref) unless it comes from a `clean` step."""
-    args = []
-    for r in refs:
-        tag = r[0]
-        if tag == "l":
-            value = leaf_values[r[1]]
-        elif tag == "c":
-            value = values[r[1]][r[2]]
-            if r[1] in clean:
-                args.append(value)
-                continue
-        elif tag == "s":
-            value = scalars[r[1]]
-        else:
-            args.append(None)
-            continue
-        if flushed is not None:
-            found = flushed.get(r)
-            if found is None:
-                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else _flush(value)
-                flushed[r] = found
-            value = found
-        args.append(value)
-    return args
-
-
 class _Buffers:
     """What the interpreter knows of its intermediate buffers, to decide whether a write may
-    go into one in place (see _Buffers.writable). _replay fills `passed_through` itself and
-    calls `view` and `dropped` only where views exist: one Python call per step is a few
-    percent of a cheap step."""
+    go into one in place (see _Buffers.writable). NumpySteps fills `passed_through` itself
+    and calls `view` and `dropped` only where views exist."""
 
     __slots__ = ("passed_through", "viewers", "viewed")
 
@@ -289,16 +269,12 @@ def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...])
     return target.kind in "fc" and np.zeros((), dtypes[0]).real.dtype == np.zeros((), target).real.dtype
 
 
-def _value(ref: Ref, values: list[list[Any]], leaf_values: list[Any]) -> Any:
-    return np.asarray(leaf_values[ref[1]] if ref[0] == "l" else values[ref[1]][ref[2]])
-
-
 # Primitives whose real floating-point result cannot hold a subnormal when their operands
 # (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
 # integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
 # the logarithms: |log(x)| >= ~1e-16 unless 0; log1p(x) ~ x for small x). The interpreter
 # skips the subnormal scan of their results (not with a Python scalar operand: the scalars
-# of a step are not flushed, see _operands).
+# of a step are not flushed, see NumpySteps._flushed).
 KEEPS_CLEAN = frozenset(
     {
         "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
@@ -308,7 +284,7 @@ KEEPS_CLEAN = frozenset(
 )  # fmt: skip
 
 
-def _owned(value: Any, dtype: Any) -> np.ndarray:
+def as_node_value(value: Any, dtype: Any) -> np.ndarray:
     """A host buffer as a node's value: the recorded dtype (the lowering's is the contract),
     in memory of its own (never a view of another value), and read-only: node values are
     immutable, and an export (DLPack, `__array__`) must not write into them."""
@@ -327,7 +303,7 @@ def _owned(value: Any, dtype: Any) -> np.ndarray:
 def _flush(value: Any) -> Any:
     """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
     denormals-are-zero): the interpreter applies it to the operands and results of every
-    arithmetic step, and a compiled graph does the same (see compile._replay_compiled), so
+    arithmetic step, and a compiled graph does the same (see program.XlaSteps), so
     both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee").
     (Run on every arithmetic result: the common case, a real float array with no subnormal,
     costs one dtype lookup and the scan.)"""

@@ -1,16 +1,21 @@
-"""Stage 5, compiling: the program cache, the tier decision and its cost model, the XLA
-program of a graph, and the compile log.
+"""Stage 7, the program: the one builder from a traced graph to a program, and what a
+program is (`Program`): its key, its cost estimate, its place in the program cache, the tier
+decision, its interpreted run, its jitted function (one device or a mesh), its lowering for
+`x10array.debug`, and which inputs it may donate.
 
-Each graph structure (trace.GraphKey) has a `_Program` in an LRU cache (X10ARRAY_CACHE_SIZE):
-its sightings, the estimated cost of interpreting it (what a compile would save on one run),
-and once compiled its executable. The tier decision (`_interprets`) is ski rental on estimates
-from a fixed cost model (_CostModel), never measured time: interpret until that has cost
-X10ARRAY_COMPILE_PAYBACK times an estimated compile, from the X10ARRAY_COMPILE_THRESHOLD-th
-sighting on.
+Every `GraphKey` is built here (`key_for`), and every program (`build`): the barrier's,
+cached by key in an LRU (X10ARRAY_CACHE_SIZE), x10array.compile's (capture.py, its scalars
+packed: a program of its own, kept by its `Captured`) and the one `inspect.lower` shows.
+The tier decision (`Program.interprets`) is ski rental on estimates from a fixed cost model
+(_CostModel), never measured time: interpret until that has cost X10ARRAY_COMPILE_PAYBACK
+times an estimated compile, from the X10ARRAY_COMPILE_THRESHOLD-th sighting on. Both tiers
+run a graph through the one step walker, `trace.replay`: the interpreter with NumPy's
+kernels (interpreter.NumpySteps), the jitted function with jax's (`XlaSteps`).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 from typing import Any
@@ -19,15 +24,17 @@ import numpy as np
 
 from ..._core import metrics as _metrics
 from ..._core import settings
+from ..._core.devices import Device
 from ..._core.kernels import ROUNDING_GUARD, jax_namespace, xla_flushes, xla_lets_subnormals_through
 from ..._core.lru import LRU, release_jax_traces
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
-from .graph import Call, Node, _user_location
-from .interpreter import keeps_bits
+from .graph import Call, Node, user_location
+from .interpreter import interpret, keeps_bits
+from .placement import placement_of
 from .shapes import ShapeDtype
-from .trace import GraphKey, Op, Ref, Slot, Traced
+from .trace import GraphKey, Ref, Traced, outside_references, replay, rerun_leaves
 
 NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
 
@@ -43,35 +50,200 @@ def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
     return settings.override(X10ARRAY_COMPILE_THRESHOLD=NEVER if n is None else n)
 
 
-class _Program:
-    """A graph's structure: what to run, independent of the values."""
+_ONE = np.float64(1.0)
+
+
+class Program:
+    """A graph's structure, what to run independent of the values: its key, its steps, its
+    counters (sightings, the estimated cost of interpreting it) and, once compiled, its
+    jitted function (`compiled`). Made by `build` only.
+
+    `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
+    programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
+    _core.kernels._rounded, placed on the device once); a barrier's takes the graph's Python
+    scalars as they are, and a NumPy 1.0."""
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key", "operand_dtypes",
+        "unpack", "one", "agreed",
     )  # fmt: skip
 
-    def __init__(
-        self,
-        calls: list[Call],
-        outputs: tuple[Slot, ...],
-        n_leaves: int,
-        key: GraphKey,
-        interpret_cost: float = 0.0,
-    ):
+    def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
         self.calls = [(c.prim, c.params) for c in calls]  # [(prim, params)]
         # per call, its operands' dtypes (a Python scalar: its type), for the subnormal probe
         # of its elementwise operations (see _flushed_steps)
         self.operand_dtypes = [tuple(i.dtype if type(i) is Node else type(i) for i in c.inputs) for c in calls]
-        self.outputs = outputs  # ((call index, output index), ...)
-        self.n_leaves = n_leaves
+        self.outputs = key.outputs  # ((call index, output index), ...)
+        self.n_leaves = len(key.leaf_avals)
         self.seen = 0
         self.interpret_cost = interpret_cost  # estimated seconds a compile saves per run (COST)
         self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
         self.compiled: Any = None
         self.key = key
+        self.unpack = unpack
+        self.one = one
+        self.agreed = False  # checked against the other processes' (see `agree`)
+
+    def agree(self) -> None:
+        """Before its first run (or anything placed for it across processes): on a mesh of
+        several processes, check once that every process builds this same program
+        (placement.OnMesh.agree); nothing to do on one device."""
+        if not self.agreed:
+            placement_of(self.key.device).agree(self.key)
+            self.agreed = True
+
+    # -- the tiers --
+
+    def interprets(self) -> bool:
+        """The tier decision: whether this run is interpreted (a cold graph, or one whose
+        compile has not paid yet), else compiled (or run compiled). A mesh always compiles."""
+        if not placement_of(self.key.device).interprets:
+            return False
+        threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
+        return threshold >= NEVER or (
+            self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self)))
+        )
+
+    def interpret(self, traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+        """The interpreted run (the cold tier): the values of `targets`, counted as what a
+        compile could have saved."""
+        out = interpret(traced, targets, device)
+        self.interpreted += self.interpret_cost
+        return out
+
+    def function(self, leaf_values: list[Any]) -> Any:
+        """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax
+        compiles it at its first call and dispatches later calls through its fast path. A
+        function of its own per program: the program holds the only reference to it, so
+        evicting the program frees its executable (and _evicted_programs what jax's tracing
+        caches kept). Its shardings are the placement's (placement.OnMesh.jit: the inputs'
+        from `leaf_values`, the pinned outputs' from the key)."""
+        key = self.key
+        jitted = placement_of(key.device).jit(self._graph_function(), key, leaf_values)
+        # (a partial, not a lambda: a cached run must not enter Python code, see executor.run_and_adopt)
+        return functools.partial(jitted, self.one)
+
+    def lower(self, leaf_values: list[Any], scalars: list[Any]) -> Any:
+        """The jitted function lowered on the leaves' shapes and dtypes (a jax `Lowered`, for
+        x10array.debug: nothing is read or run): exactly the program a run compiles, on a
+        mesh its SPMD program."""
+        import jax
+
+        jitted = self.function(leaf_values)
+        donated = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if d]
+        kept = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if not d]
+        with jax.enable_x64(True), jax.default_device(self.key.device.jax_device):
+            return jitted.func.lower(*jitted.args, donated, kept, scalars)
+
+    def _graph_function(self) -> Any:
+        """The graph as a function of (one, donated leaves, kept leaves, scalars) for jax to
+        trace: the leaves back in the graph's order, the scalars unpacked (`unpack`), its
+        steps replayed (trace.replay with XlaSteps) with `one` as the rounding's runtime 1.0."""
+        k = jax_namespace()
+        key = self.key
+        ops, outputs, donate, unpack = key.ops, self.outputs, key.donate, self.unpack
+        params_of = [p for _, p in self.calls]
+        flush = xla_flushes()  # (probed outside the trace)
+        steps = XlaSteps(k, ops, flush, _flushed_steps(self) if flush else frozenset())
+
+        def replay_graph(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
+            donated_it, kept_it = iter(donated), iter(kept)
+            leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
+            if unpack is not None:
+                scalars = unpack(scalars)
+            token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
+            try:
+                return replay(ops, params_of, leaf_values, scalars, outputs, steps.step)
+            finally:
+                ROUNDING_GUARD.reset(token)
+
+        replay_graph.__name__ = replay_graph.__qualname__ = "replay"  # (jax names the program after it)
+        return replay_graph
+
+    def callable(self, leaf_values: list[Any]) -> Any:
+        """What a compiled run calls: `compiled_function`'s (on a mesh of several processes,
+        every Nth run's program compared across them first, placement.OnMesh.checked_runs)."""
+        return compiled_function(self, leaf_values)
 
 
-def _evicted_programs(evicted: list[tuple[GraphKey, _Program]]) -> None:
+def compiled_function(program: Program, leaf_values: list[Any]) -> Any:
+    """The function a program's first compiled run makes and later runs call (a module
+    function, so that a test can replace it to inject a fault)."""
+    run = program.function(leaf_values)
+    return placement_of(program.key.device).checked_runs(run, program.key)
+
+
+# -- building programs --------------------------------------------------------------------------
+
+
+def key_for(traced: Traced, targets: list[Node], device: Device, donate: tuple[bool, ...]) -> GraphKey:
+    """The key of the graph `traced` whose outputs are `targets` (the first
+    len(targets) of its outputs), donating `donate`: the one place a GraphKey is made. On a
+    mesh the inputs' and pinned outputs' layouts are part of it (spmd.key_shardings)."""
+    outputs = traced.outputs if len(targets) == len(traced.outputs) else traced.outputs[: len(targets)]
+    shardings = placement_of(device).key_shardings(traced, targets)
+    return GraphKey(device, traced.ops, outputs, traced.leaf_avals, donate, shardings)
+
+
+def build(
+    traced: Traced,
+    targets: list[Node],
+    device: Device,
+    donate: tuple[bool, ...],
+    *,
+    cached: bool = True,
+    unpack: Any = None,
+    one: Any = _ONE,
+) -> Program:
+    """The program of the graph `traced` computing `targets`: with `cached`, the program
+    cache's entry for its key (made at its first sighting), this sighting counted; else a
+    program of its own (x10array.compile's, with its `unpack`/`one`; debug's)."""
+    key = key_for(traced, targets, device, donate)
+    if not cached:
+        return Program(traced.calls, key, 0.0, unpack, one)
+    program = _programs.get(key)
+    if program is None:
+        program = _programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, _ONE))
+    program.seen += 1
+    return program
+
+
+def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = None) -> tuple[bool, ...]:
+    """Which leaves of `traced` a run may donate (XLA may write the outputs into their
+    buffers), each taking the slot of an output of its shape and dtype (`targets`), none
+    without X10ARRAY_DONATE. A barrier's (`rebound` None): the input buffers nobody can see
+    after this run (overwritten weights, say: trace.outside_references) and that no later
+    graph reads again (trace.rerun_leaves). x10array.compile's: the leaves in `rebound`, the
+    previous values of arguments rebound in place (its replay checks at each call that
+    nothing else sees them)."""
+    leaves = traced.leaves
+    if not settings.get("X10ARRAY_DONATE"):
+        return (False,) * len(leaves)
+    leaf_uses = traced.leaf_uses
+    slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
+    mask = []
+    rerun: set[int] | None = None
+    for i in range(len(leaves)):
+        node = leaves[i]
+        aval = (node.shape, node.dtype)
+        if rebound is not None:
+            donate = i in rebound and slots[aval] > 0
+        else:
+            # known references: the graph's uses, `leaves` and `node`
+            private = outside_references(node, leaf_uses[i] + 2) == 0
+            donate = private and not node.exported and slots[aval] > 0
+            if donate:
+                if rerun is None:
+                    rerun = rerun_leaves(traced.calls, targets)
+                donate = id(node) not in rerun
+        if donate:
+            slots[aval] -= 1
+        mask.append(donate)
+        del node
+    return tuple(mask)
+
+
+def _evicted_programs(evicted: list[tuple[GraphKey, Program]]) -> None:
     """A program left the cache: its executable goes with it (the program holds the only
     reference), and so does what jax kept from tracing and lowering it."""
     if any(program.compiled is not None for _, program in evicted):
@@ -82,28 +254,7 @@ def _evicted_programs(evicted: list[tuple[GraphKey, _Program]]) -> None:
 _programs = LRU("lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs)
 
 
-def _program_for(key: GraphKey, traced: Traced, targets: list[Node]) -> _Program:
-    """The program of graphs of structure `key` (made at its first sighting), this sighting
-    counted."""
-    program = _programs.get(key)
-    if program is None:
-        calls = traced.calls
-        cost = _interpret_cost(calls, targets)
-        program = _programs.put(key, _Program(calls, traced.outputs, len(traced.leaves), key, cost))
-    program.seen += 1
-    return program
-
-
-def _interprets(program: _Program) -> bool:
-    """The tier decision: whether this run of `program` is interpreted (a cold graph, or one
-    whose compile has not paid yet), else compiled (or run compiled)."""
-    threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
-    return threshold >= NEVER or (
-        program.compiled is None and (program.seen < threshold or (threshold > 1 and not _compile_pays(program)))
-    )
-
-
-def _compile_pays(program: _Program) -> bool:
+def _compile_pays(program: Program) -> bool:
     """Ski rental: compile once interpreting the graph has cost X10ARRAY_COMPILE_PAYBACK times
     what its compile is expected to. Both costs are estimates from the graph alone (COST),
     never measured time: the same program takes the same tier at the same run, every time it
@@ -190,73 +341,17 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
     return sum([step(c.prim, out_elements.get(id(c), 0)) for c in calls])
 
 
-# -- the XLA program of a graph -----------------------------------------------------------------
+# -- the compiled tier's steps ---------------------------------------------------------------
 
-
-def _jitted_program(
-    program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None, one: Any = None
-) -> Any:
-    """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax compiles
-    it at its first call and dispatches later calls through its fast path. A function of its
-    own per program: the program holds the only reference to it, so evicting the program
-    frees its executable (and _evicted_programs what jax's tracing caches kept). With
-    `unpack`, the scalars argument is whatever x10array.compile passes, and `unpack(scalars)`
-    inside the trace makes the graph's scalars of it (see capture.ScalarPlan); `one` is the
-    runtime 1.0 of the rounding (_core.kernels._rounded) to bind, a NumPy scalar by default
-    (capture passes one placed on the device once)."""
-    import jax
-
-    replay = _graph_function(program, key, donate, unpack)
-    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
-    # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
-    return functools.partial(jitted, _ONE if one is None else one)
-
-
-def _graph_function(program: _Program, key: GraphKey, donate: tuple[bool, ...], unpack: Any = None) -> Any:
-    """The graph as a function of (one, donated leaves, kept leaves, scalars) for jax to trace
-    (`_jitted_program`, and spmd.jitted_program on a mesh): the leaves back in the graph's
-    order, the scalars unpacked (`unpack`), its steps replayed with `one` as the rounding's
-    runtime 1.0 (see _replay_compiled)."""
-    k = jax_namespace()
-    ops = key.ops
-    outputs = program.outputs
-    params_of = [p for _, p in program.calls]
-    flush = xla_flushes()  # (probed outside the trace)
-    flushed_steps = _flushed_steps(program) if flush else frozenset()
-
-    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
-        donated_it, kept_it = iter(donated), iter(kept)
-        leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
-        if unpack is not None:
-            scalars = unpack(scalars)
-        token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
-        try:
-            return _replay_compiled(k, ops, leaf_values, scalars, outputs, params_of, flush, flushed_steps)
-        finally:
-            ROUNDING_GUARD.reset(token)
-
-    return replay
-
-
-_ONE = np.float64(1.0)
 _PRODUCTS = frozenset({"multiply", "square"})
 _SUMS = frozenset({"add", "subtract"})
 
 
-def _replay_compiled(
-    k: Any,
-    ops: tuple[Op, ...],
-    leaf_values: list[Any],
-    scalars: list[Any],
-    outputs: tuple[Slot, ...],
-    params_of: list[dict[str, Any]],
-    flush: bool,
-    flushed_steps: frozenset[int] = frozenset(),
-) -> tuple[Any, ...]:
-    """The steps of a graph (`ops` as in trace.GraphKey) through their lowerings, `k` being
-    jax's kernel namespace, as jax.jit traces them into one program: the values of `outputs`.
+class XlaSteps:
+    """The compiled tier's steps for trace.replay: each primitive's lowering on jax's kernel
+    namespace `k`, as jax.jit traces them into one program.
 
-    With XLA's numerics (`flush`), as the interpreter (interpreter._replay): XLA's CPU
+    With XLA's numerics (`flush`), as the interpreter (interpreter.NumpySteps): XLA's CPU
     arithmetic flushes subnormals by itself, but not where a lowering passes an operand's bits
     through (abs, negation, copysign, a select) or tests them (atan2, pow): the operands and
     results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
@@ -265,25 +360,32 @@ def _replay_compiled(
     And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
     through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
     every operation doubled the time of a compiled LeNet step (it splits XLA's fusions)."""
-    feeds_sum: set[int] = set()  # the products that an addition reads
-    for prim, _, refs in ops:
-        if prim.name in _SUMS:
-            feeds_sum.update(r[1] for r in refs if r[0] == "c" and ops[r[1]][0].name in _PRODUCTS)
-    values: list[list[Any]] = []
-    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
-        args = [_operand(r, values, leaf_values, scalars) for r in refs]
-        rounds = flush and (prim.passes_bits or index in flushed_steps)
+
+    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum")
+
+    def __init__(self, k: Any, ops: tuple[Any, ...], flush: bool, flushed_steps: frozenset[int]):
+        self.k = k
+        self.flush = flush
+        self.flushed_steps = flushed_steps
+        feeds_sum: set[int] = set()  # the products that an addition reads
+        for prim, _, refs in ops:
+            if prim.name in _SUMS:
+                feeds_sum.update(r[1] for r in refs if r[0] == "c" and ops[r[1]][0].name in _PRODUCTS)
+        self.feeds_sum = feeds_sum
+
+    def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        k = self.k
+        rounds = self.flush and (prim.passes_bits or index in self.flushed_steps)
         if rounds:
             args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
         out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
-        if rounds or index in feeds_sum:
+        if rounds or index in self.feeds_sum:
             outs = [k.rounded(o) for o in outs]
-        values.append(outs)
-    return tuple(values[c][i] for c, i in outputs)
+        return outs
 
 
-def _flushed_steps(program: _Program) -> frozenset[int]:
+def _flushed_steps(program: Program) -> frozenset[int]:
     """The steps of `program` that must flush their operands and result themselves: its
     elementwise operations with floating-point operands whose lowering lets a subnormal through
     on this machine's CPU (`_core.kernels.xla_lets_subnormals_through`, probed once per
@@ -307,23 +409,11 @@ def _flushed_steps(program: _Program) -> frozenset[int]:
     return frozenset(i for i, t in zip(steps, through) if t)
 
 
-def _operand(ref: Ref, values: list[list[Any]], leaf_values: list[Any], scalars: list[Any]) -> Any:
-    """The value an input ref (see trace.GraphKey) names."""
-    tag = ref[0]
-    if tag == "l":
-        return leaf_values[ref[1]]
-    if tag == "c":
-        return values[ref[1]][ref[2]]
-    if tag == "s":
-        return scalars[ref[1]]
-    return None
-
-
 # -- counting and logging compiled runs ---------------------------------------------------------
 
 
 def _count_compiled_run(
-    program: _Program, key: GraphKey, first: bool, elapsed: float, donated: int, loaded: bool = False
+    program: Program, key: GraphKey, first: bool, elapsed: float, donated: int, loaded: bool = False
 ) -> None:
     """Count a compiled run of `program` that took `elapsed` seconds and donated `donated`
     buffers; its `first` run compiled it, or `loaded` it from the persistent compile cache
@@ -343,13 +433,13 @@ def _count_compiled_run(
     COUNTERS.execute_count += 1
 
 
-def _log_compile(program: _Program, key: GraphKey, loaded: bool = False) -> None:
-    _, filename, lineno = _user_location()
+def _log_compile(program: Program, key: GraphKey, loaded: bool = False) -> None:
+    _, filename, lineno = user_location()
     what = "loaded from the disk cache" if loaded else "compiling"
     print(f"x10array: {what} ({_compile_reason(key, program)}) at {filename}:{lineno}", flush=True)
 
 
-def _compile_reason(key: GraphKey, program: _Program) -> str:
+def _compile_reason(key: GraphKey, program: Program) -> str:
     """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
     prims = [op[0] for op in key.ops]
     for other, cached in reversed(_programs.items()):  # most recently used first
