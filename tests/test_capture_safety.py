@@ -313,7 +313,7 @@ def test_a_signal_as_a_first_compiled_run_returns_loses_no_donated_input(
     of a run that had consumed its donated inputs. Every Python handler is deferred there."""
     signum, error = raising_handler
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
-    monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     state = _state()
     old_w = state["w"]._data.value
     state["w"] = state["w"] - 0.5 * state["g"]  # the old w: read by nothing else, donated

@@ -34,7 +34,7 @@ def tier(request, monkeypatch, override_settings):
     its first sighting (the tier where inputs are donated)."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1 if request.param == "compiled" else 1_000_000)
     monkeypatch.setattr(
-        _program, "_programs", _lru.LRU("test programs", 256, register=False)
+        _program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False)
     )  # compile here, not earlier
     return request.param
 
@@ -296,7 +296,7 @@ def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monke
 
 def test_a_failed_compile_is_tried_again(monkeypatch, override_settings):
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
-    monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     state = _step_state()
     _step(state)
     with monkeypatch.context() as patch:

@@ -92,12 +92,13 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     advance; a cheap graph stays interpreted."""
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
-    monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))  # none from other tests
+    # none from other tests
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
     cheap = xp.asarray(np.arange(3.0), device=LAZY)
 
     def program_of(ops: int) -> Any:
-        return next((p for p in _program._programs.values() if len(p.calls) == ops), None)
+        return next((p for p in _program.RUNTIME.programs.values() if len(p.calls) == ops), None)
 
     tiers = []
     for step in range(200):
@@ -127,7 +128,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     writes into a large buffer (in place in both tiers): a graph of those stays interpreted
     at sightings where a graph of as many elementwise passes over as many elements compiles."""
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
-    monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
     deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)
     deep_t = xp.asarray(rng.standard_normal((4096, 64)), device=LAZY)
@@ -135,7 +136,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     shallow_t = xp.asarray(rng.standard_normal((2, 64)), device=LAZY)
     np.asarray(deep @ deep_t + 1.0)  # (two operations: one is run without a program)
     np.asarray(shallow @ shallow_t + 1.0)
-    costs = sorted(p.interpret_cost for p in _program._programs.values())
+    costs = sorted(p.interpret_cost for p in _program.RUNTIME.programs.values())
     # the same result size, 2048 times the multiply-adds: the same estimate
     step = _program.COST.step_seconds
     assert len(costs) == 2 and costs[0] == costs[1]
@@ -160,7 +161,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
             tiers[name].append(delta(before).compile_count)
     assert tiers["passes"] == [0, 1, 0, 0]  # 22 ms a run: compiled at its second sighting
     assert tiers["writes"] == [0, 0, 0, 0]  # one pass, then 40 writes: under 1 ms a run
-    program = next(p for p in _program._programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
+    program = next(p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
     assert program.interpret_cost == pytest.approx(41 * _program.COST.PER_OP + _program.COST.PER_ELEMENT * 64 * 4096)
 
 
@@ -173,12 +174,12 @@ def _compile_prim(name: str) -> Any:
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.002)
-    monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
         xp.lazy_barrier()
-    (program,) = _program._programs.values()
+    (program,) = _program.RUNTIME.programs.values()
     assert program.compiled is None and program.seen == 4
     assert program.interpreted == 0.0
 
@@ -191,7 +192,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
-        monkeypatch.setattr(_program, "_programs", _lru.LRU("test programs", 256, register=False))
+        monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
         w = xp.asarray(np.random.default_rng(1).standard_normal((256, 256)), device=LAZY)
         out = []
         for _ in range(40):

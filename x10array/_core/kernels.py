@@ -34,7 +34,7 @@ NUMPY.rounded = lambda x: x
 NUMPY.tiered = False
 
 # A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
-# (see `rounded` and _backends/lazy/compile._jitted_program).
+# (see `rounded` and _backends/lazy/program.Program.function).
 ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_guard", default=None)
 
 
@@ -147,7 +147,7 @@ def xla_flushes() -> bool:
 # lowering on special values (subnormals, zeros, tiny, infinities, NaN, ...) once as they are
 # and once with the operands flushed, and compares the first with the second flushed. Where
 # they differ, the compiled lazy tier flushes that operation's operands and result itself
-# (_backends/lazy/compile._replay_compiled, as for `passes_bits` primitives), so it gives what
+# (_backends/lazy/program.XlaSteps, as for `passes_bits` primitives), so it gives what
 # the interpreter gives, flush(kernel(flush(operands))), on every CPU.
 
 

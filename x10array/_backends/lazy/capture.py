@@ -38,7 +38,6 @@ import time
 import types
 import warnings
 import weakref
-from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -49,11 +48,12 @@ from ..._core.dtypes import FROM_NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
-from .executor import _materialize_nodes, barrier, deferred_signals, run_compiled
-from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, watched
+from .executor import barrier, deferred_signals, materialize_nodes, run_compiled
+from .graph import Node
 from .placement import placement_of
-from .program import _ONE, Program, build, donation
-from .trace import walk
+from .program import ONE, Program, build, donation
+from .runtime import RUNTIME, Watch
+from .trace import outside_references, walk
 
 
 def begin(arrays: list[Array], device: Device) -> Watch | None:
@@ -61,29 +61,29 @@ def begin(arrays: list[Array], device: Device) -> Watch | None:
     computed first, so the recorded graph starts at values. None when another recording is
     under way (the caller then runs the function uncaptured: inside another recording, its
     operations become part of that one)."""
-    if WATCHING[0] is not None:
+    if RUNTIME.watching[0] is not None:
         return None
     # Every pending array of the device is computed first, not only the arguments: an array the
     # function reads from a closure is then a leaf, a constant whose array the replay checks
     # (Captured.stale); a pending one would bake its recipe into the program unchecked.
     barrier([device], False)
-    with _LOCK:
-        if WATCHING[0] is not None:
+    with RUNTIME.lock:
+        if RUNTIME.watching[0] is not None:
             return None
-        watch = WATCHING[0] = Watch(threading.get_ident())
+        watch = RUNTIME.watching[0] = Watch(threading.get_ident())
     return watch
 
 
 def recording() -> bool:
     """Whether this thread is recording a function for x10array.compile (a compiled function
     called inside another is then run as plain code, recorded into the outer graph)."""
-    return WATCHING[0] is not None and watched() is not None
+    return RUNTIME.watching[0] is not None and RUNTIME.watched() is not None
 
 
 def stop(watch: Watch) -> None:
-    with _LOCK:
-        if WATCHING[0] is watch:
-            WATCHING[0] = None
+    with RUNTIME.lock:
+        if RUNTIME.watching[0] is watch:
+            RUNTIME.watching[0] = None
 
 
 class ScalarPlan:
@@ -220,7 +220,7 @@ class Captured:
         with _x64():
             where = self.where = placement_of(device).constants_target()
             self.packed = [jax.device_put(h, where) for h in self.plan.host]
-            self.program.one = jax.device_put(_ONE, where)
+            self.program.one = jax.device_put(ONE, where)
 
     def scalar(self, value: Any) -> Any:
         """A scalar argument (a learning rate) as the program takes it: placed on the device,
@@ -251,7 +251,7 @@ class Captured:
         device = self.device
         pending = [a._data for a in arrays if a._data.value is None]
         if pending:
-            _materialize_nodes(pending, device)
+            materialize_nodes(pending, device)
         del pending
         donated = []
         for i in self.donors:
@@ -263,8 +263,8 @@ class Captured:
                     value = jax.device_put(value.copy() if node.host else value, device.jax_device)
                     if not node.host:
                         node.value = value
-            # references: a._data, `node`, getrefcount's argument
-            if node.exported or _in_views(a) or getrefcount(node) > 3:
+            # known references: a._data and `node`
+            if node.exported or _in_views(a) or outside_references(node, 2) > 0:
                 with _x64():
                     value = value.copy()
             donated.append(value)
@@ -295,7 +295,7 @@ class Captured:
         deferred = deferred_signals() if type(self.run) is _FunctionType else None
         try:
             start = time.perf_counter()
-            with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
+            with RUNTIME.lock, jax.enable_x64(True), jax.default_device(device.jax_device):
                 out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
                 COUNTERS.execute_seconds += time.perf_counter() - start
                 COUNTERS.execute_count += 1
@@ -311,7 +311,7 @@ class Captured:
             if deferred is not None:
                 deferred.close()
         results = out[0]
-        IN_FLIGHT[device] = results
+        RUNTIME.in_flight[device] = results
         placement_of(device).launched_value(results[self.smallest])  # (a CPU mesh bounds the programs in flight)
         outs: list[Any] = []
         for spec in self.outputs:
@@ -352,7 +352,7 @@ def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
     first (as a replay or a recording would compute them anyway)."""
     pending = [a._data for a in arrays if a._data.value is None]
     if pending:
-        _materialize_nodes(pending, device)
+        materialize_nodes(pending, device)
     return tuple([spmd.layout(a._data) for a in arrays])
 
 
@@ -384,7 +384,7 @@ def end(
     Under the lazy lock from the end of the watch to the program's first run: no other
     thread's barrier can compute the recorded graph's nodes in between (while the function
     ran, those it computed are in `watch.foreign`)."""
-    with _LOCK:
+    with RUNTIME.lock:
         stop(watch)
         return _end(watch, device, arrays, nodes, scalars, outputs)
 

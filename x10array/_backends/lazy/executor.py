@@ -1,6 +1,6 @@
 """Stage 8, the executor: run pending graphs and hand their values to their nodes.
 
-`_materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
+`materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
 under the lazy lock it traces the graph behind its targets (trace.py), takes its program
 (program.py), interprets it (interpreter.py) or runs it compiled, and gives each target its
 value (`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
@@ -32,25 +32,26 @@ from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
-from .graph import _LOCK, IN_FLIGHT, WATCHING, Check, Node, Recorder, _live, graph_size, locked, user_line, watched
+from .graph import Check, Node, Recorder, graph_size, user_line
 from .interpreter import run_single
 from .placement import placement_of
-from .program import Program, _count_compiled_run, build, donation
+from .program import Program, build, count_compiled_run, donation
+from .runtime import RUNTIME
 from .trace import Traced, walk
 
 
-class LazyBackend(Recorder):
+class LazyBackend:
     """What `bind` and the public layer call for XLA devices (`_core.backend.BackendImpl`):
-    recording (`run`, `adopt`: graph.Recorder), and the rest of the protocol here."""
+    recording (`run`, `adopt`: its graph.Recorder's own methods, bound once, so that a
+    recorded operation costs no call more), and the rest of the protocol here."""
 
-    def run_now(self, nodes: list[Node], device: Device) -> None:
-        _materialize_nodes(nodes, device)
+    run: Any
+    adopt: Any
 
-    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        return _graph_break(prim, device, operands, params)
-
-    def pin_layout(self, node: Node, device: Device) -> None:
-        placement_of(device).pin_layout(node)
+    def __init__(self) -> None:
+        self.recorder = Recorder(materialize_nodes, _graph_break, _pin_layout)
+        self.run = self.recorder.run
+        self.adopt = self.recorder.adopt
 
     def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool, layout: Any = None) -> Array:
         return from_host(host, dtype, device, owned=not shared, layout=layout)
@@ -84,8 +85,8 @@ class LazyBackend(Recorder):
             # the bad ones raise at their own reads (x's own failure raises below)
         node = x._data
         if node.value is None:  # (a value whose bounds check failed: raises)
-            _materialize_nodes([node], device)
-        with _LOCK:  # (no graph is traced while the value changes home)
+            materialize_nodes([node], device)
+        with RUNTIME.lock:  # (no graph is traced while the value changes home)
             COUNTERS.transfers_to_host += 1
             node.exported = True
             if not node.host:
@@ -100,13 +101,13 @@ class LazyBackend(Recorder):
     def relayout(self, x: Array, layout: Any) -> Array:
         node = x._data
         if node.value is None:
-            _materialize_nodes([node], x._device)
+            materialize_nodes([node], x._device)
         moved = placement_of(x._device).relayout(node.value, layout)
         return owned_array(leaf(moved, node.dtype), x.dtype, x._device)
 
     def known(self, x: Array) -> np.ndarray | None:
         value = x._data.value
-        if value is not None and WATCHING[0] is not None and (watch := watched()) is not None:
+        if value is not None and RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
             # inside a recording of x10array.compile: the public layer checks this call's
             # values on the host (an index array's bounds, a mask's count against the value's
             # rows), which would not hold for a replay's arguments (the program would clamp);
@@ -121,7 +122,13 @@ class LazyBackend(Recorder):
         guard(out, flag, fname, axis, size)
 
     def barrier(self, devices: list[Device] | None, wait: bool) -> None:
-        barrier(list(dict.fromkeys([*_live, *IN_FLIGHT])) if devices is None else devices, wait)
+        barrier(list(dict.fromkeys([*RUNTIME.live, *RUNTIME.in_flight])) if devices is None else devices, wait)
+
+
+def _pin_layout(node: Node, device: Device) -> None:
+    """`node` is the new pending value of an array rebound in place (graph.Recorder.adopt): on
+    a mesh it keeps the previous value's layout (the device's placement)."""
+    placement_of(device).pin_layout(node)
 
 
 def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False, layout: Any = None) -> Array:
@@ -169,8 +176,8 @@ def _noted_read() -> None:
     watch whether or not the value is computed already. The value reaches Python (`int(n)`,
     `bool(x > 0)`, `numpy.asarray(x)`), so what the function does next may depend on it, and a
     replay would reuse it: the recording is not kept (capture.end). A pending value is noted
-    again by _materialize_nodes (the same line)."""
-    if WATCHING[0] is not None and (watch := watched()) is not None:
+    again by materialize_nodes (the same line)."""
+    if RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
         watch.reads.append(user_line())
 
 
@@ -178,7 +185,7 @@ def _computed(x: Array) -> Any:
     """The device buffer of a lazy array, computing its pending graph if needed."""
     node = x._data
     if node.value is None:
-        _materialize_nodes([node], x._device)
+        materialize_nodes([node], x._device)
     COUNTERS.transfers_to_host += 1
     node.exported = True
     return node.value
@@ -192,14 +199,14 @@ def barrier(devices: list[Device], wait: bool) -> None:
     for device in devices:
         if not device.is_lazy:
             continue
-        if wait and device in IN_FLIGHT:
-            for value in IN_FLIGHT.pop(device, ()):
+        if wait and device in RUNTIME.in_flight:
+            for value in RUNTIME.in_flight.pop(device, ()):
                 if not value.is_deleted():  # (donated to a later replay, which the device runs after it)
                     value.block_until_ready()
-        live = _live.get(device)
+        live = RUNTIME.live.get(device)
         if not live:
             continue
-        with _LOCK:
+        with RUNTIME.lock:
             # What other threads record meanwhile is appended after the part taken, and kept
             # for the next barrier (each slice operation is atomic).
             taken = live[:]
@@ -207,7 +214,7 @@ def barrier(devices: list[Device], wait: bool) -> None:
             try:
                 nodes = _pending_nodes(taken)
                 if nodes:
-                    _materialize_nodes(nodes, device)
+                    materialize_nodes(nodes, device)
             except BaseException:
                 live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
                 raise
@@ -233,7 +240,7 @@ def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
     node = out._data
     node.checks = (check,) if node.checks is None else node.checks + (check,)
     if node.value is not None:  # (computed at once: the graph outgrew X10ARRAY_GRAPH_LIMIT)
-        _materialize_nodes([flag_node], out._device)
+        materialize_nodes([flag_node], out._device)
         check.settle(flag_node.value)
         if check.error:
             raise IndexError(check.error)
@@ -245,7 +252,7 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     with its NumPy kernel on the computed operands, and place the results on `device`."""
     note("graph break", prim.name)  # (the guard may refuse it: nothing is counted or run then)
     COUNTERS.graph_breaks += 1
-    if WATCHING[0] is not None and (watch := watched()) is not None:
+    if RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
         watch.breaks.append(f"{prim.name} at {user_line()}")
     placement_of(device).check_graph_break(prim, lambda: [_computed(o) for o in operands if type(o) is Array])
     bufs = [np.asarray(_computed(o)) if type(o) is Array else o for o in operands]
@@ -261,12 +268,12 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
 # -- running a graph ----------------------------------------------------------------------------
 
 
-@locked
-def _materialize_nodes(targets: list[Node], device: Device) -> None:
+@RUNTIME.locked
+def materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
-    if (watch := WATCHING[0]) is not None:  # x10array.compile is recording (capture.py)
+    if (watch := RUNTIME.watching[0]) is not None:  # x10array.compile is recording (capture.py)
         if watch.thread == threading.get_ident():
             watch.reads.append(user_line())  # a value needed inside the function
         else:  # another thread's barrier or read: it may compute nodes of the recording
@@ -363,7 +370,7 @@ def run_compiled(
     elapsed = time.perf_counter() - start
     placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
     program.compiled = compiled
-    _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
+    count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:

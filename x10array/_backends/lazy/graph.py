@@ -4,16 +4,14 @@
 and one pending `Node` per output (shapes and dtypes from the `shapes` stage), wraps each in
 an `Array`, and registers the array in its device's *live list* (weak references), which the
 barrier walks. A graph that grows past X10ARRAY_GRAPH_LIMIT operations is run at once, with a
-warning (the size guard). Nothing here runs a graph: `Recorder` asks its subclass, the
-backend of the `executor` stage, for that (`run_now`, `graph_break`).
+warning (the size guard). Nothing here runs a graph: `Recorder` is given what does (`run_now`,
+`graph_break`) by the backend that has it (executor.LazyBackend).
 """
 
 from __future__ import annotations
 
-import collections
 import os
 import sys
-import threading
 import warnings
 import weakref
 from types import FrameType
@@ -27,10 +25,11 @@ from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.kernels import _INT64_MAX, jax_operand
 from ..._core.lru import tick
-from ..._core.metrics import COUNTERS, LOCK
+from ..._core.metrics import COUNTERS
 from ..._core.policies import GRAPH_REWRITES
 from ..._core.primitive import Primitive, params_key
-from . import shapes as _shapes
+from . import shapes
+from .runtime import RUNTIME
 
 
 class Call:
@@ -133,30 +132,9 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
     return tuple(dict.fromkeys(a + b))
 
 
-# Threads (docs/eager-and-lazy.md, "Threads"): the lazy backend's lock, one for all lazy
-# devices, reentrant. Held while a graph is traced, run and its results stored
-# (executor._materialize_nodes: so the caches of compiled programs, the compile-cost model and
-# a program's counts are only touched under it), while a barrier takes a live list or a live
-# list is pruned, and while a recording reads the graph beyond its own operands (a fold
-# reading producers, counting a graph's size). Recording otherwise takes no lock: under the
-# GIL it makes new nodes and appends to a live list, each atomic, and a node it reads turns
-# from pending to materialized at most once (`value` set before `call` is dropped), which it
-# sees either way. Holding the lock while a graph runs keeps the donation of its inputs,
-# decided by reference counts, from racing with a recording taking a new reference to one.
-_LOCK = LOCK  # (metrics() snapshots take it too: counters change under it)
-
-
-def locked(fn: Any) -> Any:
-    """`fn`, run holding the lazy backend's lock."""
-
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        with _LOCK:
-            return fn(*args, **kwargs)
-
-    locked.__name__ = locked.__qualname__ = fn.__name__
-    locked.__doc__ = fn.__doc__
-    locked.__wrapped__ = fn  # type: ignore[attr-defined]  # an attribute on a function, as functools.wraps sets
-    return locked
+_LOCK = RUNTIME.lock  # (the lazy backend's lock: see runtime.py, "Threads")
+_live = RUNTIME.live  # (bound once for the hot path)
+_WATCHING = RUNTIME.watching
 
 
 class _RecorderState:
@@ -181,48 +159,6 @@ class _RecorderState:
 _STATE = _RecorderState()
 
 
-class Watch:
-    """What happened while `x10array.compile` recorded a function (see capture.py): the lines
-    that read a value or ran a graph (`reads`), met a data-dependent shape (`breaks`), and the
-    arrays rebound (`rebound`, weak references). One at a time, for the recording thread.
-    `checked`: the computed index arrays host-checked meanwhile (see below).
-    `foreign`: the nodes that graphs run by other threads meanwhile computed (a barrier, a
-    read; weak references): if one of them is part of the recording, its recipe is gone and
-    the capture would hold its value as a constant (capture.end then records again at the
-    next call)."""
-
-    __slots__ = ("thread", "reads", "breaks", "rebound", "foreign", "checked")
-
-    def __init__(self, thread: int):
-        self.thread = thread
-        self.reads: list[str] = []
-        # the computed index arrays and masks whose values the public layer checked on the host
-        # (bounds, a mask's count), with the line: capture.end keeps the recording only if each
-        # was made inside it (the same value at every call), not an argument or outside state
-        self.checked: list[tuple[Node, str]] = []
-        self.breaks: list[str] = []
-        self.rebound: list[tuple[weakref.ref[Array], str]] = []
-        self.foreign: weakref.WeakSet[Node] = weakref.WeakSet()
-
-
-# per device, the results of its last replayed captured program (x10array.compile), which
-# may still be computing: a barrier that waits waits for them too (a device runs its programs
-# in order)
-IN_FLIGHT: dict[Device, tuple[Any, ...]] = {}
-
-# the active Watch, or None (one slot: read on the materialize and rebind paths)
-WATCHING: list[Watch | None] = [None]
-
-
-def watched() -> Watch | None:
-    watch = WATCHING[0]
-    if watch is not None and watch.thread == threading.get_ident():
-        return watch
-    return None
-
-
-# live pending arrays, per device, for the barrier
-_live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _ref = weakref.ref
 _new = object.__new__
 _SETTINGS = settings.cached  # (the settings read so far: Recorder.run reads two there)
@@ -234,15 +170,18 @@ _REWRITE_SOURCES = GRAPH_REWRITES.reads  # (the live set, likewise)
 
 class Recorder:
     """The recording half of the lazy backend: `run` and `adopt` of the backend protocol
-    (`_core.backend.BackendImpl`). Its subclass (executor.LazyBackend) runs graphs:
-    `run_now(nodes, device)` computes pending nodes at once, `graph_break(...)` runs a
-    primitive whose result shape depends on values."""
+    (`_core.backend.BackendImpl`), which executor.LazyBackend has. What recording needs of
+    the later stages it is given: `run_now(nodes, device)` computes pending nodes at once
+    (the size guard), `graph_break(prim, device, operands, params)` runs a primitive whose
+    result shape depends on values, `pin_layout(node, device)` keeps the layout of an array
+    rebound in place (the device's placement)."""
 
-    def run_now(self, nodes: list[Node], device: Device) -> None:
-        raise NotImplementedError
+    __slots__ = ("run_now", "graph_break", "pin_layout")
 
-    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        raise NotImplementedError
+    def __init__(self, run_now: Any, graph_break: Any, pin_layout: Any):
+        self.run_now = run_now
+        self.graph_break = graph_break
+        self.pin_layout = pin_layout
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
@@ -288,15 +227,15 @@ class Recorder:
                 key = None
         if key is None:
             in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
-            avals = _shapes._out_avals(prim, params, key_params, in_avals, inputs)
+            avals = shapes.out_avals(prim, params, key_params, in_avals, inputs)
         else:
-            entry = _shapes._avals_entries.get(key)  # (shapes._out_avals, inlined)
+            entry = shapes.avals_entries.get(key)  # (shapes.out_avals, inlined)
             if entry is not None:
                 entry[1] = tick()
                 avals = entry[0]
             else:
                 in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
-                avals = _shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
+                avals = shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
         size = 1
         checks = None
         for i in inputs:
@@ -371,7 +310,7 @@ class Recorder:
         """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
         owner now, so the barrier computes it and graphs that use it keep it."""
         node = target._data
-        if WATCHING[0] is not None and (watch := watched()) is not None:
+        if _WATCHING[0] is not None and (watch := RUNTIME.watched()) is not None:
             watch.rebound.append((_ref(target), user_line()))
         if node.value is None:
             node.owner = ref = _ref(target)
@@ -379,11 +318,6 @@ class Recorder:
             live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
             self.pin_layout(node, target._device)
-
-    def pin_layout(self, node: Node, device: Device) -> None:
-        """`node` is the new value of an array rebound in place: on a mesh, it keeps the
-        layout of the previous one (executor: the device's placement)."""
-        raise NotImplementedError
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
@@ -461,7 +395,7 @@ def graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     return len(seen) - before
 
 
-@locked
+@RUNTIME.locked
 def _prune(live: list[weakref.ref[Array]]) -> None:
     """Forget dead or materialized arrays (the list only grows between barriers). Other
     threads may append meanwhile: only the part read is replaced (one atomic slice

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from ..._core.devices import Device
-from .graph import _LOCK, Call, Node
+from .graph import Call, Node
 from .program import build
-from .shapes import _out_avals
+from .runtime import RUNTIME
+from .shapes import out_avals
 from .trace import walk
 
 # An input of an operation: ("op", operation, output), ("input", leaf), ("scalar", value) or ("none",)
@@ -56,7 +57,7 @@ class Graph:
 def describe(nodes: list[Node], device: Device) -> Graph:
     """The graph behind `nodes` (the `_data` of lazy arrays on `device`), as plain data."""
     graph = Graph(device)
-    with _LOCK:
+    with RUNTIME.lock:
         calls: dict[int, int] = {}  # id(call) -> index in graph.operations
         leaves: dict[int, int] = {}  # id(node) -> index in graph.inputs
         avals: dict[tuple[int, int], Aval] = {}  # (id(call), output) -> aval, from the nodes met
@@ -106,7 +107,7 @@ def describe(nodes: list[Node], device: Device) -> Graph:
                 in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in call.inputs])
                 outputs = [
                     (tuple(a[0]), np.dtype(a[1]))
-                    for a in _out_avals(call.prim, call.params, call.key_params, in_avals, call.inputs)
+                    for a in out_avals(call.prim, call.params, call.key_params, in_avals, call.inputs)
                 ]
             graph.operations.append(Operation(call.prim.name, dict(call.params), refs, outputs, call.where or ""))
     return graph
@@ -118,7 +119,7 @@ def lower(nodes: list[Node], device: Device) -> Any:
     pending. As the barrier traces and builds it (pending values that arrays still hold become
     outputs too; on a mesh, the SPMD program with its shardings), without donation; traced on
     the inputs' shapes and dtypes, so nothing is read."""
-    with _LOCK:
+    with RUNTIME.lock:
         targets = [n for n in dict.fromkeys(nodes) if n.value is None]
         if not targets:
             return None

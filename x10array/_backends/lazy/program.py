@@ -26,13 +26,13 @@ from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
 from ..._core.kernels import ROUNDING_GUARD, jax_namespace, xla_flushes, xla_lets_subnormals_through
-from ..._core.lru import LRU, release_jax_traces
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from .graph import Call, Node, user_location
 from .interpreter import interpret, keeps_bits
 from .placement import placement_of
+from .runtime import RUNTIME
 from .shapes import ShapeDtype
 from .trace import GraphKey, Ref, Traced, outside_references, replay, rerun_leaves
 
@@ -50,7 +50,7 @@ def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
     return settings.override(X10ARRAY_COMPILE_THRESHOLD=NEVER if n is None else n)
 
 
-_ONE = np.float64(1.0)
+ONE = np.float64(1.0)  # the rounding's runtime 1.0 of a barrier's program (see Program)
 
 
 class Program:
@@ -115,8 +115,8 @@ class Program:
         """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax
         compiles it at its first call and dispatches later calls through its fast path. A
         function of its own per program: the program holds the only reference to it, so
-        evicting the program frees its executable (and _evicted_programs what jax's tracing
-        caches kept). Its shardings are the placement's (placement.OnMesh.jit: the inputs'
+        evicting the program frees its executable (and runtime._evicted_programs what jax's
+        tracing caches kept). Its shardings are the placement's (placement.OnMesh.jit: the inputs'
         from `leaf_values`, the pinned outputs' from the key)."""
         key = self.key
         jitted = placement_of(key.device).jit(self._graph_function(), key, leaf_values)
@@ -193,7 +193,7 @@ def build(
     *,
     cached: bool = True,
     unpack: Any = None,
-    one: Any = _ONE,
+    one: Any = ONE,
 ) -> Program:
     """The program of the graph `traced` computing `targets`: with `cached`, the program
     cache's entry for its key (made at its first sighting), this sighting counted; else a
@@ -201,9 +201,10 @@ def build(
     key = key_for(traced, targets, device, donate)
     if not cached:
         return Program(traced.calls, key, 0.0, unpack, one)
-    program = _programs.get(key)
+    programs = RUNTIME.programs
+    program = programs.get(key)
     if program is None:
-        program = _programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, _ONE))
+        program = programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, ONE))
     program.seen += 1
     return program
 
@@ -241,17 +242,6 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
         mask.append(donate)
         del node
     return tuple(mask)
-
-
-def _evicted_programs(evicted: list[tuple[GraphKey, Program]]) -> None:
-    """A program left the cache: its executable goes with it (the program holds the only
-    reference), and so does what jax kept from tracing and lowering it."""
-    if any(program.compiled is not None for _, program in evicted):
-        release_jax_traces()
-
-
-# graph key -> program (LRU, bounded by X10ARRAY_CACHE_SIZE, read at each insertion)
-_programs = LRU("lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs)
 
 
 def _compile_pays(program: Program) -> bool:
@@ -412,7 +402,7 @@ def _flushed_steps(program: Program) -> frozenset[int]:
 # -- counting and logging compiled runs ---------------------------------------------------------
 
 
-def _count_compiled_run(
+def count_compiled_run(
     program: Program, key: GraphKey, first: bool, elapsed: float, donated: int, loaded: bool = False
 ) -> None:
     """Count a compiled run of `program` that took `elapsed` seconds and donated `donated`
@@ -442,7 +432,7 @@ def _log_compile(program: Program, key: GraphKey, loaded: bool = False) -> None:
 def _compile_reason(key: GraphKey, program: Program) -> str:
     """Why a graph was not in the cache: new, or which shape, dtype or parameter changed."""
     prims = [op[0] for op in key.ops]
-    for other, cached in reversed(_programs.items()):  # most recently used first
+    for other, cached in reversed(RUNTIME.programs.items()):  # most recently used first
         # the program itself is cached under an equal key (not always the same tuple): skip it
         if cached is program or cached.compiled is None or [op[0] for op in other.ops] != prims:
             continue

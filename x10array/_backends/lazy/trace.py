@@ -70,7 +70,7 @@ def outside_references(obj: Any, known: int) -> int:
     the graph's outputs (_join_shared_with_pending), the inputs behind it stay for its rerun
     (rerun_leaves), and only a buffer nobody else holds is donated (program.donation). This call's
     own references (its parameter, getrefcount's argument) are not counted. Callers hold the
-    lazy lock (graph._LOCK), so no recording takes a reference meanwhile."""
+    lazy lock (runtime.RUNTIME.lock), so no recording takes a reference meanwhile."""
     return sys.getrefcount(obj) - known - _OWN_REFERENCES
 
 
