@@ -10,11 +10,8 @@ warning (the size guard). Nothing here runs a graph: `Recorder` is given what do
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 import weakref
-from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -28,6 +25,7 @@ from ..._core.lru import tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import GRAPH_REWRITES
 from ..._core.primitive import Primitive, params_key
+from ..._core.user_code import user_line, user_location
 from . import shapes
 from .runtime import RUNTIME
 
@@ -403,33 +401,3 @@ def _prune(live: list[weakref.ref[Array]]) -> None:
     n = len(live)
     live[:n] = [r for r in live[:n] if (a := r()) is not None and a._data.value is None]
     _STATE.prune_at = max(4096, 2 * len(live))
-
-
-# -- where in the user's code -----------------------------------------------------------------
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep  # x10array/
-
-
-def user_line() -> str:
-    """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
-    that x10array generates (the wrappers of `_core.dispatch`) runs in globals without a module
-    name: it counts as x10array's."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or "__name__" not in frame.f_globals
-    ):
-        frame = frame.f_back
-    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def user_location() -> tuple[int, str, int]:
-    """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
-    `warnings.warn` called by the function that calls this one, its file, its line)."""
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    if frame is None:
-        return 1, "<unknown>", 0
-    return level, frame.f_code.co_filename, frame.f_lineno
