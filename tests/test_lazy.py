@@ -21,6 +21,7 @@ from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import trace as _trace
 from x10array._core import lru as _lru
 from x10array._core import settings
+from x10array._core import xla_numerics as _xla_numerics
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0, "eager")
@@ -631,7 +632,7 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """interpreter._has_subnormal (small arrays, large ones scanned in pieces, strided views,
+    """xla_numerics.has_subnormal (small arrays, large ones scanned in pieces, strided views,
     0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
     the smallest normal and subnormal numbers of each real dtype."""
     rng = np.random.default_rng(0)
@@ -643,7 +644,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
             [0.0, -0.0, tiny, -tiny, below, -below, info.smallest_subnormal, np.inf, -np.inf, np.nan, info.max],
             dtype=dtype,
         )
-        for n in (1, 7, 1000, 5 * _interpreter._SCAN_CHUNK + 3):
+        for n in (1, 7, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
             for _ in range(12):
                 a = rng.standard_normal(n).astype(dtype)
                 if rng.random() < 0.5:
@@ -653,7 +654,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                 for view in (a, a[::2], a[:1].reshape(())):
                     magnitude = np.abs(view)
                     expected = bool(((magnitude < tiny) & (magnitude > 0)).any())
-                    assert _interpreter._has_subnormal(view, tiny) == expected, (dtype, n, view)
+                    assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
 
 
 def test_results_kept_clean_hold_no_subnormal():

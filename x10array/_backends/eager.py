@@ -25,11 +25,12 @@ from .._core.array import Array
 from .._core.backend import register
 from .._core.devices import Backend, Device, DeviceKind
 from .._core.dtypes import FROM_NUMPY, DType
-from .._core.kernels import NUMPY, jax_namespace, jax_operand, xla_flushes
+from .._core.kernels import NUMPY, jax_namespace, jax_operand
 from .._core.lru import LRU, release_jax_traces, tick
 from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, params_key
 from .._core.settings import get as get_setting
+from .._core.xla_numerics import xla_flushes
 
 _ndarray = np.ndarray
 _QUIET = NUMPY_QUIET.members  # (the set itself: registrations after this import are seen)

@@ -88,7 +88,7 @@ class Node:
         self.exported = False  # its buffer was handed to the host: never donate it
         self.host = False  # its value is a NumPy buffer the host may write (LazyBackend.host_buffer)
         self.owner: Any = None  # weak reference to the array made with this node
-        self.clean = False  # its value is known to hold no subnormal (see interpreter._flush)
+        self.clean = False  # its value is known to hold no subnormal (see _core.xla_numerics.flush_subnormals)
         # the bounds checks of the index arrays it was computed from (pending ones: see Check)
         self.checks = checks
 

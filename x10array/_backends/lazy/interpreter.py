@@ -16,9 +16,10 @@ import numpy as np
 
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
-from ..._core.kernels import NUMPY, xla_flushes
+from ..._core.kernels import NUMPY
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
+from ..._core.xla_numerics import KEEPS_CLEAN, flush_subnormals, xla_flushes
 from .graph import Node
 from .trace import Op, Ref, Slot, Traced, last_uses, replay
 
@@ -156,7 +157,7 @@ class NumpySteps:
                 continue
             found = flushed.get(r)
             if found is None:
-                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else _flush(value)
+                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else flush_subnormals(value)
                 flushed[r] = found
             out.append(found)
         return out
@@ -242,10 +243,10 @@ def _numpy_step(
     if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
         return prim.kernel(NUMPY, *args, **params)
     if not args_clean:
-        args = [_flush(a) for a in args]
+        args = [flush_subnormals(a) for a in args]
     out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim.multiple_results:
-        return tuple(_flush(o) for o in out)
+        return tuple(flush_subnormals(o) for o in out)
     if (
         prim.name in KEEPS_CLEAN
         and type(out) is np.ndarray
@@ -253,7 +254,7 @@ def _numpy_step(
         and all(type(a) is np.ndarray for a in args)
     ):
         return out  # (no scan: it cannot hold a subnormal, see KEEPS_CLEAN)
-    return _flush(out)
+    return flush_subnormals(out)
 
 
 def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...]) -> bool:
@@ -267,21 +268,6 @@ def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...])
         return False
     target = params["dtype"].np
     return target.kind in "fc" and np.zeros((), dtypes[0]).real.dtype == np.zeros((), target).real.dtype
-
-
-# Primitives whose real floating-point result cannot hold a subnormal when their operands
-# (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
-# integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
-# the logarithms: |log(x)| >= ~1e-16 unless 0; log1p(x) ~ x for small x). The interpreter
-# skips the subnormal scan of their results (not with a Python scalar operand: the scalars
-# of a step are not flushed, see NumpySteps._flushed).
-KEEPS_CLEAN = frozenset(
-    {
-        "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
-        "max", "min", "clip", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
-        "log10",
-    }
-)  # fmt: skip
 
 
 def as_node_value(value: Any, dtype: Any) -> np.ndarray:
@@ -300,101 +286,19 @@ def as_node_value(value: Any, dtype: Any) -> np.ndarray:
 # -- subnormals ---------------------------------------------------------------------------------
 
 
-def _flush(value: Any) -> Any:
-    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
-    denormals-are-zero): the interpreter applies it to the operands and results of every
-    arithmetic step, and a compiled graph does the same (see program.XlaSteps), so
-    both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee").
-    (Run on every arithmetic result: the common case, a real float array with no subnormal,
-    costs one dtype lookup and the scan.)"""
-    if type(value) is not np.ndarray:
-        if not isinstance(value, np.generic):
-            return value
-        value = np.asarray(value)
-    tiny = _TINY.get(value.dtype)
-    if tiny is None or value.size == 0:  # (not a floating-point array)
-        return value
-    if value.dtype.kind != "c":
-        if not _has_subnormal(value, tiny):
-            return value
-        value = value.copy()
-        parts: tuple[np.ndarray, ...] = (value,)
-    else:
-        if not (_has_subnormal(value.real, tiny) or _has_subnormal(value.imag, tiny)):
-            return value
-        value = value.copy()
-        parts = (value.real, value.imag)
-    for p in parts:
-        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
-    return value
-
-
-# the smallest normal magnitude of each floating-point dtype (complex: of its parts)
-# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
-# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
-_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
-_NUMPY_FLUSHING.rounded = lambda x: _flush(x)
-_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
-# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
-_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
-_NUMPY_TIERED.tiered = True
-
-_TINY: dict[np.dtype, Any] = {
-    np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
-}
-if hasattr(np, "longdouble"):
-    _TINY[np.dtype(np.longdouble)] = np.finfo(np.longdouble).tiny
-    _TINY[np.dtype(np.clongdouble)] = np.finfo(np.clongdouble).tiny
-
-
 def _flush_leaf(node: Node, value: Any) -> Any:
     if node.clean:
         return value
-    out = _flush(value)
+    out = flush_subnormals(value)
     node.clean = out is value
     return out
 
 
-def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
-    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
-    no magnitude is below `tiny`; zeros, subnormals and NaN take a closer look (_below_tiny).
-    A large contiguous array is scanned in pieces through one small buffer that stays in the
-    cache, rather than through a temporary of its size (one pass over memory, not three)."""
-    n = part.size
-    if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
-        flat = part.reshape(-1)
-        scratch = np.empty(_SCAN_CHUNK, part.dtype)
-        for start in range(0, n, _SCAN_CHUNK):
-            piece = flat[start : start + _SCAN_CHUNK]
-            magnitude = scratch[: piece.size]
-            np.abs(piece, out=magnitude)
-            if not magnitude.min() >= tiny and _below_tiny(magnitude):
-                return True
-        return False
-    magnitude = np.abs(part)
-    if magnitude.min() >= tiny:
-        return False
-    if type(magnitude) is not np.ndarray:  # (a 0-d operand's abs is a NumPy scalar)
-        return bool(0 < magnitude < tiny)
-    return _below_tiny(magnitude)
-
-
-_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
-
-
-def _below_tiny(magnitude: np.ndarray) -> bool:
-    """Whether an array of magnitudes (non-negative, NaN allowed; a temporary: it is
-    overwritten) holds a subnormal, in two passes: as unsigned integers the subnormals are
-    exactly 1 .. bits(tiny) - 1, so subtracting 1 (zero wraps around to the largest value)
-    puts them, and only them, below bits(tiny) - 1."""
-    uint, limit = _TINY_BITS[magnitude.dtype]
-    bits = magnitude.view(uint)
-    np.subtract(bits, uint(1), out=bits)
-    return bool(bits.min() < limit)
-
-
-# per real floating-point dtype: the unsigned integer of its size, and bits(tiny) - 1
-_TINY_BITS: dict[np.dtype, tuple[Any, Any]] = {}
-for _t in (np.float16, np.float32, np.float64):
-    _uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(_t).itemsize]
-    _TINY_BITS[np.dtype(_t)] = (_uint, np.array(np.finfo(_t).tiny, _t).view(_uint)[()] - _uint(1))
+# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
+# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
+_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_FLUSHING.rounded = flush_subnormals
+_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
+# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
+_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_TIERED.tiered = True

@@ -25,10 +25,11 @@ import numpy as np
 from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import ROUNDING_GUARD, jax_namespace, xla_flushes, xla_lets_subnormals_through
+from ..._core.kernels import ROUNDING_GUARD, jax_namespace
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
+from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
 from .graph import Call, Node, user_location
 from .interpreter import interpret, keeps_bits
 from .placement import placement_of
@@ -378,7 +379,7 @@ class XlaSteps:
 def _flushed_steps(program: Program) -> frozenset[int]:
     """The steps of `program` that must flush their operands and result themselves: its
     elementwise operations with floating-point operands whose lowering lets a subnormal through
-    on this machine's CPU (`_core.kernels.xla_lets_subnormals_through`, probed once per
+    on this machine's CPU (`_core.xla_numerics.xla_lets_subnormals_through`, probed once per
     primitive, parameters and dtypes), those that flush in the interpreter (not the ones that
     keep bits there, `keeps_bits`) and do not flush already (`passes_bits`)."""
     steps, entries = [], []
