@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -510,3 +511,38 @@ def test_private_use_checker_flags_both_forms():
     assert private_uses(stage, "from . import shapes as s\nx = s._avals\n") == [f"{stage}:2: uses s._avals"]
     assert private_uses(stage, "from .graph import Node\nfrom . import shapes\nx = shapes.out_avals\n") == []
     assert private_uses(stage, "from ..._core import metrics as _m\nx = _m._COUNTING\n") == []  # (not a stage)
+
+
+def _lazy_sources() -> dict[str, str]:
+    return {name: path.read_text() for name, path in all_modules().items() if _within(name, LAZY)}
+
+
+_BUILT = ("GraphKey", "Program")
+
+
+def test_one_owner_builds_keys_and_programs():
+    """A GraphKey and a Program are made in program.py alone (program.key_for, program.build)."""
+    found = []
+    for name, source in _lazy_sources().items():
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("GraphKey", "Program")
+            ):
+                if name != f"{LAZY}.program":
+                    found.append(f"{name}:{node.lineno}: {node.func.id}(...)")
+    assert not found, "\n".join(found)
+
+
+def test_only_the_placement_tells_a_mesh_from_one_device():
+    """The single-device / mesh difference is the device's placement's (placement.py)."""
+    pattern = re.compile(r"\.mesh is (not )?None")
+    found = [
+        f"{name}:{i}"
+        for name, source in _lazy_sources().items()
+        if name != f"{LAZY}.placement"
+        for i, line in enumerate(source.splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found

@@ -123,8 +123,20 @@ class NumpySteps:
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
             arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
         library = prim in _LIBRARY
-        if arithmetic:
-            args = self._flushed(refs, args)
+        if arithmetic:  # operands flushed, each value once while it lives, unless from a clean step
+            clean, flushed = self.clean, self.flushed
+            given, args = args, []
+            for r, value in zip(refs, given):
+                tag = r[0]
+                if tag == "none" or (tag == "c" and r[1] in clean):
+                    args.append(value)
+                    continue
+                found = flushed.get(r)
+                if found is None:
+                    found = _flush_leaf(self.leaves[r[1]], value) if tag == "l" else flush_subnormals(value)
+                    flushed[r] = found
+                args.append(found)
+            del given
         buffers = self.buffers
         private = (
             prim.in_place
@@ -144,23 +156,6 @@ class NumpySteps:
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
         return outs
-
-    def _flushed(self, refs: tuple[Ref, ...], args: list[Any]) -> list[Any]:
-        """An arithmetic step's operands flushed (see _flush), each value once while it lives
-        (`flushed` keeps them by ref) unless it comes from a `clean` step."""
-        clean, flushed, leaves = self.clean, self.flushed, self.leaves
-        out = []
-        for r, value in zip(refs, args):
-            tag = r[0]
-            if tag == "none" or (tag == "c" and r[1] in clean):
-                out.append(value)
-                continue
-            found = flushed.get(r)
-            if found is None:
-                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else flush_subnormals(value)
-                flushed[r] = found
-            out.append(found)
-        return out
 
     def dropped(self, ref: Ref, slot: Slot) -> None:
         self.flushed.pop(ref, None)

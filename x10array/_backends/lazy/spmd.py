@@ -28,7 +28,6 @@ single device's path does no extra work):
 from __future__ import annotations
 
 import collections
-import functools
 import hashlib
 import math
 from typing import Any
@@ -37,6 +36,7 @@ import numpy as np
 
 from ..._core import settings
 from ..._core.devices import Device, DeviceKind
+from ..._core.lru import LRU
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
 from .graph import Node
 from .trace import GraphKey, Traced
@@ -64,11 +64,18 @@ def relayout(value: Any, device: Device, spec: Spec) -> Any:
     return moved
 
 
-@functools.lru_cache(maxsize=64)
-def _resharding(sharding: Any) -> Any:
-    import jax
+# a target layout -> the jitted identity pinned to it (jax caches its program per input layout);
+# an LRU of 64 layouts, bounded by construction: a run moves arrays into few layouts
+_RELAYOUTS = LRU("mesh relayouts", 64)
 
-    return jax.jit(_identity, out_shardings=sharding)
+
+def _resharding(sharding: Any) -> Any:
+    found = _RELAYOUTS.get(sharding)
+    if found is None:
+        import jax
+
+        found = _RELAYOUTS.put(sharding, jax.jit(_identity, out_shardings=sharding))
+    return found
 
 
 def _identity(value: Any) -> Any:
