@@ -32,7 +32,8 @@ from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
-from .graph import Check, Node, Recorder, graph_size, user_line
+from ..._core.user_code import user_line
+from .graph import Check, Node, Recorder, graph_size
 from .interpreter import run_single
 from .placement import placement_of
 from .program import Program, build, count_compiled_run, donation

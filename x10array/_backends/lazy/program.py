@@ -29,8 +29,9 @@ from ..._core.kernels import ROUNDING_GUARD, jax_namespace
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
+from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
-from .graph import Call, Node, user_location
+from .graph import Call, Node
 from .interpreter import interpret, keeps_bits
 from .placement import placement_of
 from .runtime import RUNTIME
