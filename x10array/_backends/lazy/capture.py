@@ -27,7 +27,7 @@ recording, so that none is also a constant of the body), constants otherwise.
 A replay hands its results over as executor._run_and_adopt does: once the program consumed
 the donated buffers, the rebound arguments get the results whatever raises (a signal
 handler). `end` does not keep a recording that another thread's barrier or read computed part
-of (`Retry`, see graph.Watch.foreign).
+of (`Retry`, see runtime.Watch.foreign).
 """
 
 from __future__ import annotations

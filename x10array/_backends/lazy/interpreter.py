@@ -1,6 +1,6 @@
 """Stage 4, the interpreter: run a graph step by step with the NumPy kernels (the cold tier).
 
-A graph seen for the first time, or one whose compile has not paid yet (compile.py), runs
+A graph seen for the first time, or one whose compile has not paid yet (program.py), runs
 here: each primitive through its NumPy kernel (`_core.kernels.NUMPY`), the one the eager
 device runs, with XLA's treatment of subnormals (see _flush), so both tiers agree within the
 bounds that docs/eager-and-lazy.md states. `run_single` is the common one-operation case,
