@@ -21,14 +21,17 @@ def _result(**values: Any) -> None:
 
 
 def _hlo_recorder() -> list[str]:
-    """Record the compiled HLO text of every new mesh program (wrapping spmd.jitted_program)."""
-    from x10array._backends.lazy import spmd
+    """Record the compiled HLO text of every new mesh program (wrapping
+    program.compiled_function)."""
+    from x10array._backends.lazy import program as lazy_program
 
     texts: list[str] = []
-    original = spmd.jitted_program
+    original = lazy_program.compiled_function
 
-    def recording(program: Any, key: Any, leaf_values: Any) -> Any:
-        fn = original(program, key, leaf_values)
+    def recording(program: Any, leaf_values: Any) -> Any:
+        fn = original(program, leaf_values)
+        if program.key.device.mesh is None:
+            return fn
 
         def run(donated: Any, kept: Any, scalars: Any) -> Any:
             if not seen:  # (the first run: the program's text)
@@ -40,7 +43,7 @@ def _hlo_recorder() -> list[str]:
 
         return run
 
-    spmd.jitted_program = recording
+    lazy_program.compiled_function = recording
     return texts
 
 

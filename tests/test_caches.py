@@ -107,7 +107,7 @@ def test_the_elementwise_dtype_cache_is_bounded(monkeypatch):
     small = _lru.LRU("test dtypes", 4, register=False)
     monkeypatch.setattr(_shapes, "_elementwise_dtypes", small)
     monkeypatch.setattr(_shapes, "_avals", _lru.LRU("test shapes", 64, register=False))
-    monkeypatch.setattr(_shapes, "_avals_entries", _shapes._avals.entries)
+    monkeypatch.setattr(_shapes, "avals_entries", _shapes._avals.entries)
     dtypes = [xp.float32, xp.float64, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8]
     for dt in dtypes:
         x = xp.ones(3, dtype=dt, device=LAZY)
@@ -140,7 +140,7 @@ import gc, weakref
 import numpy as np
 import jax
 import x10array as xp
-from x10array._backends.lazy import compile as _compile
+from x10array._backends.lazy import program as _program
 from x10array._core import settings
 from jax._src import util
 
@@ -155,7 +155,7 @@ at_bound = None
 for n in range(1, 7 * BOUND + 1):
     x = xp.asarray(np.full(n, 0.5), device=LAZY)
     assert np.isclose(float(xp.sum(xp.sin(x) * 2.0 + 1.0)), n * (np.sin(0.5) * 2.0 + 1.0), rtol=1e-12)
-    for program in _compile._programs.values():
+    for program in _program.RUNTIME.programs.values():
         if program.compiled is not None and not any(r() is program.compiled for r in compiled):
             compiled.append(weakref.ref(program.compiled))
     if n == BOUND:  # the cache is full; nothing evicted yet
@@ -163,9 +163,9 @@ for n in range(1, 7 * BOUND + 1):
         at_bound = jax_cache_entries()
 gc.collect()
 alive = sum(r() is not None for r in compiled)
-print(len(compiled), alive, len(_compile._programs), at_bound, jax_cache_entries())
+print(len(compiled), alive, len(_program.RUNTIME.programs), at_bound, jax_cache_entries())
 assert len(compiled) >= 6 * BOUND, len(compiled)  # one compile per new shape
-assert alive <= BOUND and len(_compile._programs) <= BOUND, (alive, len(_compile._programs))
+assert alive <= BOUND and len(_program.RUNTIME.programs) <= BOUND, (alive, len(_program.RUNTIME.programs))
 # jax keeps nothing for evicted programs: its caches hold no more than when BOUND programs
 # had been compiled (without the release they hold ~7x that: every compile's traces)
 assert jax_cache_entries() <= at_bound, (jax_cache_entries(), at_bound)

@@ -28,8 +28,7 @@ import pytest
 import x10array as xp
 from x10array import checkpoint
 from x10array._backends.lazy import capture as _lazy_capture
-from x10array._backends.lazy import compile as _compile
-from x10array._backends.lazy import executor as _executor
+from x10array._backends.lazy import program as _program
 from x10array._core import lru as _lru
 from x10array._core.array import Array
 
@@ -314,14 +313,14 @@ def test_a_signal_as_a_first_compiled_run_returns_loses_no_donated_input(
     of a run that had consumed its donated inputs. Every Python handler is deferred there."""
     signum, error = raising_handler
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
-    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     state = _state()
     old_w = state["w"]._data.value
     state["w"] = state["w"] - 0.5 * state["g"]  # the old w: read by nothing else, donated
-    real_program = _executor._jitted_program
+    real_program = _program.compiled_function
 
-    def program(program, key, donate):
-        jitted = real_program(program, key, donate)
+    def program(program, leaf_values):
+        jitted = real_program(program, leaf_values)
 
         def run(*args):
             out = jitted(*args)
@@ -330,7 +329,7 @@ def test_a_signal_as_a_first_compiled_run_returns_loses_no_donated_input(
 
         return run
 
-    monkeypatch.setattr(_executor, "_jitted_program", program)
+    monkeypatch.setattr(_program, "compiled_function", program)
     with pytest.raises(error):
         xp.lazy_barrier()
     assert old_w.is_deleted()  # consumed: the outputs had to be handed over despite the signal

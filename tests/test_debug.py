@@ -248,3 +248,46 @@ def test_docs_debugging_examples_run(tmp_path: Path) -> None:
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+
+
+_MESH_LOWERING = """
+import re, sys
+import numpy as np
+import jax
+import x10array as xp
+from x10array import debug, distributed as xd
+from x10array._core import lru
+
+n = int(sys.argv[1])
+mesh = xd.Mesh((n,), ("data",))
+x = xd.shard(xp.asarray(np.arange(8.0 * n).reshape(2 * n, 4)), mesh, ("data", None))
+w = xd.replicate(xp.asarray(np.linspace(-1.0, 1.0, 4)), mesh)
+y = xp.sum(xp.sin(x) * w, axis=1)
+shown = debug.stablehlo(y)
+xp.lazy_barrier()
+(program,) = [p for _, p in lru._registry["lazy programs"].items() if p.compiled is not None]
+run = program.compiled
+kept = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in program.key.leaf_avals]
+with jax.enable_x64(True):
+    ran = run.func.lower(*run.args, [], kept, []).as_text()
+
+def facts(text):
+    return (re.findall(r"mhlo.num_partitions = (\\d+)", text),
+            sorted(re.findall(r'sdy.sharding<[^>]*>|mhlo.sharding = "[^"]*"|sdy.mesh @\\w+ = <[^>]*>', text)))
+
+assert facts(shown) == facts(ran), (facts(shown), facts(ran))
+assert facts(shown)[0] == [str(n)], facts(shown)
+assert facts(shown)[1], "no sharding in the lowered program"
+print("OK", facts(shown))
+"""
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_stablehlo_of_a_sharded_result_is_the_program_the_barrier_runs(n: int) -> None:
+    """debug.stablehlo on a mesh shows the SPMD program the barrier compiles (its partition
+    count and shardings), not a single-device program the barrier never runs."""
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", _MESH_LOWERING, str(n)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

@@ -15,9 +15,9 @@ import pytest
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
-from x10array._backends.lazy import compile as _compile
 from x10array._backends.lazy import executor as _executor
 from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import program as _program
 from x10array._core import lru as _lru
 from x10array._core import metrics as _metrics
 
@@ -34,7 +34,7 @@ def tier(request, monkeypatch, override_settings):
     its first sighting (the tier where inputs are donated)."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1 if request.param == "compiled" else 1_000_000)
     monkeypatch.setattr(
-        _compile, "_programs", _lru.LRU("test programs", 256, register=False)
+        _program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False)
     )  # compile here, not earlier
     return request.param
 
@@ -140,9 +140,9 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
     _step(state)
     with monkeypatch.context() as patch:
         if stage == "before trace":
-            patch.setattr(_executor, "_trace", _raising)
+            patch.setattr(_executor, "walk", _raising)
         elif stage == "after trace":
-            patch.setattr(_executor, "_donatable", _raising)
+            patch.setattr(_executor, "donation", _raising)
         elif stage == "in a kernel":
             real_step = _interpreter._numpy_step
 
@@ -153,7 +153,7 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
 
             patch.setattr(_interpreter, "_numpy_step", step)
         elif stage == "converting outputs":
-            real_owned, calls = _interpreter._owned, []
+            real_owned, calls = _interpreter.as_node_value, []
 
             def owned(value, dtype):
                 calls.append(1)
@@ -161,17 +161,17 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
                     raise Injected("converting an output failed")
                 return real_owned(value, dtype)
 
-            patch.setattr(_interpreter, "_owned", owned)
+            patch.setattr(_interpreter, "as_node_value", owned)
         elif stage == "in compile":
             import jax
 
-            def program(program, key, donate):
+            def program(program, leaf_values):
                 def fails(donated, kept, scalars):
                     raise Injected("XLA compile failed")
 
-                return jax.jit(fails, donate_argnums=(0,) if any(donate) else ())
+                return jax.jit(fails, donate_argnums=(0,) if any(program.key.donate) else ())
 
-            patch.setattr(_executor, "_jitted_program", program)
+            patch.setattr(_program, "compiled_function", program)
         elif stage == "after the compiled run":
             patch.setattr(_metrics, "log_compiles", _raising)  # after the run, on a compile
         with pytest.raises(Injected):
@@ -194,10 +194,10 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
     with monkeypatch.context() as patch:
         if stage == "in the run":
             if tier == "compiled":
-                real_program = _executor._jitted_program
+                real_program = _program.compiled_function
 
-                def program(program, key, donate):
-                    jitted = real_program(program, key, donate)
+                def program(program, leaf_values):
+                    jitted = real_program(program, leaf_values)
 
                     def run(*args):
                         out = jitted(*args)
@@ -206,7 +206,7 @@ def test_keyboard_interrupt_during_a_barrier_loses_nothing(stage, tier, monkeypa
 
                     return run
 
-                patch.setattr(_executor, "_jitted_program", program)
+                patch.setattr(_program, "compiled_function", program)
             else:
                 real_step = _interpreter._numpy_step
 
@@ -296,20 +296,20 @@ def test_keyboard_interrupt_in_the_hand_over_of_a_cached_run_loses_nothing(monke
 
 def test_a_failed_compile_is_tried_again(monkeypatch, override_settings):
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
-    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     state = _step_state()
     _step(state)
     with monkeypatch.context() as patch:
-        real_program = _executor._jitted_program
+        real_program = _program.compiled_function
         failures = []
 
-        def program(program, key, donate):
+        def program(program, leaf_values):
             if not failures:
                 failures.append(1)
                 raise Injected("compile failed")
-            return real_program(program, key, donate)
+            return real_program(program, leaf_values)
 
-        patch.setattr(_executor, "_jitted_program", program)
+        patch.setattr(_program, "compiled_function", program)
         with pytest.raises(Injected):
             xp.lazy_barrier()
         before = xp.metrics()

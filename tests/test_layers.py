@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -47,7 +48,10 @@ BASE_EXTERNAL = frozenset(sys.stdlib_module_names) | {"numpy"}
 LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
 # each imports only those before it
-LAZY_STAGES = ("shapes", "graph", "trace", "interpreter", "compile", "spmd", "executor", "capture", "inspect")
+LAZY_STAGES = (
+    "runtime", "shapes", "graph", "trace", "interpreter", "spmd", "placement", "program", "executor", "capture",
+    "inspect",
+)  # fmt: skip
 
 
 def _within(name: str, *packages: str) -> bool:
@@ -400,7 +404,9 @@ def test_checker_flags_each_kind_of_breach():
         ("x10array._backends.eager", "from .lazy import graph\n"): "x10array._backends.lazy",
         ("x10array._backends.lazy.graph", "from ..eager import NumpyExecutor\n"): "x10array._backends.eager",
         ("x10array._backends.lazy.trace", "from ..._api import indexing\n"): "x10array._api.indexing",
-        ("x10array._backends.lazy.graph", "def f():\n    from .executor import materialize\n"): "before it (shapes)",
+        ("x10array._backends.lazy.graph", "def f():\n    from .executor import materialize\n"): (
+            "before it (runtime, shapes)"
+        ),
         ("x10array._backends.lazy.trace", "from . import Node\n"): "not the package",
         ("x10array._backends.lazy.newstage", "from .graph import Node\n"): "no stage of LAZY_STAGES",
         ("x10array.nn.fake", "from .._core import array\n"): "x10array._core.array",
@@ -458,3 +464,85 @@ def test_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+# -- the lazy stages share no private names -------------------------------------------------------
+
+
+def private_uses(module: str, source: str) -> list[str]:
+    """Where a lazy stage `module` uses another stage's underscore names: `from .stage import
+    _name`, or `stage._name` on a stage module it imported (`from . import stage`). What one
+    stage needs of another is a public name or a method of the stage that owns it."""
+    if not _within(module, LAZY) or module == LAZY:
+        return []
+    tree = ast.parse(source)
+    aliases: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            target = _resolve_from(module, False, node.level, node.module)
+            if not _within(target, LAZY):
+                continue
+            for a in node.names:
+                if target == LAZY:  # `from . import stage`: a stage module, its attributes checked below
+                    aliases.add(a.asname or a.name)
+                elif a.name.startswith("_") and not a.name.startswith("__"):
+                    found.append(f"{module}:{node.lineno}: imports {target}.{a.name}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{module}:{node.lineno}: uses {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_lazy_stage_uses_another_stages_private_names():
+    found = [v for name, path in all_modules().items() for v in private_uses(name, path.read_text())]
+    assert not found, "\n".join(found)
+
+
+def test_private_use_checker_flags_both_forms():
+    stage = f"{LAZY}.executor"
+    assert private_uses(stage, "from .graph import _LOCK, Node\n") == [f"{stage}:1: imports {LAZY}.graph._LOCK"]
+    assert private_uses(stage, "from . import shapes as s\nx = s._avals\n") == [f"{stage}:2: uses s._avals"]
+    assert private_uses(stage, "from .graph import Node\nfrom . import shapes\nx = shapes.out_avals\n") == []
+    assert private_uses(stage, "from ..._core import metrics as _m\nx = _m._COUNTING\n") == []  # (not a stage)
+
+
+def _lazy_sources() -> dict[str, str]:
+    return {name: path.read_text() for name, path in all_modules().items() if _within(name, LAZY)}
+
+
+_BUILT = ("GraphKey", "Program")
+
+
+def test_one_owner_builds_keys_and_programs():
+    """A GraphKey and a Program are made in program.py alone (program.key_for, program.build)."""
+    found = []
+    for name, source in _lazy_sources().items():
+        for node in ast.walk(ast.parse(source)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("GraphKey", "Program")
+            ):
+                if name != f"{LAZY}.program":
+                    found.append(f"{name}:{node.lineno}: {node.func.id}(...)")
+    assert not found, "\n".join(found)
+
+
+def test_only_the_placement_tells_a_mesh_from_one_device():
+    """The single-device / mesh difference is the device's placement's (placement.py)."""
+    pattern = re.compile(r"\.mesh is (not )?None")
+    found = [
+        f"{name}:{i}"
+        for name, source in _lazy_sources().items()
+        if name != f"{LAZY}.placement"
+        for i, line in enumerate(source.splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found

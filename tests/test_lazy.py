@@ -15,12 +15,13 @@ import pytest
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
-from x10array._backends.lazy import compile as _compile
 from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import trace as _trace
 from x10array._core import lru as _lru
 from x10array._core import settings
+from x10array._core import xla_numerics as _xla_numerics
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0, "eager")
@@ -90,14 +91,15 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     """Ski rental on estimates: interpreted until the estimated cost of its interpreted runs
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
-    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.04)
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
-    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))  # none from other tests
+    # none from other tests
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
     cheap = xp.asarray(np.arange(3.0), device=LAZY)
 
     def program_of(ops: int) -> Any:
-        return next((p for p in _compile._programs.values() if len(p.calls) == ops), None)
+        return next((p for p in _program.RUNTIME.programs.values() if len(p.calls) == ops), None)
 
     tiers = []
     for step in range(200):
@@ -112,7 +114,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     # what a compile saves per run: each operation's dispatch, and a pass over the result of
     # each arithmetic one (matmul, add, tanh, multiply: 200 x 200; sum: one element); not
     # the matmul's 200**3 multiply-adds, which the compiled program does as well
-    cost = _compile.COST
+    cost = _program.COST
     assert per_run == pytest.approx(5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 200 * 200 + 1))
     runs = math.ceil(0.02 / per_run - 1e-9)  # interpreted runs until 0.5 * 40 ms is paid
     assert 10 < runs < 200
@@ -126,8 +128,8 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
     writes into a large buffer (in place in both tiers): a graph of those stays interpreted
     at sightings where a graph of as many elementwise passes over as many elements compiles."""
-    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
-    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
     deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)
     deep_t = xp.asarray(rng.standard_normal((4096, 64)), device=LAZY)
@@ -135,9 +137,9 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     shallow_t = xp.asarray(rng.standard_normal((2, 64)), device=LAZY)
     np.asarray(deep @ deep_t + 1.0)  # (two operations: one is run without a program)
     np.asarray(shallow @ shallow_t + 1.0)
-    costs = sorted(p.interpret_cost for p in _compile._programs.values())
+    costs = sorted(p.interpret_cost for p in _program.RUNTIME.programs.values())
     # the same result size, 2048 times the multiply-adds: the same estimate
-    step = _compile.COST.step_seconds
+    step = _program.COST.step_seconds
     assert len(costs) == 2 and costs[0] == costs[1]
     assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(_compile_prim("add"), 64 * 64))
 
@@ -160,8 +162,8 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
             tiers[name].append(delta(before).compile_count)
     assert tiers["passes"] == [0, 1, 0, 0]  # 22 ms a run: compiled at its second sighting
     assert tiers["writes"] == [0, 0, 0, 0]  # one pass, then 40 writes: under 1 ms a run
-    program = next(p for p in _compile._programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
-    assert program.interpret_cost == pytest.approx(41 * _compile.COST.PER_OP + _compile.COST.PER_ELEMENT * 64 * 4096)
+    program = next(p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
+    assert program.interpret_cost == pytest.approx(41 * _program.COST.PER_OP + _program.COST.PER_ELEMENT * 64 * 4096)
 
 
 def _compile_prim(name: str) -> Any:
@@ -172,13 +174,13 @@ def _compile_prim(name: str) -> Any:
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
-    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.002)
-    monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.002)
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
         xp.lazy_barrier()
-    (program,) = _compile._programs.values()
+    (program,) = _program.RUNTIME.programs.values()
     assert program.compiled is None and program.seen == 4
     assert program.interpreted == 0.0
 
@@ -188,10 +190,10 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     second time with every clock jumping by random amounts, and compare the tiers."""
     import time
 
-    monkeypatch.setattr(_compile.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
-        monkeypatch.setattr(_compile, "_programs", _lru.LRU("test programs", 256, register=False))
+        monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
         w = xp.asarray(np.random.default_rng(1).standard_normal((256, 256)), device=LAZY)
         out = []
         for _ in range(40):
@@ -321,8 +323,8 @@ def test_graph_size_is_not_recounted_at_every_operation(monkeypatch, override_se
     so it runs at most once per GRAPH_LIMIT / 10 operations."""
     override_settings(X10ARRAY_GRAPH_LIMIT=1000)
     counts = []
-    real = _graph._graph_size
-    monkeypatch.setattr(_graph, "_graph_size", lambda call, cap: counts.append(1) or real(call, cap))
+    real = _graph.graph_size
+    monkeypatch.setattr(_graph, "graph_size", lambda call, cap: counts.append(1) or real(call, cap))
     x = xp.zeros((4, 4), device=LAZY)
     before = xp.metrics()
     for i in range(300):  # each write through a view reads the base and writes it back
@@ -630,7 +632,7 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """interpreter._has_subnormal (small arrays, large ones scanned in pieces, strided views,
+    """xla_numerics.has_subnormal (small arrays, large ones scanned in pieces, strided views,
     0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
     the smallest normal and subnormal numbers of each real dtype."""
     rng = np.random.default_rng(0)
@@ -642,7 +644,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
             [0.0, -0.0, tiny, -tiny, below, -below, info.smallest_subnormal, np.inf, -np.inf, np.nan, info.max],
             dtype=dtype,
         )
-        for n in (1, 7, 1000, 5 * _interpreter._SCAN_CHUNK + 3):
+        for n in (1, 7, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
             for _ in range(12):
                 a = rng.standard_normal(n).astype(dtype)
                 if rng.random() < 0.5:
@@ -652,7 +654,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                 for view in (a, a[::2], a[:1].reshape(())):
                     magnitude = np.abs(view)
                     expected = bool(((magnitude < tiny) & (magnitude > 0)).any())
-                    assert _interpreter._has_subnormal(view, tiny) == expected, (dtype, n, view)
+                    assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
 
 
 def test_results_kept_clean_hold_no_subnormal():

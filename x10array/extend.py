@@ -92,10 +92,6 @@ def resolve_device(device: Any, fname: str) -> _Device:
 
 # -- tracers -------------------------------------------------------------------------------------
 
-# tracer type -> apply(tracer, definition, operands, params): how that autodiff system runs an
-# extension function on arguments holding its tracers.
-_APPLY: dict[type, Callable[..., Any]] = {}
-
 
 def register_tracer(
     tracer_type: type, root_namespace: Callable[[Any], Any], *, apply: Callable[..., Any] | None = None
@@ -113,9 +109,7 @@ def register_tracer(
         raise TypeError(f"register_tracer: root_namespace must be callable, got {type(root_namespace).__name__}")
     if apply is not None and not callable(apply):
         raise TypeError(f"register_tracer: apply must be callable, got {type(apply).__name__}")
-    _dispatch.register_tracer(tracer_type, root_namespace)
-    if apply is not None:
-        _APPLY[tracer_type] = apply
+    _dispatch.register_tracer(tracer_type, root_namespace, apply)  # (the one tracer registry)
 
 
 # -- primitives ----------------------------------------------------------------------------------
@@ -507,9 +501,9 @@ def _call_other(d: Definition, operands: tuple[Any, ...], params: dict[str, Any]
     name = d.name
     if d.defaults:
         params = {**d.defaults, **params}
-    tracer = _dispatch._find_tracer(operands, {})
+    tracer = _dispatch.find_tracer(operands, {})
     if tracer is not None:
-        apply = _APPLY.get(type(tracer))
+        apply = _dispatch.apply_of(tracer)
         if apply is None:
             raise TypeError(
                 f"{name}: got a {type(tracer).__name__}, the tracer of an autodiff system that registered no way"

@@ -18,9 +18,10 @@ from .array import Array
 from .backend import impl
 from .devices import Device, DeviceKind
 from .dtypes import DType
-from .kernels import NUMPY, flush_subnormals
+from .kernels import NUMPY
 from .policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .primitive import Primitive, bind
+from .xla_numerics import flush_subnormals
 
 __all__ = ["ASTYPE", "cast", "transfer"]
 

@@ -26,16 +26,35 @@ NOT_ARRAY_FUNCTIONS = frozenset(
 )
 
 
-# Tracer types of autodiff systems (x10array.autodiff registers its own through
-# `x10array.extend.register_tracer`) -> the function giving a tracer's root namespace (the
-# array library whose arrays it traces).
+# The tracer registry, the one record of the autodiff systems x10array knows (x10array.autodiff
+# registers its own through `x10array.extend.register_tracer`): tracer type -> the function
+# giving a tracer's root namespace (the array library whose arrays it traces) ...
 _TRACERS: dict[type, Callable[[Any], Any]] = {}
+# ... and, for the systems that gave one, how they run an extension function on arguments
+# holding their tracers: apply(tracer, definition, operands, params) (see x10array.extend)
+_APPLY: dict[type, Callable[..., Any]] = {}
 
 
-def register_tracer(tracer_type: type, root_namespace: Callable[[Any], Any]) -> None:
+def register_tracer(
+    tracer_type: type, root_namespace: Callable[[Any], Any], apply: Callable[..., Any] | None = None
+) -> None:
     """Make public functions forward calls holding a `tracer_type` to the tracer's own
-    namespace (`tracer.namespace`) when `root_namespace(tracer)` is x10array."""
+    namespace (`tracer.namespace`) when `root_namespace(tracer)` is x10array; and extension
+    functions call `apply`, when given."""
     _TRACERS[tracer_type] = root_namespace
+    if apply is not None:
+        _APPLY[tracer_type] = apply
+
+
+def find_tracer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The first registered tracer among a call's arguments (or in a list or tuple of them),
+    or None."""
+    return _find_tracer(args, kwargs)
+
+
+def apply_of(tracer: Any) -> Callable[..., Any] | None:
+    """How the autodiff system of `tracer` runs an extension function (None: it gave no way)."""
+    return _APPLY.get(type(tracer))
 
 
 def _find_tracer(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

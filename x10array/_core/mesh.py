@@ -233,7 +233,9 @@ def check_layout(shape: tuple[int, ...], mesh: Mesh, spec: Spec, fname: str, ent
             )
 
 
-_CANONICAL: dict[Any, Spec] = {}  # jax PartitionSpec -> its canonical spec
+# jax PartitionSpec -> its canonical spec: a memo bounded by construction (it stops adding at
+# 1,024 specs; a run's arrays have few layouts), not an LRU: spec_of is on a replay's path
+_CANONICAL: dict[Any, Spec] = {}
 
 
 def spec_of(sharding: Any) -> Spec | tuple[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import settings, transfers
 
@@ -36,9 +36,16 @@ class Metrics:
 
 COUNTERS = Metrics()
 
-# The lock under which a backend changes several counters together (the lazy backend holds it
-# while it runs a graph), so that a snapshot sees them agree. Reentrant.
-LOCK = threading.RLock()
+# The lock under which a backend changes several counters together, so that a snapshot sees
+# them agree: the lazy backend's own lock (its runtime's, which it holds while it runs a graph),
+# once it is imported (`count_under`). Reentrant.
+_COUNTING = [threading.RLock()]
+
+
+def count_under(lock: Any) -> None:
+    """Take `lock` for snapshots and resets of the counters (the lazy backend's runtime gives
+    its lock at import)."""
+    _COUNTING[0] = lock
 
 
 def metrics() -> Metrics:
@@ -69,13 +76,13 @@ def metrics() -> Metrics:
     Taken between graph runs (holding the lazy backend's lock, under which a run counts), so
     that its counters agree with each other (`execute_count == compile_count + disk_cache_loads + cache_hits`)
     while other threads run graphs."""
-    with LOCK:
+    with _COUNTING[0]:
         return dataclasses.replace(COUNTERS)
 
 
 def reset_metrics() -> None:
     """Set every counter of `metrics()` back to zero (a difference of two `metrics()` needs none)."""
-    with LOCK:
+    with _COUNTING[0]:
         for f in dataclasses.fields(COUNTERS):
             setattr(COUNTERS, f.name, f.default)
         transfers.reset()

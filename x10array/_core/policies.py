@@ -51,7 +51,7 @@ The registries, and who reads them:
 `XLA_HOST_KERNELS` (the eager backend's XLA executor, `_backends/eager.py`)
     `kernel(flush, *buffers, **params) -> ndarray | None`: on the CPU, a NumPy function that
     gives the bits of the primitive's XLA program (`flush`: whether XLA flushes subnormals
-    here, `kernels.xla_flushes`), run on host views of the operands instead of compiling a
+    here, `xla_numerics.xla_flushes`), run on host views of the operands instead of compiling a
     program for each new shape and dtype (a cast: one per dtype pair and size; comparisons,
     logical and bitwise operations, all/any: `kernels.numpy_on_flushed`); None where it does
     not apply (the XLA program runs). tests/test_eager_xla.py checks the bits.

@@ -10,8 +10,8 @@ from the one place each happens (`note`):
   `unique_*`, boolean-mask indexing, `repeat` by an array) reads its operands to the host.
 
 Each is counted by call site, the line of the user's code that caused it (the innermost frame
-outside x10array's library code; `x10array/examples` counts as user code): a dict increment
-keyed by (kind, file, line), listed by `metrics_report()`. Then the guard (after
+outside x10array's library code, by the rule of `user_code.py`: `x10array/examples` counts as
+user code): a dict increment keyed by (kind, file, line), listed by `metrics_report()`. Then the guard (after
 `jax.transfer_guard`) applies: `transfer_guard(mode)`, thread-local and nestable, else
 X10ARRAY_TRANSFER_GUARD:
 
@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import threading
 from types import CodeType, FrameType
 from typing import Any
 
 from . import settings
+from .user_code import is_library
 
 __all__ = ["MODES", "TransferGuardError", "transfer_guard", "mode", "note", "sites", "reset"]
 
@@ -126,20 +126,6 @@ _ENTRIES = {
 }
 _SPECIAL = {"__getitem__": "x[...]", "getitem": "x[...]", "__setitem__": "x[...] = value", "setitem": "x[...] = value"}
 
-_PACKAGE = os.path.dirname(os.path.dirname(__file__)) + os.sep  # x10array/
-_EXAMPLES = _PACKAGE + "examples" + os.sep
-
-
-def _library(frame: FrameType) -> bool:
-    """Whether a frame is x10array's library code (not the user's): a file of the package
-    (its examples excepted) or code x10array generates (the wrappers of `dispatch`, which run
-    in globals without a module name)."""
-    filename = frame.f_code.co_filename
-    if filename.startswith(_PACKAGE):
-        return not filename.startswith(_EXAMPLES)
-    return "__name__" not in frame.f_globals
-
-
 # the code objects of x10array's library frames met so far (its functions, the wrappers it
 # generates): a bounded set, since user code is never added
 _LIBRARY_CODES: set[CodeType] = set()
@@ -162,7 +148,7 @@ def note(kind: str, operation: str | None = None) -> None:
     while frame is not None:
         code = frame.f_code
         if code not in library:  # (a set lookup per frame once its code is known)
-            if not _library(frame):
+            if not is_library(frame):  # (the one rule: _core/user_code.py)
                 break
             library.add(code)
         name = code.co_name

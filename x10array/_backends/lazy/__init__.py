@@ -19,14 +19,14 @@ graph at once) it is compiled with XLA as soon as compiling has paid for itself:
 estimated cost of interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times
 the estimated cost of its compile (ski rental: rent until renting has cost a share of buying).
 Both are estimates from the graph's operations and sizes by a fixed cost model
-(compile._CostModel: interpreting is charged only what a compile would save, per-operation
+(program._CostModel: interpreting is charged only what a compile would save, per-operation
 dispatch and passes over arithmetic results, not the multiply-adds of a matmul, data movement
 or library calls, which both tiers do alike), never measured time, so a script takes the same tiers at the same points
 on every run and gives the same numbers. So a training step, whose interpretation costs
 milliseconds, compiles within its first steps, while a cheap graph that a scikit-learn fit runs
 a dozen times does not spend more on compiling than the fit takes. The tiers agree within the
 bounds that docs/eager-and-lazy.md states (the interpreter reproduces XLA's flushing of
-subnormals, see interpreter._flush). Compiled programs live in an LRU cache.
+subnormals, see _core/xla_numerics.py). Compiled programs live in an LRU cache.
 
 Operations whose output shape depends on values (`dynamic_shape` primitives) materialize their
 inputs, run eagerly and continue lazily from the result (a counted graph break).
@@ -41,22 +41,27 @@ A gather or scatter by an index array whose values are pending carries a bounds 
 `graph.Check`): a flag computed in the same run, after which every value that depends on an
 out-of-bounds index stays unadopted and raises IndexError when read; the others are adopted.
 
-The stages, in the order an operation flows through them (each imports only `_core` and the
-stages above it):
+The stages, in the order a call goes through them (each imports only `_core` and the stages
+above it, and none another's underscore names; docs/architecture.md, section 5):
 
+- `runtime`: the backend's state (`RUNTIME`): its lock, the live lists, the capture watch,
+  in-flight replay results, the program cache;
 - `shapes`: the output shapes and dtypes of a recorded operation (cached, bounded);
-- `graph`: the nodes (Call, Node, Check), recording (`Recorder.run`, `adopt`), the live lists
-  and the size guard (X10ARRAY_GRAPH_LIMIT);
-- `trace`: the walk of a pending graph, its key (`GraphKey`), and which inputs it may donate;
-- `interpreter`: running a graph with the NumPy kernels, with XLA's subnormal flushing;
-- `compile`: the program cache, the tier decision and its cost model, the XLA program, the
-  compile log;
-- `spmd`: graphs on a mesh device (one SPMD program over many devices): placement in a
+- `graph`: the nodes (Call, Node, Check), recording (`Recorder.run`, `adopt`) and the size
+  guard (X10ARRAY_GRAPH_LIMIT);
+- `trace`: the walk of a pending graph into its key's parts, `outside_references`, and the one
+  step walker both tiers run a graph with (`replay`);
+- `interpreter`: the NumPy steps (the cold tier), with XLA's subnormal flushing;
+- `spmd`: the mechanics of a mesh (one SPMD program over many devices): placement in a
   layout, layouts in the key, pinned outputs, the sharded program, the agreement of processes;
-- `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph
-  alone reproduces it, and replay the compiled program on later arguments;
+- `placement`: one device or a mesh, chosen once per device: every difference between them;
+- `program`: the one builder of keys and programs (`key_for`, `build`, `donation`) and the
+  program itself: the tier decision and its cost model, the interpreted run, the jitted
+  function, its lowering for x10array.debug, the compile log;
 - `executor`: materialize, barrier, running a graph on either tier and handing its values
   over, out of memory, and `LazyBackend`, registered here for XLA devices;
+- `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph
+  alone reproduces it, and replay its compiled program on later arguments;
 - `inspect`: the pending graph as data (`describe`) and as the XLA program a read would compile
   (`lower`), for `x10array.debug`, without running or changing anything.
 """
@@ -66,10 +71,10 @@ from __future__ import annotations
 from ..._core.backend import register
 from ..._core.devices import Backend
 from . import capture as capture
-from .compile import NEVER, compile_threshold
 from .executor import LazyBackend, barrier, from_global, from_host, materialize
 from .graph import Call, Check, Node
 from .inspect import Graph, Operation, describe, lower
+from .program import NEVER, compile_threshold
 
 __all__ = [
     "barrier", "from_host", "from_global", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node",

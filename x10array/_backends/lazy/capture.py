@@ -1,17 +1,18 @@
-"""Stage 7, capture and replay: the lazy half of `x10array.compile`.
+"""Stage 9, capture and replay: the lazy half of `x10array.compile`.
 
 `x10array.compile(fn)` (x10array/_capture.py) records `fn` once per signature between `begin`
 and `end`: the graph from the argument arrays' values (leaves) to the outputs and to the new
 values of the arguments that `fn` rebound (`w -= lr * g`), through the recording stages as any
 lazy code. `end` checks that the graph alone reproduces `fn` (no value was read and no graph
 was run inside it, no data-dependent shape, no bounds check of pending indices, no array other
-than an argument or an output was rebound), compiles it as one XLA program (compile.py's
-`_jitted_program`, the persistent cache included) and runs it for this call. `Captured.replay`
+than an argument or an output was rebound), builds its program (program.build: its key and
+donation there, as a barrier's) and runs it compiled for this call (executor.run_compiled, the
+persistent cache included). `Captured.replay`
 runs that program on later calls' arguments: no Python execution of `fn`, no recording, no
 graph key; the outputs are new materialized lazy arrays, and the rebound arguments are rebound
 to their new values (`_core.primitive.rebind`, so their views follow).
 
-The program is a jitted function of its own (`Captured.make`): the graph's constant Python
+The program is one of its own (program.build, not the cache's): the graph's constant Python
 scalars reach it packed by kind in a few arrays placed once (`ScalarPlan`: converting ~50 of
 them at every call was half a LeNet replay's host time), and the previous values of arguments
 rebound in place are donated (`Captured.replay` checks that nothing else sees them). On a mesh
@@ -26,35 +27,33 @@ recording, so that none is also a constant of the body), constants otherwise.
 A replay hands its results over as executor._run_and_adopt does: once the program consumed
 the donated buffers, the rebound arguments get the results whatever raises (a signal
 handler). `end` does not keep a recording that another thread's barrier or read computed part
-of (`Retry`, see graph.Watch.foreign).
+of (`Retry`, see runtime.Watch.foreign).
 """
 
 from __future__ import annotations
 
-import collections
 import math
 import threading
 import time
 import types
 import warnings
 import weakref
-from sys import getrefcount
 from typing import Any
 
 import numpy as np
 
-from ..._core import settings
 from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
-from ..._core.mesh import jax_sharding
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
-from .compile import _ONE, _jitted_program, _Program
-from .executor import _leaf, _materialize_nodes, _owned_array, _run_compiled, barrier, deferred_signals
-from .graph import _LOCK, IN_FLIGHT, WATCHING, Node, Watch, _watched
-from .trace import GraphKey, _trace
+from .executor import barrier, deferred_signals, materialize_nodes, run_compiled
+from .graph import Node
+from .placement import placement_of
+from .program import ONE, Program, build, donation
+from .runtime import RUNTIME, Watch
+from .trace import outside_references, walk
 
 
 def begin(arrays: list[Array], device: Device) -> Watch | None:
@@ -62,29 +61,29 @@ def begin(arrays: list[Array], device: Device) -> Watch | None:
     computed first, so the recorded graph starts at values. None when another recording is
     under way (the caller then runs the function uncaptured: inside another recording, its
     operations become part of that one)."""
-    if WATCHING[0] is not None:
+    if RUNTIME.watching[0] is not None:
         return None
     # Every pending array of the device is computed first, not only the arguments: an array the
     # function reads from a closure is then a leaf, a constant whose array the replay checks
     # (Captured.stale); a pending one would bake its recipe into the program unchecked.
     barrier([device], False)
-    with _LOCK:
-        if WATCHING[0] is not None:
+    with RUNTIME.lock:
+        if RUNTIME.watching[0] is not None:
             return None
-        watch = WATCHING[0] = Watch(threading.get_ident())
+        watch = RUNTIME.watching[0] = Watch(threading.get_ident())
     return watch
 
 
 def recording() -> bool:
     """Whether this thread is recording a function for x10array.compile (a compiled function
     called inside another is then run as plain code, recorded into the outer graph)."""
-    return WATCHING[0] is not None and _watched() is not None
+    return RUNTIME.watching[0] is not None and RUNTIME.watched() is not None
 
 
 def stop(watch: Watch) -> None:
-    with _LOCK:
-        if WATCHING[0] is watch:
-            WATCHING[0] = None
+    with RUNTIME.lock:
+        if RUNTIME.watching[0] is watch:
+            RUNTIME.watching[0] = None
 
 
 class ScalarPlan:
@@ -177,7 +176,7 @@ class Captured:
         "donors", "kept", "made", "where", "placed", "smallest",
     )  # fmt: skip
 
-    def __init__(self, program: _Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
+    def __init__(self, program: Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
                  outputs: list[tuple[str, Any]], rebinds: list[tuple[int, int]], key: Any, plan: ScalarPlan,
                  donate: tuple[bool, ...]):  # fmt: skip
         self.program = program
@@ -190,7 +189,7 @@ class Captured:
         self.key = key  # what the debug check compares
         self.plan = plan
         self.packed: Any = None  # the plan's constants on the device (placed at the first run)
-        self.run: Any = None  # the program's jitted function (made at the first run)
+        self.run: Any = None  # the program's jitted function (made at the first run: program.compiled)
         self.where: Any = None  # where its inputs are placed: the device, or the mesh's replicated layout
         self.placed: dict[Any, Any] = {}  # scalar argument -> its value on the device (see `scalar`)
         # the arrays whose values are constants of the program: (weak ref to the array, its node)
@@ -211,34 +210,17 @@ class Captured:
                 return True
         return False
 
-    def make(self, leaf_values: list[Any]) -> Any:
-        """The program's function (executor._run_compiled, at the first run): the graph's with
-        the scalars of `plan`, its constants placed now."""
+    def place_constants(self) -> None:
+        """Before the first run: the plan's constants and the rounding's 1.0 placed on the
+        device (or the mesh, replicated) once, for every run (a NumPy scalar would be
+        converted at every call)."""
         import jax
 
         device = self.device
-        program, key, unpack = self.program, self.program.key, self.plan.unpack
         with _x64():
-            where: Any = device.jax_device if device.mesh is None else jax_sharding(device.mesh, ())
-            self.where = where
+            where = self.where = placement_of(device).constants_target()
             self.packed = [jax.device_put(h, where) for h in self.plan.host]
-            one = jax.device_put(_ONE, where)  # (placed once: a NumPy scalar is converted at every call)
-            if device.mesh is None:
-                self.run = _jitted_program(program, key, key.donate, unpack, one)
-            else:  # (with its runs checked across processes when X10ARRAY_DISTRIBUTED_CHECK_EVERY asks)
-                self.run = spmd.jitted_program(program, key, leaf_values, unpack, one)
-        return self.run
-
-    def first_inputs(self, scalar_args: list[Any]) -> Any:
-        """executor._run_compiled's `inputs` for the first run: copies of the buffers the
-        program consumes (the recording's values stay as they were: the caller may hold them)."""
-
-        def inputs(donated: list[Any], kept: list[Any], scalars: list[Any]) -> tuple[Any, ...]:
-            with _x64():
-                copies = [v.copy() for v in donated]
-            return copies, kept, (self.packed, [self.scalar(scalar_args[j]) for j in self.plan.args])
-
-        return inputs
+            self.program.one = jax.device_put(ONE, where)
 
     def scalar(self, value: Any) -> Any:
         """A scalar argument (a learning rate) as the program takes it: placed on the device,
@@ -269,7 +251,7 @@ class Captured:
         device = self.device
         pending = [a._data for a in arrays if a._data.value is None]
         if pending:
-            _materialize_nodes(pending, device)
+            materialize_nodes(pending, device)
         del pending
         donated = []
         for i in self.donors:
@@ -281,8 +263,8 @@ class Captured:
                     value = jax.device_put(value.copy() if node.host else value, device.jax_device)
                     if not node.host:
                         node.value = value
-            # references: a._data, `node`, getrefcount's argument
-            if node.exported or _in_views(a) or getrefcount(node) > 3:
+            # known references: a._data and `node`
+            if node.exported or _in_views(a) or outside_references(node, 2) > 0:
                 with _x64():
                     value = value.copy()
             donated.append(value)
@@ -313,7 +295,7 @@ class Captured:
         deferred = deferred_signals() if type(self.run) is _FunctionType else None
         try:
             start = time.perf_counter()
-            with _LOCK, jax.enable_x64(True), jax.default_device(device.jax_device):
+            with RUNTIME.lock, jax.enable_x64(True), jax.default_device(device.jax_device):
                 out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
                 COUNTERS.execute_seconds += time.perf_counter() - start
                 COUNTERS.execute_count += 1
@@ -329,9 +311,8 @@ class Captured:
             if deferred is not None:
                 deferred.close()
         results = out[0]
-        IN_FLIGHT[device] = results
-        if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
-            spmd.launched(device, results[self.smallest])
+        RUNTIME.in_flight[device] = results
+        placement_of(device).launched_value(results[self.smallest])  # (a CPU mesh bounds the programs in flight)
         outs: list[Any] = []
         for spec in self.outputs:
             if spec[0] == "out":
@@ -350,7 +331,7 @@ class Captured:
         again after an interruption."""
         device = self.device
         specs = self.made
-        while len(made) < len(specs):  # (as _wrap, its types known)
+        while len(made) < len(specs):  # (a materialized node and its array, their types known)
             shape, np_dtype, dtype = specs[len(made)]
             node = Node(None, 0, shape, np_dtype, results[len(made)], 0)
             arr = _new_array(node, dtype, device)
@@ -371,18 +352,13 @@ def layouts(arrays: list[Array], device: Device) -> tuple[Any, ...]:
     first (as a replay or a recording would compute them anyway)."""
     pending = [a._data for a in arrays if a._data.value is None]
     if pending:
-        _materialize_nodes(pending, device)
+        materialize_nodes(pending, device)
     return tuple([spmd.layout(a._data) for a in arrays])
 
 
 _new_array = Array._new
 _weakref = weakref.ref
 _FunctionType = types.FunctionType
-
-
-def _wrap(value: Any, device: Device) -> Array:
-    dtype = np.dtype(value.dtype)
-    return _owned_array(_leaf(value, dtype), FROM_NUMPY[dtype], device)
 
 
 class Retry:
@@ -408,7 +384,7 @@ def end(
     Under the lazy lock from the end of the watch to the program's first run: no other
     thread's barrier can compute the recorded graph's nodes in between (while the function
     ran, those it computed are in `watch.foreign`)."""
-    with _LOCK:
+    with RUNTIME.lock:
         stop(watch)
         return _end(watch, device, arrays, nodes, scalars, outputs)
 
@@ -484,10 +460,9 @@ def _end(
         )
     if not targets:
         return "the function computes nothing on the device"
-    donating = settings.get("X10ARRAY_DONATE")
     n = len(targets)
     joined = list(targets)
-    traced = _trace(joined, device)  # (may add held intermediate values: not outputs of the program)
+    traced = walk(joined, device)  # (may add held intermediate values: not outputs of the program)
     leaf_specs: list[tuple[Any, ...]] = []
     for leaf in traced.leaves:
         if id(leaf) in arg_ids:
@@ -509,32 +484,27 @@ def _end(
     # nothing else sees them, see Captured.replay), if an output of their shape and dtype can
     # take their buffer
     rebound_args = {i for i, _ in rebinds}
-    slots = collections.Counter((t.shape, t.dtype) for t in joined[:n])
-    donate = []
-    for spec, leaf in zip(leaf_specs, traced.leaves):
-        aval = (leaf.shape, leaf.dtype)
-        d = donating and spec[0] == "arg" and spec[1] in rebound_args and slots[aval] > 0
-        if d:
-            slots[aval] -= 1
-        donate.append(d)
-    if device.mesh is None:
-        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, tuple(donate))
-    else:  # a mesh: the inputs' layouts and the pinned outputs' are part of the program (spmd.key_shardings)
-        shardings = spmd.key_shardings(traced, joined[:n])
-        key = GraphKey(device, traced.ops, traced.outputs[:n], traced.leaf_avals, tuple(donate), shardings)
-    program = _Program(traced.calls, key.outputs, len(traced.leaves), key)
+    rebound_leaves = {k for k, spec in enumerate(leaf_specs) if spec[0] == "arg" and spec[1] in rebound_args}
+    outs = joined[:n]
+    plan = ScalarPlan(scalar_specs)
+    # a program of its own, not the cache's: it takes its scalars packed (`plan`)
+    program = build(traced, outs, device, donation(traced, outs, rebound_leaves), cached=False, unpack=plan.unpack)
+    key = program.key
     constants = tuple(
         (s[0], s[1]) if s[0] == "arg" else (s[0], type(s[1]), repr(s[1])) for s in scalar_specs
     )  # fmt: skip
     leaves_key = tuple(s[1] if s[0] == "arg" else -1 for s in leaf_specs)
     captured = Captured(
-        program, device, leaf_specs, scalar_specs, out_specs, rebinds, (key, constants, leaves_key),
-        ScalarPlan(scalar_specs), key.donate,
+        program, device, leaf_specs, scalar_specs, out_specs, rebinds, (key, constants, leaves_key), plan, key.donate
     )  # fmt: skip
-    captured.made = [(t.shape, t.dtype, FROM_NUMPY[t.dtype]) for t in joined[:n]]
-    captured.smallest = spmd.smallest([t.shape for t in joined[:n]])
+    captured.made = [(t.shape, t.dtype, FROM_NUMPY[t.dtype]) for t in outs]
+    captured.smallest = spmd.smallest([t.shape for t in outs])
+    program.agree()  # (on a mesh of several processes: before placing anything for it)
+    captured.place_constants()
+    first_scalars = (captured.packed, [captured.scalar(scalars[j]) for j in plan.args])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Some donated buffers were not usable")
         # compiles (or loads), runs this call
-        _run_compiled(program, key, traced, joined[:n], device, captured.make, captured.first_inputs(scalars))
+        run_compiled(program, traced, outs, device, copy_donated=True, scalars=first_scalars)
+    captured.run = program.compiled
     return captured

@@ -1,8 +1,8 @@
-"""Stage 6, the executor: run pending graphs and hand their values to their nodes.
+"""Stage 8, the executor: run pending graphs and hand their values to their nodes.
 
-`_materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
+`materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
 under the lazy lock it traces the graph behind its targets (trace.py), takes its program
-(compile.py), interprets it (interpreter.py) or runs it compiled, and gives each target its
+(program.py), interprets it (interpreter.py) or runs it compiled, and gives each target its
 value (`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
 both tiers (`_out_of_memory`). `LazyBackend` is the backend object registered for XLA devices:
 recording from graph.Recorder, the rest of the protocol here.
@@ -32,39 +32,37 @@ from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
-from . import spmd
-from .compile import _count_compiled_run, _interprets, _jitted_program, _Program, _program_for
-from .graph import _LOCK, IN_FLIGHT, WATCHING, Check, Node, Recorder, _graph_size, _live, _locked, _user_line, _watched
-from .interpreter import _interpret, _owned, _run_single
-from .trace import GraphKey, Traced, _donatable, _trace
+from ..._core.user_code import user_line
+from .graph import Check, Node, Recorder, graph_size
+from .interpreter import run_single
+from .placement import placement_of
+from .program import Program, build, count_compiled_run, donation
+from .runtime import RUNTIME
+from .trace import Traced, walk
 
 
-class LazyBackend(Recorder):
+class LazyBackend:
     """What `bind` and the public layer call for XLA devices (`_core.backend.BackendImpl`):
-    recording (`run`, `adopt`: graph.Recorder), and the rest of the protocol here."""
+    recording (`run`, `adopt`: its graph.Recorder's own methods, bound once, so that a
+    recorded operation costs no call more), and the rest of the protocol here."""
 
-    def run_now(self, nodes: list[Node], device: Device) -> None:
-        _materialize_nodes(nodes, device)
+    run: Any
+    adopt: Any
 
-    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        return _graph_break(prim, device, operands, params)
-
-    def pin_layout(self, node: Node) -> None:
-        spmd.inherit_layout(node)
+    def __init__(self) -> None:
+        self.recorder = Recorder(materialize_nodes, _graph_break, _pin_layout)
+        self.run = self.recorder.run
+        self.adopt = self.recorder.adopt
 
     def place(self, host: np.ndarray, dtype: DType, device: Device, *, shared: bool, layout: Any = None) -> Array:
         return from_host(host, dtype, device, owned=not shared, layout=layout)
 
     def layout(self, x: Array) -> Any:
-        if x._device.mesh is None:
-            return ()
-        node = x._data
-        return None if node.value is None else spmd.layout(node)
+        return placement_of(x._device).layout(x._data)
 
     def read(self, x: Array) -> np.ndarray:
         data = materialize(x)
-        if x._device.mesh is not None:
-            spmd.check_readable(data)
+        placement_of(x._device).check_readable(data)
         if type(data) is np.ndarray:  # a value kept in host memory: seen read-only, like a
             view = data.view()  # device buffer's host view, so it cannot be written through
             view.flags.writeable = False
@@ -77,7 +75,7 @@ class LazyBackend(Recorder):
         a NumPy buffer of its own (`Node.host`: never replaced by a device copy, donated or
         written in place), handed out. Work recorded later reads it when it runs."""
         device = x._device
-        if device.mesh is not None or device.kind is not DeviceKind.CPU:
+        if not placement_of(device).host_buffers:
             return None
         note("read")
         _noted_read()
@@ -88,8 +86,8 @@ class LazyBackend(Recorder):
             # the bad ones raise at their own reads (x's own failure raises below)
         node = x._data
         if node.value is None:  # (a value whose bounds check failed: raises)
-            _materialize_nodes([node], device)
-        with _LOCK:  # (no graph is traced while the value changes home)
+            materialize_nodes([node], device)
+        with RUNTIME.lock:  # (no graph is traced while the value changes home)
             COUNTERS.transfers_to_host += 1
             node.exported = True
             if not node.host:
@@ -98,29 +96,26 @@ class LazyBackend(Recorder):
             return node.value
 
     def buffer(self, x: Array) -> Any:
-        if x._device.mesh is not None:
-            raise BufferError(
-                f"__dlpack__: an array on a mesh ({x._device!r}) is held in pieces on several devices and"
-                " has no one buffer to export; read it with np.asarray(x) or x10array.distributed.gather(x)"
-            )
+        placement_of(x._device).check_exportable()
         return materialize(x)
 
     def relayout(self, x: Array, layout: Any) -> Array:
         node = x._data
         if node.value is None:
-            _materialize_nodes([node], x._device)
-        return _owned_array(_leaf(spmd.relayout(node.value, x._device, layout), node.dtype), x.dtype, x._device)
+            materialize_nodes([node], x._device)
+        moved = placement_of(x._device).relayout(node.value, layout)
+        return owned_array(leaf(moved, node.dtype), x.dtype, x._device)
 
     def known(self, x: Array) -> np.ndarray | None:
         value = x._data.value
-        if value is not None and WATCHING[0] is not None and (watch := _watched()) is not None:
+        if value is not None and RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
             # inside a recording of x10array.compile: the public layer checks this call's
             # values on the host (an index array's bounds, a mask's count against the value's
             # rows), which would not hold for a replay's arguments (the program would clamp);
             # capture.end decides (an index made inside the function, `arange`, is the same
             # at every call)
-            watch.checked.append((x._data, f"{_user_line()}, a host check of an index array's or a mask's values"))
-        if value is not None and x._device.mesh is not None and not value.is_fully_addressable:
+            watch.checked.append((x._data, f"{user_line()}, a host check of an index array's or a mask's values"))
+        if value is not None and not placement_of(x._device).readable_here(value):
             return None
         return None if value is None else np.asarray(value)
 
@@ -128,7 +123,13 @@ class LazyBackend(Recorder):
         guard(out, flag, fname, axis, size)
 
     def barrier(self, devices: list[Device] | None, wait: bool) -> None:
-        barrier(list(dict.fromkeys([*_live, *IN_FLIGHT])) if devices is None else devices, wait)
+        barrier(list(dict.fromkeys([*RUNTIME.live, *RUNTIME.in_flight])) if devices is None else devices, wait)
+
+
+def _pin_layout(node: Node, device: Device) -> None:
+    """`node` is the new pending value of an array rebound in place (graph.Recorder.adopt): on
+    a mesh it keeps the previous value's layout (the device's placement)."""
+    placement_of(device).pin_layout(node)
 
 
 def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False, layout: Any = None) -> Array:
@@ -136,22 +137,13 @@ def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = Fals
 
     On the CPU the host buffer is the device's memory, as for the interpreter's results: it
     is kept as it is (copied unless `owned`: nobody else may write it), and placed with jax
-    only when a compiled program reads it (see _run_compiled). On a mesh it is placed in
-    `layout` (a canonical partition spec; None: replicated) at once (spmd.place)."""
+    only when a compiled program reads it (see run_compiled). On a mesh it is placed in
+    `layout` (a canonical partition spec; None: replicated) at once (placement.OnMesh)."""
     COUNTERS.transfers_to_device += 1
-    if device.mesh is not None:
-        placed = spmd.place(host if owned else host.copy(), device, layout or ())  # (jax may alias host memory)
-        return _owned_array(_leaf(placed, host.dtype), dtype, device)
-    if device.kind is DeviceKind.CPU:
-        return _owned_array(_leaf(_owned(host if owned else host.copy(), host.dtype), host.dtype), dtype, device)
-    import jax
-
-    with jax.enable_x64(True):
-        buf = jax.device_put(host, device.jax_device)
-    return _owned_array(_leaf(buf, host.dtype), dtype, device)
+    return owned_array(leaf(placement_of(device).place(host, owned, layout), host.dtype), dtype, device)
 
 
-def _owned_array(node: Node, dtype: DType, device: Device) -> Array:
+def owned_array(node: Node, dtype: DType, device: Device) -> Array:
     """A new array holding the materialized `node`, recorded as its owner (so that
     x10array.compile can tell when the array no longer holds it, see capture.Captured.stale)."""
     arr = Array._new(node, dtype, device)
@@ -164,10 +156,10 @@ def from_global(buffer: Any, device: Device) -> Array:
     made its part of: distributed.from_process_local) as an array on the mesh."""
     COUNTERS.transfers_to_device += 1
     dtype = np.dtype(buffer.dtype)
-    return _owned_array(_leaf(buffer, dtype), FROM_NUMPY[dtype], device)
+    return owned_array(leaf(buffer, dtype), FROM_NUMPY[dtype], device)
 
 
-def _leaf(buffer: Any, dtype: Any) -> Node:
+def leaf(buffer: Any, dtype: Any) -> Node:
     return Node(None, 0, tuple(buffer.shape), np.dtype(dtype), buffer, 0)
 
 
@@ -185,16 +177,16 @@ def _noted_read() -> None:
     watch whether or not the value is computed already. The value reaches Python (`int(n)`,
     `bool(x > 0)`, `numpy.asarray(x)`), so what the function does next may depend on it, and a
     replay would reuse it: the recording is not kept (capture.end). A pending value is noted
-    again by _materialize_nodes (the same line)."""
-    if WATCHING[0] is not None and (watch := _watched()) is not None:
-        watch.reads.append(_user_line())
+    again by materialize_nodes (the same line)."""
+    if RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
+        watch.reads.append(user_line())
 
 
 def _computed(x: Array) -> Any:
     """The device buffer of a lazy array, computing its pending graph if needed."""
     node = x._data
     if node.value is None:
-        _materialize_nodes([node], x._device)
+        materialize_nodes([node], x._device)
     COUNTERS.transfers_to_host += 1
     node.exported = True
     return node.value
@@ -208,14 +200,14 @@ def barrier(devices: list[Device], wait: bool) -> None:
     for device in devices:
         if not device.is_lazy:
             continue
-        if wait and device in IN_FLIGHT:
-            for value in IN_FLIGHT.pop(device, ()):
+        if wait and device in RUNTIME.in_flight:
+            for value in RUNTIME.in_flight.pop(device, ()):
                 if not value.is_deleted():  # (donated to a later replay, which the device runs after it)
                     value.block_until_ready()
-        live = _live.get(device)
+        live = RUNTIME.live.get(device)
         if not live:
             continue
-        with _LOCK:
+        with RUNTIME.lock:
             # What other threads record meanwhile is appended after the part taken, and kept
             # for the next barrier (each slice operation is atomic).
             taken = live[:]
@@ -223,7 +215,7 @@ def barrier(devices: list[Device], wait: bool) -> None:
             try:
                 nodes = _pending_nodes(taken)
                 if nodes:
-                    _materialize_nodes(nodes, device)
+                    materialize_nodes(nodes, device)
             except BaseException:
                 live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
                 raise
@@ -245,11 +237,11 @@ def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
     """Make the pending `out` (a gather or scatter by an index array whose values are
     pending) carry the bounds check that `flag` computes (see graph.Check)."""
     flag_node = flag._data
-    check = Check(flag_node, fname, axis, size, _user_line())
+    check = Check(flag_node, fname, axis, size, user_line())
     node = out._data
     node.checks = (check,) if node.checks is None else node.checks + (check,)
     if node.value is not None:  # (computed at once: the graph outgrew X10ARRAY_GRAPH_LIMIT)
-        _materialize_nodes([flag_node], out._device)
+        materialize_nodes([flag_node], out._device)
         check.settle(flag_node.value)
         if check.error:
             raise IndexError(check.error)
@@ -261,10 +253,9 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     with its NumPy kernel on the computed operands, and place the results on `device`."""
     note("graph break", prim.name)  # (the guard may refuse it: nothing is counted or run then)
     COUNTERS.graph_breaks += 1
-    if WATCHING[0] is not None and (watch := _watched()) is not None:
-        watch.breaks.append(f"{prim.name} at {_user_line()}")
-    if device.mesh is not None:
-        spmd.check_graph_break(prim, [_computed(o) for o in operands if type(o) is Array])
+    if RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
+        watch.breaks.append(f"{prim.name} at {user_line()}")
+    placement_of(device).check_graph_break(prim, lambda: [_computed(o) for o in operands if type(o) is Array])
     bufs = [np.asarray(_computed(o)) if type(o) is Array else o for o in operands]
     if prim.in_place:
         bufs[0] = np.array(bufs[0])  # a writable copy
@@ -278,19 +269,19 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
 # -- running a graph ----------------------------------------------------------------------------
 
 
-@_locked
-def _materialize_nodes(targets: list[Node], device: Device) -> None:
+@RUNTIME.locked
+def materialize_nodes(targets: list[Node], device: Device) -> None:
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
-    if (watch := WATCHING[0]) is not None:  # x10array.compile is recording (capture.py)
+    if (watch := RUNTIME.watching[0]) is not None:  # x10array.compile is recording (capture.py)
         if watch.thread == threading.get_ident():
-            watch.reads.append(_user_line())  # a value needed inside the function
+            watch.reads.append(user_line())  # a value needed inside the function
         else:  # another thread's barrier or read: it may compute nodes of the recording
             watch.foreign.update(targets)
     try:
-        if len(targets) == 1 and device.mesh is None and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
-            value = _run_single(targets[0], device)
+        if len(targets) == 1 and placement_of(device).interprets and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1:
+            value = run_single(targets[0], device)
             if value is not None:
                 _adopt(targets, (value,))
                 COUNTERS.interpreted_graphs += 1
@@ -313,56 +304,41 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     requested = None
     if any(n.checks for n in targets):
         requested, targets = targets, _bounds_targets(targets)
-    traced = _trace(targets, device)
-    if settings.get("X10ARRAY_DONATE"):
-        donate = _donatable(traced.leaves, traced.leaf_uses, targets, traced.calls)
-    else:
-        donate = (False,) * len(traced.leaves)
-    if device.mesh is None:
-        key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
-    else:  # a mesh: the layouts are part of the key
-        shardings = spmd.key_shardings(traced, targets)
-        key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate, shardings)
-    program = _program_for(key, traced, targets)
-    if device.mesh is None and _interprets(program):  # cold, or not yet worth a compile: run it op by op
-        _run_and_adopt(targets, False, _interpret, traced, targets, device)
-        program.interpreted += program.interpret_cost  # what a compile could have saved
+    traced = walk(targets, device)
+    program = build(traced, targets, device, donation(traced, targets))
+    if program.interprets():  # cold, or not yet worth a compile: run it op by op
+        _run_and_adopt(targets, False, program.interpret, traced, targets, device)
         COUNTERS.interpreted_graphs += 1
     else:
-        _run_compiled(program, key, traced, targets, device)
+        run_compiled(program, traced, targets, device)
     if requested is not None:
         _raise_failed(requested)
 
 
-def _run_compiled(
-    program: _Program,
-    key: GraphKey,
+def run_compiled(
+    program: Program,
     traced: Traced,
     targets: list[Node],
     device: Device,
-    make: Any = None,
-    inputs: Any = None,
+    *,
+    copy_donated: bool = False,
+    scalars: Any = None,
 ) -> None:
     """Run the graph compiled (its first compiled run compiles it) and hand its outputs over.
-    x10array.compile's first run (capture.end) passes `make(leaf_values)`, which makes its
-    program's function instead of the usual one, and `inputs(donated, kept, scalars)`, the
-    arguments to call it with instead of these."""
+    x10array.compile's first run (capture.end) passes `copy_donated` (the program consumes
+    copies: the recording's values stay as they were, the caller may hold them) and its
+    program's `scalars` (see capture.ScalarPlan); a barrier's are the graph's own."""
     import jax
 
+    key = program.key
     first = program.compiled is None
     leaf_values = [n.value for n in traced.leaves]
     # (kept in the cache only once it has run: a compile that fails is tried again next time)
     if not first:
         compiled = program.compiled
     else:
-        if device.mesh is not None:  # a mesh: every process must be building this same program
-            spmd.agree(key)
-        if make is not None:
-            compiled = make(leaf_values)
-        elif device.mesh is None:
-            compiled = _jitted_program(program, key, key.donate)
-        else:
-            compiled = spmd.jitted_program(program, key, leaf_values)
+        program.agree()  # (a mesh: every process must be building this same program)
+        compiled = program.callable(leaf_values)
     for i, node in enumerate(traced.leaves):
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):
@@ -372,9 +348,11 @@ def _run_compiled(
                     node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
     donated = [v for v, d in zip(leaf_values, key.donate) if d]
     kept = [v for v, d in zip(leaf_values, key.donate) if not d]
-    scalars: Any = traced.scalars
-    if inputs is not None:
-        donated, kept, scalars = inputs(donated, kept, scalars)
+    if copy_donated:
+        with jax.enable_x64(True):
+            donated = [v.copy() for v in donated]
+    if scalars is None:
+        scalars = traced.scalars
     start = time.perf_counter()
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):
@@ -391,12 +369,9 @@ def _run_compiled(
         else:
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
     elapsed = time.perf_counter() - start
-    if device.mesh is not None:  # (a CPU mesh bounds the programs in flight)
-        done = [n for n in targets if n.value is not None]  # (not those a failed bounds check left pending)
-        if done:
-            spmd.launched(device, done[spmd.smallest([n.shape for n in done])].value)
+    placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
     program.compiled = compiled
-    _count_compiled_run(program, key, first, elapsed, len(donated), loaded)
+    count_compiled_run(program, key, first, elapsed, len(donated), loaded)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
@@ -425,7 +400,7 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
     if not donating:
         _adopt(targets, run(*args))
         return
-    # (a Python function: a mesh run checked across processes, spmd._checked_runs)
+    # (a Python function: a mesh run checked across processes, spmd.checked_runs)
     deferred = deferred_signals() if first or type(run) is _FunctionType else None
     out: list[tuple[Any, ...]] = []
     try:
@@ -616,7 +591,7 @@ def _out_of_memory(error: BaseException, targets: list[Node], device: Device) ->
         if found:
             asked = int(found.group(1))
     seen: set[int] = set()
-    n_ops = sum(_graph_size(n.call, 1 << 62, seen) for n in targets if n.call is not None)
+    n_ops = sum(graph_size(n.call, 1 << 62, seen) for n in targets if n.call is not None)
     return MemoryError(_oom_text(asked, n_ops, device))
 
 

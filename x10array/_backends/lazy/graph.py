@@ -4,19 +4,14 @@
 and one pending `Node` per output (shapes and dtypes from the `shapes` stage), wraps each in
 an `Array`, and registers the array in its device's *live list* (weak references), which the
 barrier walks. A graph that grows past X10ARRAY_GRAPH_LIMIT operations is run at once, with a
-warning (the size guard). Nothing here runs a graph: `Recorder` asks its subclass, the
-backend of the `executor` stage, for that (`run_now`, `graph_break`).
+warning (the size guard). Nothing here runs a graph: `Recorder` is given what does (`run_now`,
+`graph_break`) by the backend that has it (executor.LazyBackend).
 """
 
 from __future__ import annotations
 
-import collections
-import os
-import sys
-import threading
 import warnings
 import weakref
-from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -27,10 +22,12 @@ from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.kernels import _INT64_MAX, jax_operand
 from ..._core.lru import tick
-from ..._core.metrics import COUNTERS, LOCK
+from ..._core.metrics import COUNTERS
 from ..._core.policies import GRAPH_REWRITES
 from ..._core.primitive import Primitive, params_key
-from . import shapes as _shapes
+from ..._core.user_code import user_line, user_location
+from . import shapes
+from .runtime import RUNTIME
 
 
 class Call:
@@ -91,7 +88,7 @@ class Node:
         self.exported = False  # its buffer was handed to the host: never donate it
         self.host = False  # its value is a NumPy buffer the host may write (LazyBackend.host_buffer)
         self.owner: Any = None  # weak reference to the array made with this node
-        self.clean = False  # its value is known to hold no subnormal (see interpreter._flush)
+        self.clean = False  # its value is known to hold no subnormal (see _core.xla_numerics.flush_subnormals)
         # the bounds checks of the index arrays it was computed from (pending ones: see Check)
         self.checks = checks
 
@@ -133,30 +130,9 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
     return tuple(dict.fromkeys(a + b))
 
 
-# Threads (docs/eager-and-lazy.md, "Threads"): the lazy backend's lock, one for all lazy
-# devices, reentrant. Held while a graph is traced, run and its results stored
-# (executor._materialize_nodes: so the caches of compiled programs, the compile-cost model and
-# a program's counts are only touched under it), while a barrier takes a live list or a live
-# list is pruned, and while a recording reads the graph beyond its own operands (a fold
-# reading producers, counting a graph's size). Recording otherwise takes no lock: under the
-# GIL it makes new nodes and appends to a live list, each atomic, and a node it reads turns
-# from pending to materialized at most once (`value` set before `call` is dropped), which it
-# sees either way. Holding the lock while a graph runs keeps the donation of its inputs,
-# decided by reference counts, from racing with a recording taking a new reference to one.
-_LOCK = LOCK  # (metrics() snapshots take it too: counters change under it)
-
-
-def _locked(fn: Any) -> Any:
-    """`fn`, run holding the lazy backend's lock."""
-
-    def locked(*args: Any, **kwargs: Any) -> Any:
-        with _LOCK:
-            return fn(*args, **kwargs)
-
-    locked.__name__ = locked.__qualname__ = fn.__name__
-    locked.__doc__ = fn.__doc__
-    locked.__wrapped__ = fn  # type: ignore[attr-defined]  # an attribute on a function, as functools.wraps sets
-    return locked
+_LOCK = RUNTIME.lock  # (the lazy backend's lock: see runtime.py, "Threads")
+_live = RUNTIME.live  # (bound once for the hot path)
+_WATCHING = RUNTIME.watching
 
 
 class _RecorderState:
@@ -181,48 +157,6 @@ class _RecorderState:
 _STATE = _RecorderState()
 
 
-class Watch:
-    """What happened while `x10array.compile` recorded a function (see capture.py): the lines
-    that read a value or ran a graph (`reads`), met a data-dependent shape (`breaks`), and the
-    arrays rebound (`rebound`, weak references). One at a time, for the recording thread.
-    `checked`: the computed index arrays host-checked meanwhile (see below).
-    `foreign`: the nodes that graphs run by other threads meanwhile computed (a barrier, a
-    read; weak references): if one of them is part of the recording, its recipe is gone and
-    the capture would hold its value as a constant (capture.end then records again at the
-    next call)."""
-
-    __slots__ = ("thread", "reads", "breaks", "rebound", "foreign", "checked")
-
-    def __init__(self, thread: int):
-        self.thread = thread
-        self.reads: list[str] = []
-        # the computed index arrays and masks whose values the public layer checked on the host
-        # (bounds, a mask's count), with the line: capture.end keeps the recording only if each
-        # was made inside it (the same value at every call), not an argument or outside state
-        self.checked: list[tuple[Node, str]] = []
-        self.breaks: list[str] = []
-        self.rebound: list[tuple[weakref.ref[Array], str]] = []
-        self.foreign: weakref.WeakSet[Node] = weakref.WeakSet()
-
-
-# per device, the results of its last replayed captured program (x10array.compile), which
-# may still be computing: a barrier that waits waits for them too (a device runs its programs
-# in order)
-IN_FLIGHT: dict[Device, tuple[Any, ...]] = {}
-
-# the active Watch, or None (one slot: read on the materialize and rebind paths)
-WATCHING: list[Watch | None] = [None]
-
-
-def _watched() -> Watch | None:
-    watch = WATCHING[0]
-    if watch is not None and watch.thread == threading.get_ident():
-        return watch
-    return None
-
-
-# live pending arrays, per device, for the barrier
-_live: dict[Device, list[weakref.ref[Array]]] = collections.defaultdict(list)
 _ref = weakref.ref
 _new = object.__new__
 _SETTINGS = settings.cached  # (the settings read so far: Recorder.run reads two there)
@@ -234,15 +168,18 @@ _REWRITE_SOURCES = GRAPH_REWRITES.reads  # (the live set, likewise)
 
 class Recorder:
     """The recording half of the lazy backend: `run` and `adopt` of the backend protocol
-    (`_core.backend.BackendImpl`). Its subclass (executor.LazyBackend) runs graphs:
-    `run_now(nodes, device)` computes pending nodes at once, `graph_break(...)` runs a
-    primitive whose result shape depends on values."""
+    (`_core.backend.BackendImpl`), which executor.LazyBackend has. What recording needs of
+    the later stages it is given: `run_now(nodes, device)` computes pending nodes at once
+    (the size guard), `graph_break(prim, device, operands, params)` runs a primitive whose
+    result shape depends on values, `pin_layout(node, device)` keeps the layout of an array
+    rebound in place (the device's placement)."""
 
-    def run_now(self, nodes: list[Node], device: Device) -> None:
-        raise NotImplementedError
+    __slots__ = ("run_now", "graph_break", "pin_layout")
 
-    def graph_break(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        raise NotImplementedError
+    def __init__(self, run_now: Any, graph_break: Any, pin_layout: Any):
+        self.run_now = run_now
+        self.graph_break = graph_break
+        self.pin_layout = pin_layout
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
@@ -288,15 +225,15 @@ class Recorder:
                 key = None
         if key is None:
             in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
-            avals = _shapes._out_avals(prim, params, key_params, in_avals, inputs)
+            avals = shapes.out_avals(prim, params, key_params, in_avals, inputs)
         else:
-            entry = _shapes._avals_entries.get(key)  # (shapes._out_avals, inlined)
+            entry = shapes.avals_entries.get(key)  # (shapes.out_avals, inlined)
             if entry is not None:
                 entry[1] = tick()
                 avals = entry[0]
             else:
                 in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
-                avals = _shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
+                avals = shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
         size = 1
         checks = None
         for i in inputs:
@@ -316,7 +253,7 @@ class Recorder:
         except KeyError:
             where = settings.get(_RECORD_SOURCE)
         # (for x10array.debug: off by default, ~1 us)
-        call.where = _user_line() if where else None
+        call.where = user_line() if where else None
         try:
             limit = _SETTINGS[_GRAPH_LIMIT]
         except KeyError:
@@ -371,24 +308,19 @@ class Recorder:
         """`target` was rebound to a pending value (`x += 1`, `x[i] = v`): it is that value's
         owner now, so the barrier computes it and graphs that use it keep it."""
         node = target._data
-        if WATCHING[0] is not None and (watch := _watched()) is not None:
-            watch.rebound.append((_ref(target), _user_line()))
+        if _WATCHING[0] is not None and (watch := RUNTIME.watched()) is not None:
+            watch.rebound.append((_ref(target), user_line()))
         if node.value is None:
             node.owner = ref = _ref(target)
             last = _STATE.last_live
             live = last[1] if last[0] is target._device else _live_list(target._device)
             live.append(ref)
-            if target._device.mesh is not None:
-                self.pin_layout(node)
-
-    def pin_layout(self, node: Node) -> None:
-        """On a mesh: `node` is the new value of an array rebound in place (executor: spmd)."""
-        raise NotImplementedError
+            self.pin_layout(node, target._device)
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
         COUNTERS.guard_materializations += 1
-        level, filename, lineno = _user_location()
+        level, filename, lineno = user_location()
         warnings.warn(
             f"x10array: a pending lazy graph grew past {limit} operations (recorded at "
             f"{filename}:{lineno}) and was run now; call x10array.lazy_barrier() once per step "
@@ -430,7 +362,7 @@ def _counted_size(call: Call, limit: int) -> int:
     if not 0 <= since < max(1, limit // 10):
         _STATE.last_count = COUNTERS.ops_recorded
         with _LOCK:  # the walk reads other nodes' calls
-            return _graph_size(call, limit + 1)
+            return graph_size(call, limit + 1)
     return limit
 
 
@@ -443,7 +375,7 @@ def _live_list(device: Device) -> list[weakref.ref[Array]]:
     return live
 
 
-def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
+def graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     """The number of distinct pending operations behind `call` (itself included), counted up
     to `cap` (those not already in `seen`, which is updated, when given)."""
     if seen is None:
@@ -461,7 +393,7 @@ def _graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
     return len(seen) - before
 
 
-@_locked
+@RUNTIME.locked
 def _prune(live: list[weakref.ref[Array]]) -> None:
     """Forget dead or materialized arrays (the list only grows between barriers). Other
     threads may append meanwhile: only the part read is replaced (one atomic slice
@@ -469,33 +401,3 @@ def _prune(live: list[weakref.ref[Array]]) -> None:
     n = len(live)
     live[:n] = [r for r in live[:n] if (a := r()) is not None and a._data.value is None]
     _STATE.prune_at = max(4096, 2 * len(live))
-
-
-# -- where in the user's code -----------------------------------------------------------------
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep  # x10array/
-
-
-def _user_line() -> str:
-    """The file:line of the innermost frame outside x10array (cheap: reads no source). Code
-    that x10array generates (the wrappers of `_core.dispatch`) runs in globals without a module
-    name: it counts as x10array's."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or "__name__" not in frame.f_globals
-    ):
-        frame = frame.f_back
-    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def _user_location() -> tuple[int, str, int]:
-    """The innermost frame of the caller's stack outside x10array: (its `stacklevel` for
-    `warnings.warn` called by the function that calls this one, its file, its line)."""
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    if frame is None:
-        return 1, "<unknown>", 0
-    return level, frame.f_code.co_filename, frame.f_lineno

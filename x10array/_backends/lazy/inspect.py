@@ -1,9 +1,9 @@
-"""Stage 7, inspection: the pending graph behind arrays, read without running or changing it.
+"""Stage 10, inspection: the pending graph behind arrays, read without running or changing it.
 
 For `x10array.debug`, the backend's two functions: `describe` (the graph as plain data: each
 operation with its parameters, inputs, output shapes and dtypes, and the user's line that
 recorded it when X10ARRAY_RECORD_SOURCE was on) and `lower` (the XLA program a read of the
-arrays would compile, from compile.py's own lowering, as a jax `Lowered`: its StableHLO text,
+arrays would compile, the barrier's program built and lowered by program.py, as a jax `Lowered`: its StableHLO text,
 and once compiled, XLA's cost and memory analyses).
 
 Nothing here runs a graph, counts a metric, touches the program cache or changes a node: the
@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from ..._core.devices import Device
-from .compile import _jitted_program, _Program
-from .graph import _LOCK, Call, Node
-from .shapes import _out_avals
-from .trace import GraphKey, _trace
+from .graph import Call, Node
+from .program import build
+from .runtime import RUNTIME
+from .shapes import out_avals
+from .trace import walk
 
 # An input of an operation: ("op", operation, output), ("input", leaf), ("scalar", value) or ("none",)
 Ref = tuple[Any, ...]
@@ -56,7 +57,7 @@ class Graph:
 def describe(nodes: list[Node], device: Device) -> Graph:
     """The graph behind `nodes` (the `_data` of lazy arrays on `device`), as plain data."""
     graph = Graph(device)
-    with _LOCK:
+    with RUNTIME.lock:
         calls: dict[int, int] = {}  # id(call) -> index in graph.operations
         leaves: dict[int, int] = {}  # id(node) -> index in graph.inputs
         avals: dict[tuple[int, int], Aval] = {}  # (id(call), output) -> aval, from the nodes met
@@ -106,7 +107,7 @@ def describe(nodes: list[Node], device: Device) -> Graph:
                 in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in call.inputs])
                 outputs = [
                     (tuple(a[0]), np.dtype(a[1]))
-                    for a in _out_avals(call.prim, call.params, call.key_params, in_avals, call.inputs)
+                    for a in out_avals(call.prim, call.params, call.key_params, in_avals, call.inputs)
                 ]
             graph.operations.append(Operation(call.prim.name, dict(call.params), refs, outputs, call.where or ""))
     return graph
@@ -115,21 +116,17 @@ def describe(nodes: list[Node], device: Device) -> Graph:
 def lower(nodes: list[Node], device: Device) -> Any:
     """The XLA program that reading `nodes` would compile (a jax `Lowered`: `.as_text()` is
     its StableHLO, `.compile()` XLA's executable), or None when nothing behind them is
-    pending. As the barrier traces it (pending values that arrays still hold become outputs
-    too), without donation; traced on the inputs' shapes and dtypes, so nothing is read."""
-    import jax
-
-    with _LOCK:
+    pending. As the barrier traces and builds it (pending values that arrays still hold become
+    outputs too; on a mesh, the SPMD program with its shardings), without donation; traced on
+    the inputs' shapes and dtypes, so nothing is read."""
+    with RUNTIME.lock:
         targets = [n for n in dict.fromkeys(nodes) if n.value is None]
         if not targets:
             return None
-        traced = _trace(targets, device)
-        donate = (False,) * len(traced.leaves)
-        key = GraphKey(device, traced.ops, traced.outputs, traced.leaf_avals, donate)
-        program = _Program(traced.calls, traced.outputs, len(traced.leaves), key)
+        traced = walk(targets, device)
+        program = build(traced, targets, device, (False,) * len(traced.leaves), cached=False)
+        # (their values' shardings, on a mesh: the program's input shardings; nothing is read)
+        leaf_values = [n.value for n in traced.leaves]
         scalars = list(traced.scalars)
         del traced, targets
-    jitted = _jitted_program(program, key, donate)
-    kept = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in key.leaf_avals]
-    with jax.enable_x64(True), jax.default_device(device.jax_device):
-        return jitted.func.lower(*jitted.args, [], kept, scalars)
+    return program.lower(leaf_values, scalars)

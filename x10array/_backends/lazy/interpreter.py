@@ -1,9 +1,9 @@
 """Stage 4, the interpreter: run a graph step by step with the NumPy kernels (the cold tier).
 
-A graph seen for the first time, or one whose compile has not paid yet (compile.py), runs
+A graph seen for the first time, or one whose compile has not paid yet (program.py), runs
 here: each primitive through its NumPy kernel (`_core.kernels.NUMPY`), the one the eager
 device runs, with XLA's treatment of subnormals (see _flush), so both tiers agree within the
-bounds that docs/eager-and-lazy.md states. `_run_single` is the common one-operation case,
+bounds that docs/eager-and-lazy.md states. `run_single` is the common one-operation case,
 run without tracing a graph.
 """
 
@@ -16,16 +16,17 @@ import numpy as np
 
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
-from ..._core.kernels import NUMPY, xla_flushes
+from ..._core.kernels import NUMPY
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
+from ..._core.xla_numerics import KEEPS_CLEAN, flush_subnormals, xla_flushes
 from .graph import Node
-from .trace import Op, Ref, Slot, Traced
+from .trace import Op, Ref, Slot, Traced, last_uses, replay
 
 
-def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
-    the values of `targets`, owned (see _owned) and on `device`."""
+    the values of `targets`, owned (see as_node_value) and on `device`."""
     import jax
 
     flush = xla_flushes()
@@ -44,14 +45,14 @@ def _interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any
     on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):
         for node, value in zip(targets, out):
-            value = _owned(value, node.dtype)
+            value = as_node_value(value, node.dtype)
             # On the CPU a host buffer is the device's memory: keep it until a compiled program
-            # reads it (then it is placed once, see executor._run_compiled).
+            # reads it (then it is placed once, see executor.run_compiled).
             results.append(value if on_cpu else jax.device_put(value, device.jax_device))
     return tuple(results)
 
 
-def _run_single(node: Node, device: Device) -> np.ndarray | None:
+def run_single(node: Node, device: Device) -> np.ndarray | None:
     """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it. Its
     value, or None when `node` is not such a case."""
@@ -72,7 +73,7 @@ def _run_single(node: Node, device: Device) -> np.ndarray | None:
     flush = xla_flushes()
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, call.params, flush)
-    return _owned(value, node.dtype)
+    return as_node_value(value, node.dtype)
 
 
 def _replay(
@@ -85,115 +86,90 @@ def _replay(
     leaves: list[Node],
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
-    `leaf_values` and `scalars`: the values of `outputs`.
+    `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
+    share, with the NumPy steps of `NumpySteps`)."""
+    last_use = last_uses(ops)
+    steps = NumpySteps(flush, leaves, last_use, set(outputs))
+    return replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
+
+
+class NumpySteps:
+    """The interpreter's steps for trace.replay: each primitive through its NumPy kernel.
 
     With XLA's numerics (`flush`), on both tiers: an arithmetic step reads subnormal operands
     as zeros and its subnormal results are flushed to zeros (signs kept), so they are clean
     operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
     are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once in
     their life: a weight matrix read by every step is not scanned at every step. Here
-    `_flush` does it; the compiled tier, compile._replay_compiled, does the same.
+    `_flush` does it; the compiled tier, program.XlaSteps, does the same.
 
-    An intermediate value is dropped after its last use (a long graph of writes holds one
-    buffer at a time, not one per step), and a write (`in_place`) into an intermediate at its
-    last use writes into that buffer instead of a copy, as XLA would (see _Buffers)."""
-    values: list[list[Any]] = []
-    clean: set[int] = set()  # steps whose results are flushed already
-    flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
-    last_use = _last_uses(ops)
-    keep = set(outputs)
-    buffers = _Buffers()
-    passed_through, viewed = buffers.passed_through, buffers.viewed  # (the common cases, inline)
-    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
+    A write (`in_place`) into an intermediate at its last use writes into that buffer instead
+    of a copy, as XLA would (see _Buffers)."""
+
+    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers")
+
+    def __init__(self, flush: bool, leaves: list[Node], last_use: dict[Slot, int], keep: set[Slot]):
+        self.flush = flush
+        self.leaves = leaves
+        self.last_use = last_use
+        self.keep = keep
+        self.clean: set[int] = set()  # steps whose results are flushed already
+        self.flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
+        self.buffers = _Buffers()
+
+    def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        flush = self.flush
         arithmetic = flush and not prim.moves_data and not prim.selects
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
-            arithmetic = not keeps_bits(prim, params, (_value(refs[0], values, leaf_values).dtype,))
+            arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
         library = prim in _LIBRARY
-        args = _operands(refs, values, leaf_values, scalars, clean, flushed if arithmetic else None, leaves)
+        if arithmetic:  # operands flushed, each value once while it lives, unless from a clean step
+            clean, flushed = self.clean, self.flushed
+            given, args = args, []
+            for r, value in zip(refs, given):
+                tag = r[0]
+                if tag == "none" or (tag == "c" and r[1] in clean):
+                    args.append(value)
+                    continue
+                found = flushed.get(r)
+                if found is None:
+                    found = _flush_leaf(self.leaves[r[1]], value) if tag == "l" else flush_subnormals(value)
+                    flushed[r] = found
+                args.append(found)
+            del given
+        buffers = self.buffers
         private = (
             prim.in_place
             and not library
             and refs[0][0] == "c"
-            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, last_use, keep)
+            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
         if arithmetic or library:  # (library calls are arithmetic)
-            clean.add(index)
+            self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
         if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
             for o in outs:
                 if any(o is a for a in args):
-                    passed_through.add(id(o))
+                    buffers.passed_through.add(id(o))
         for i, o in enumerate(outs):
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
-        values.append(outs)
-        for r in refs:  # drop what no later step reads
-            slot = (r[1], r[2]) if r[0] == "c" else None
-            if slot is not None and last_use[slot] == index and slot not in keep:
-                values[r[1]][r[2]] = None
-                flushed.pop(r, None)
-                if viewed:
-                    buffers.dropped(slot)
-        del args, outs, out
-    return tuple(values[c][i] for c, i in outputs)
+        return outs
+
+    def dropped(self, ref: Ref, slot: Slot) -> None:
+        self.flushed.pop(ref, None)
+        if self.buffers.viewed:
+            self.buffers.dropped(slot)
 
 
 _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 
 
-def _last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
-    """(call, output) -> the index of the last step that reads it."""
-    last_use: dict[Slot, int] = {}
-    for index, (_, _, refs) in enumerate(ops):
-        for r in refs:
-            if r[0] == "c":
-                last_use[(r[1], r[2])] = index
-    return last_use
-
-
-def _operands(
-    refs: tuple[Ref, ...],
-    values: list[list[Any]],
-    leaf_values: list[Any],
-    scalars: list[Any],
-    clean: set[int],
-    flushed: dict[Ref, Any] | None,
-    leaves: list[Node],
-) -> list[Any]:
-    """A step's operands, from its input refs (see trace.GraphKey). When `flushed` is given
-    (an arithmetic step with XLA's numerics), flushed (see _flush), each value once while it
-    lives (`flushed` keeps them by ref) unless it comes from a `clean` step."""
-    args = []
-    for r in refs:
-        tag = r[0]
-        if tag == "l":
-            value = leaf_values[r[1]]
-        elif tag == "c":
-            value = values[r[1]][r[2]]
-            if r[1] in clean:
-                args.append(value)
-                continue
-        elif tag == "s":
-            value = scalars[r[1]]
-        else:
-            args.append(None)
-            continue
-        if flushed is not None:
-            found = flushed.get(r)
-            if found is None:
-                found = _flush_leaf(leaves[r[1]], value) if tag == "l" else _flush(value)
-                flushed[r] = found
-            value = found
-        args.append(value)
-    return args
-
-
 class _Buffers:
     """What the interpreter knows of its intermediate buffers, to decide whether a write may
-    go into one in place (see _Buffers.writable). _replay fills `passed_through` itself and
-    calls `view` and `dropped` only where views exist: one Python call per step is a few
-    percent of a cheap step."""
+    go into one in place (see _Buffers.writable). NumpySteps fills `passed_through` itself
+    and calls `view` and `dropped` only where views exist."""
 
     __slots__ = ("passed_through", "viewers", "viewed")
 
@@ -262,10 +238,10 @@ def _numpy_step(
     if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
         return prim.kernel(NUMPY, *args, **params)
     if not args_clean:
-        args = [_flush(a) for a in args]
+        args = [flush_subnormals(a) for a in args]
     out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim.multiple_results:
-        return tuple(_flush(o) for o in out)
+        return tuple(flush_subnormals(o) for o in out)
     if (
         prim.name in KEEPS_CLEAN
         and type(out) is np.ndarray
@@ -273,7 +249,7 @@ def _numpy_step(
         and all(type(a) is np.ndarray for a in args)
     ):
         return out  # (no scan: it cannot hold a subnormal, see KEEPS_CLEAN)
-    return _flush(out)
+    return flush_subnormals(out)
 
 
 def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...]) -> bool:
@@ -289,26 +265,7 @@ def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...])
     return target.kind in "fc" and np.zeros((), dtypes[0]).real.dtype == np.zeros((), target).real.dtype
 
 
-def _value(ref: Ref, values: list[list[Any]], leaf_values: list[Any]) -> Any:
-    return np.asarray(leaf_values[ref[1]] if ref[0] == "l" else values[ref[1]][ref[2]])
-
-
-# Primitives whose real floating-point result cannot hold a subnormal when their operands
-# (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
-# integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
-# the logarithms: |log(x)| >= ~1e-16 unless 0; log1p(x) ~ x for small x). The interpreter
-# skips the subnormal scan of their results (not with a Python scalar operand: the scalars
-# of a step are not flushed, see _operands).
-KEEPS_CLEAN = frozenset(
-    {
-        "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
-        "max", "min", "clip", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
-        "log10",
-    }
-)  # fmt: skip
-
-
-def _owned(value: Any, dtype: Any) -> np.ndarray:
+def as_node_value(value: Any, dtype: Any) -> np.ndarray:
     """A host buffer as a node's value: the recorded dtype (the lowering's is the contract),
     in memory of its own (never a view of another value), and read-only: node values are
     immutable, and an export (DLPack, `__array__`) must not write into them."""
@@ -324,101 +281,19 @@ def _owned(value: Any, dtype: Any) -> np.ndarray:
 # -- subnormals ---------------------------------------------------------------------------------
 
 
-def _flush(value: Any) -> Any:
-    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
-    denormals-are-zero): the interpreter applies it to the operands and results of every
-    arithmetic step, and a compiled graph does the same (see compile._replay_compiled), so
-    both tiers treat subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee").
-    (Run on every arithmetic result: the common case, a real float array with no subnormal,
-    costs one dtype lookup and the scan.)"""
-    if type(value) is not np.ndarray:
-        if not isinstance(value, np.generic):
-            return value
-        value = np.asarray(value)
-    tiny = _TINY.get(value.dtype)
-    if tiny is None or value.size == 0:  # (not a floating-point array)
-        return value
-    if value.dtype.kind != "c":
-        if not _has_subnormal(value, tiny):
-            return value
-        value = value.copy()
-        parts: tuple[np.ndarray, ...] = (value,)
-    else:
-        if not (_has_subnormal(value.real, tiny) or _has_subnormal(value.imag, tiny)):
-            return value
-        value = value.copy()
-        parts = (value.real, value.imag)
-    for p in parts:
-        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
-    return value
-
-
-# the smallest normal magnitude of each floating-point dtype (complex: of its parts)
-# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
-# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
-_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
-_NUMPY_FLUSHING.rounded = lambda x: _flush(x)
-_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
-# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
-_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
-_NUMPY_TIERED.tiered = True
-
-_TINY: dict[np.dtype, Any] = {
-    np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
-}
-if hasattr(np, "longdouble"):
-    _TINY[np.dtype(np.longdouble)] = np.finfo(np.longdouble).tiny
-    _TINY[np.dtype(np.clongdouble)] = np.finfo(np.clongdouble).tiny
-
-
 def _flush_leaf(node: Node, value: Any) -> Any:
     if node.clean:
         return value
-    out = _flush(value)
+    out = flush_subnormals(value)
     node.clean = out is value
     return out
 
 
-def _has_subnormal(part: np.ndarray, tiny: Any) -> bool:
-    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
-    no magnitude is below `tiny`; zeros, subnormals and NaN take a closer look (_below_tiny).
-    A large contiguous array is scanned in pieces through one small buffer that stays in the
-    cache, rather than through a temporary of its size (one pass over memory, not three)."""
-    n = part.size
-    if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
-        flat = part.reshape(-1)
-        scratch = np.empty(_SCAN_CHUNK, part.dtype)
-        for start in range(0, n, _SCAN_CHUNK):
-            piece = flat[start : start + _SCAN_CHUNK]
-            magnitude = scratch[: piece.size]
-            np.abs(piece, out=magnitude)
-            if not magnitude.min() >= tiny and _below_tiny(magnitude):
-                return True
-        return False
-    magnitude = np.abs(part)
-    if magnitude.min() >= tiny:
-        return False
-    if type(magnitude) is not np.ndarray:  # (a 0-d operand's abs is a NumPy scalar)
-        return bool(0 < magnitude < tiny)
-    return _below_tiny(magnitude)
-
-
-_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
-
-
-def _below_tiny(magnitude: np.ndarray) -> bool:
-    """Whether an array of magnitudes (non-negative, NaN allowed; a temporary: it is
-    overwritten) holds a subnormal, in two passes: as unsigned integers the subnormals are
-    exactly 1 .. bits(tiny) - 1, so subtracting 1 (zero wraps around to the largest value)
-    puts them, and only them, below bits(tiny) - 1."""
-    uint, limit = _TINY_BITS[magnitude.dtype]
-    bits = magnitude.view(uint)
-    np.subtract(bits, uint(1), out=bits)
-    return bool(bits.min() < limit)
-
-
-# per real floating-point dtype: the unsigned integer of its size, and bits(tiny) - 1
-_TINY_BITS: dict[np.dtype, tuple[Any, Any]] = {}
-for _t in (np.float16, np.float32, np.float64):
-    _uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(_t).itemsize]
-    _TINY_BITS[np.dtype(_t)] = (_uint, np.array(np.finfo(_t).tiny, _t).view(_uint)[()] - _uint(1))
+# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
+# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
+_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_FLUSHING.rounded = flush_subnormals
+_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
+# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
+_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_TIERED.tiered = True

@@ -42,7 +42,7 @@ _avals = LRU(
     batch=_shape_cache_batch,
     on_evict=lambda _: release_jax_traces(),
 )
-_avals_entries = _avals.entries
+avals_entries = _avals.entries
 # (primitive, parameters, input dtypes or scalar types) -> the result dtype
 _elementwise_dtypes = LRU("lazy elementwise dtypes", functools.partial(settings.get, "X10ARRAY_DTYPE_CACHE_SIZE"))
 
@@ -60,7 +60,7 @@ def flat_key(prim: Primitive, key_params: tuple[Any, ...], in_avals: tuple[Any, 
     return tuple(flat)
 
 
-def _out_avals(
+def out_avals(
     prim: Primitive,
     params: dict[str, Any],
     key_params: tuple[Any, ...],
@@ -70,7 +70,7 @@ def _out_avals(
     """The ((shape, dtype), ...) of each output of `prim` applied to `inputs` (their avals:
     `in_avals`; `key_params`: `params` as a hashable key)."""
     key = flat_key(prim, key_params, in_avals)
-    entry = _avals_entries.get(key)  # (graph.Recorder.run inlines this lookup)
+    entry = avals_entries.get(key)  # (graph.Recorder.run inlines this lookup)
     if entry is not None:
         entry[1] = tick()
         return entry[0]
@@ -85,7 +85,7 @@ def out_avals_miss(
     inputs: tuple[Any, ...],
     key: tuple[Any, ...],
 ) -> tuple[ShapeDtype, ...]:
-    """`_out_avals` on a miss of the shape cache (`key`: `flat_key`): derive and cache them."""
+    """`out_avals` on a miss of the shape cache (`key`: `flat_key`): derive and cache them."""
     if prim.elementwise:
         # shape: the broadcast of the operands'; dtype: derived once per dtype combination
         dtype_key = (prim, key_params, tuple(a[1] if type(a) is tuple else a for a in in_avals))

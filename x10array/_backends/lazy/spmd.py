@@ -1,9 +1,9 @@
-"""Stage 6, SPMD: graphs on a mesh device (`_core/mesh.MeshDevice`), one program over many
-devices, partitioned by XLA (GSPMD/Shardy through `jax.sharding`): x10array writes no
-collective of its own.
+"""Stage 5, SPMD, the mechanics of a mesh's placement (placement.OnMesh): graphs on a mesh
+device (`_core/mesh.MeshDevice`), one program over many devices, partitioned by XLA
+(GSPMD/Shardy through `jax.sharding`): x10array writes no collective of its own.
 
-What differs from a single device, all of it here (the executor calls in only when
-`device.mesh` is set, so a single device's path does no extra work):
+What differs from a single device, all of it here (only placement.OnMesh calls in, so a
+single device's path does no extra work):
 
 - placement (`place`): host data becomes a global jax array in a layout (a canonical
   partition spec, `_core/mesh.py`), each process supplying the slices of its devices;
@@ -13,7 +13,7 @@ What differs from a single device, all of it here (the executor calls in only wh
 - pinned outputs: an array rebound in place (`w -= lr * g`, `x[i] = v`) keeps the layout of
   the value it had (`inherit_layout`, at the rebinding), so parameters keep their sharding
   across steps and donation can reuse their buffers;
-- the program (`jitted_program`): `jax.jit` with `in_shardings` from the inputs' layouts, and
+- the program (`jit`): `jax.jit` with `in_shardings` from the inputs' layouts, and
   `with_sharding_constraint` on pinned outputs; the partitioner chooses every other layout,
   which is recorded on the results (their buffers' shardings) after the run;
 - meshes always compile on first sight (no interpreted tier, no timing-based choice), and what
@@ -28,7 +28,6 @@ What differs from a single device, all of it here (the executor calls in only wh
 from __future__ import annotations
 
 import collections
-import functools
 import hashlib
 import math
 from typing import Any
@@ -37,8 +36,8 @@ import numpy as np
 
 from ..._core import settings
 from ..._core.devices import Device, DeviceKind
+from ..._core.lru import LRU
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
-from .compile import _ONE, _graph_function, _Program
 from .graph import Node
 from .trace import GraphKey, Traced
 
@@ -65,11 +64,18 @@ def relayout(value: Any, device: Device, spec: Spec) -> Any:
     return moved
 
 
-@functools.lru_cache(maxsize=64)
-def _resharding(sharding: Any) -> Any:
-    import jax
+# a target layout -> the jitted identity pinned to it (jax caches its program per input layout);
+# an LRU of 64 layouts, bounded by construction: a run moves arrays into few layouts
+_RELAYOUTS = LRU("mesh relayouts", 64)
 
-    return jax.jit(_identity, out_shardings=sharding)
+
+def _resharding(sharding: Any) -> Any:
+    found = _RELAYOUTS.get(sharding)
+    if found is None:
+        import jax
+
+        found = _RELAYOUTS.put(sharding, jax.jit(_identity, out_shardings=sharding))
+    return found
 
 
 def _identity(value: Any) -> Any:
@@ -110,24 +116,22 @@ def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
     return leaves, pinned, "shardy" if shardy else "gspmd"
 
 
-def jitted_program(
-    program: _Program, key: GraphKey, leaf_values: list[Any], unpack: Any = None, one: Any = _ONE
-) -> Any:
-    """The graph on a mesh as a jitted function of (donated leaves, kept leaves, scalars), as
-    compile._jitted_program makes for one device (`unpack` and `one` too), with the inputs'
-    shardings given (`in_shardings`: the values' own, which the key holds) and pinned outputs
-    constrained."""
+def jit(replay: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
+    """The graph function `replay` of a program on a mesh (program.Program.function: of
+    (one, donated leaves, kept leaves, scalars)) as jax.jit makes it for one device, with the
+    inputs' shardings given (`in_shardings`: the values' own, which the key holds) and pinned
+    outputs constrained."""
     import jax
 
     mesh = key.device.mesh
     donate = key.donate
     pinned = [None if spec is None else jax_sharding(mesh, spec) for spec in key.shardings[1]]
-    graph = _graph_function(program, key, donate, unpack)
 
-    def replay(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
-        outs = graph(one, donated, kept, scalars)
+    def constrained(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
+        outs = replay(one, donated, kept, scalars)
         return tuple(o if s is None else jax.lax.with_sharding_constraint(o, s) for o, s in zip(outs, pinned))
 
+    constrained.__name__ = constrained.__qualname__ = "replay"  # (jax names the program after it)
     replicated = jax_sharding(mesh, ())
     shardings = [v.sharding for v in leaf_values]
     in_shardings = (
@@ -136,14 +140,10 @@ def jitted_program(
         [s for s, d in zip(shardings, donate) if not d],
         replicated,  # Python scalars: a prefix for the whole list (or what `unpack` takes)
     )
-    jitted = jax.jit(replay, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
-
-    import functools
-
-    return _checked_runs(functools.partial(jitted, one), key)
+    return jax.jit(constrained, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
 
 
-def _checked_runs(run: Any, key: GraphKey) -> Any:
+def checked_runs(run: Any, key: GraphKey) -> Any:
     """`run`, comparing every Nth run's program across processes first when
     X10ARRAY_DISTRIBUTED_CHECK_EVERY is N > 0 in a multi-process run (read at the compile)."""
     import jax

@@ -24,7 +24,8 @@ Slot = tuple[int, int]  # (call, output): where a step's value is
 
 
 class GraphKey(NamedTuple):
-    """A graph's structure, the key of the program cache (compile.py): graphs with equal keys
+    """A graph's structure, the key of the program cache (program.py, which builds every
+    key: `program.key_for`): graphs with equal keys
     run the same program, on other values (leaf buffers and Python scalars are its inputs, so
     changing a scalar does not recompile). A tuple underneath: hashing and comparing it cost
     what a plain tuple's do (C code, once per barrier); the fields have names for readers.
@@ -35,7 +36,7 @@ class GraphKey(NamedTuple):
       `("s", scalar, its type)` or `("none",)`;
     - `outputs`: `(call, output)` of each target, in order;
     - `leaf_avals`: `(shape, dtype)` of each leaf (a materialized input);
-    - `donate`: per leaf, whether the run may reuse its buffer (see _donatable);
+    - `donate`: per leaf, whether the run may reuse its buffer (see program.donation);
     - `shardings`: on a mesh device only (else empty), (the canonical layout of each leaf,
       the pinned layout or None of each output, the partitioner): see spmd.key_shardings."""
 
@@ -48,7 +49,7 @@ class GraphKey(NamedTuple):
 
 
 class Traced(NamedTuple):
-    """What _trace found: the key's parts (`ops`, `outputs`, `leaf_avals`: see GraphKey), the
+    """What `walk` found: the key's parts (`ops`, `outputs`, `leaf_avals`: see GraphKey), the
     calls in topological order, the leaves, how many times the graph reads each, and the
     Python scalars it reads (numbered by the "s" refs)."""
 
@@ -67,9 +68,9 @@ def outside_references(obj: Any, known: int) -> int:
     outside the graph being run holds it (an array, a pending call of another graph, a user's
     variable). The lazy backend's one reading of reference counts: a held pending value joins
     the graph's outputs (_join_shared_with_pending), the inputs behind it stay for its rerun
-    (_rerun_leaves), and only a buffer nobody else holds is donated (_donatable). This call's
+    (rerun_leaves), and only a buffer nobody else holds is donated (program.donation). This call's
     own references (its parameter, getrefcount's argument) are not counted. Callers hold the
-    lazy lock (graph._LOCK), so no recording takes a reference meanwhile."""
+    lazy lock (runtime.RUNTIME.lock), so no recording takes a reference meanwhile."""
     return sys.getrefcount(obj) - known - _OWN_REFERENCES
 
 
@@ -78,7 +79,7 @@ def outside_references(obj: Any, known: int) -> int:
 _OWN_REFERENCES = 2
 
 
-def _trace(targets: list[Node], device: Device) -> Traced:
+def walk(targets: list[Node], device: Device) -> Traced:
     """Walk the pending graph behind `targets`: its structure, the calls in topological
     order, the leaf buffers and scalars it reads, and where the targets are.
 
@@ -190,7 +191,7 @@ def _join_if_held(node: Node | None, target_ids: set[int], targets: list[Node]) 
         targets.append(node)
 
 
-def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
+def rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
     """ids of the leaves that a later graph may read again: those behind an intermediate value
     of this graph that is still held outside it (by an array, or by a pending call that is not
     part of this run), since that value stays pending and will be recomputed from them."""
@@ -222,24 +223,61 @@ def _rerun_leaves(calls: list[Call], targets: list[Node]) -> set[int]:
     return rerun
 
 
-def _donatable(leaves: list[Node], leaf_uses: list[int], targets: list[Node], calls: list[Call]) -> tuple[bool, ...]:
-    """Which input buffers nobody can see after this run (overwritten weights, say), and that
-    an output of the same shape and dtype could reuse: XLA may write the outputs into them."""
-    slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
-    mask = []
-    rerun: set[int] | None = None
-    for i in range(len(leaves)):
-        node = leaves[i]
-        # known references: the graph's uses, `leaves` and `node`
-        private = outside_references(node, leaf_uses[i] + 2) == 0
-        aval = (node.shape, node.dtype)
-        donate = private and not node.exported and slots[aval] > 0
-        if donate:
-            if rerun is None:
-                rerun = _rerun_leaves(calls, targets)
-            donate = id(node) not in rerun
-        if donate:
-            slots[aval] -= 1
-        mask.append(donate)
-        del node
-    return tuple(mask)
+# -- the step walker ----------------------------------------------------------------------------
+
+
+def last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
+    """(call, output) -> the index of the last step that reads it."""
+    last_use: dict[Slot, int] = {}
+    for index, (_, _, refs) in enumerate(ops):
+        for r in refs:
+            if r[0] == "c":
+                last_use[(r[1], r[2])] = index
+    return last_use
+
+
+def replay(
+    ops: tuple[Op, ...],
+    params_of: list[dict[str, Any]],
+    leaf_values: list[Any],
+    scalars: list[Any],
+    outputs: tuple[Slot, ...],
+    step: Any,
+    last_use: dict[Slot, int] | None = None,
+    dropped: Any = None,
+) -> tuple[Any, ...]:
+    """The one walk that runs a graph's steps (`ops` as in GraphKey, their parameters
+    `params_of`) on `leaf_values` and `scalars`: the values of `outputs`. Both tiers use it,
+    each with its own `step(index, prim, refs, args, params)` -> the step's outputs (a list):
+    the interpreter's runs NumPy kernels (interpreter.NumpySteps), the compiled tier's calls
+    the lowerings on jax's kernel namespace while jax.jit traces them (program.XlaSteps).
+
+    An intermediate value is dropped after its last use (`last_use`, from `last_uses`), unless
+    it is an output, so a long graph of writes holds one buffer at a time, not one per step;
+    `dropped(ref, slot)` is told of each drop (the interpreter forgets what it knew of it)."""
+    if last_use is None:
+        last_use = last_uses(ops)
+    keep = set(outputs)
+    values: list[list[Any]] = []
+    for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
+        args = []
+        for r in refs:
+            tag = r[0]
+            if tag == "l":
+                args.append(leaf_values[r[1]])
+            elif tag == "c":
+                args.append(values[r[1]][r[2]])
+            elif tag == "s":
+                args.append(scalars[r[1]])
+            else:
+                args.append(None)
+        values.append(step(index, prim, refs, args, params))
+        del args
+        for r in refs:  # drop what no later step reads
+            if r[0] == "c":
+                slot = (r[1], r[2])
+                if last_use[slot] == index and slot not in keep:
+                    values[r[1]][r[2]] = None
+                    if dropped is not None:
+                        dropped(r, slot)
+    return tuple(values[c][i] for c, i in outputs)

@@ -1,0 +1,261 @@
+"""XLA's numerics on the CPU, in one place: what both lazy tiers and the eager XLA executor's
+host kernels reproduce of it.
+
+- `xla_flushes()`: whether XLA flushes subnormals on this machine's CPU (probed once);
+- `flush_subnormals`: subnormal floats to signed zeros, as XLA's arithmetic reads and stores
+  them (`has_subnormal`, the scan it runs first, tuned for large arrays);
+- `xla_lets_subnormals_through`: which elementwise lowerings let a subnormal through on this
+  CPU anyway (probed per primitive, parameters and operand dtypes), which the compiled lazy
+  tier then flushes itself;
+- `KEEPS_CLEAN`: the primitives whose results need no scan (a policy table of the lazy
+  interpreter, by primitive name).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+
+@functools.cache  # no arguments: one entry
+def xla_flushes() -> bool:
+    """Whether XLA flushes subnormals on this machine's CPU (jax sets flush-to-zero and
+    denormals-are-zero for its work): probed once, by a compiled multiplication. The one probe
+    of it: the lazy interpreter, the compiled tier and the eager XLA host kernels read it."""
+    import jax
+
+    with jax.enable_x64(True):
+        tiny = np.finfo(np.float32).tiny
+        return float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0
+
+
+# -- which lowerings let a subnormal through, on this machine -----------------------------------
+#
+# XLA's CPU arithmetic flushes subnormals (xla_flushes), but not every lowering is arithmetic
+# all the way: a select, a bit operation, an integer routine (fmod is one on some CPUs, its
+# vectorized form on others) passes an operand's bits on or makes a subnormal without a
+# floating-point instruction. Which ones do depends on the CPU (its instruction set, the code
+# XLA generates for it), so it is measured here, per primitive, parameters and operand dtypes,
+# on the machine that runs the program: `xla_lets_subnormals_through` runs the compiled
+# lowering on special values (subnormals, zeros, tiny, infinities, NaN, ...) once as they are
+# and once with the operands flushed, and compares the first with the second flushed. Where
+# they differ, the compiled lazy tier flushes that operation's operands and result itself
+# (_backends/lazy/program.XlaSteps, as for `passes_bits` primitives), so it gives what
+# the interpreter gives, flush(kernel(flush(operands))), on every CPU.
+
+
+def _real_specials(dtype: np.dtype) -> np.ndarray:
+    info = np.finfo(dtype)
+    tiny = info.tiny
+    smallest = np.nextafter(dtype.type(0), dtype.type(1))
+    magnitudes = [
+        0.0, smallest, tiny - smallest, tiny / 3, tiny, tiny * 1.5, tiny * 4, 0.5, 1.0, 1.5, 2.0, 3.0,
+        100.0, 1e300 if dtype.itemsize == 8 else 1e30, info.max, np.inf,
+    ]  # fmt: skip
+    with np.errstate(all="ignore"):
+        values = np.array(magnitudes, dtype)
+        return np.concatenate([values, -values, np.array([np.nan], dtype)])
+
+
+def _specials(dtype: np.dtype, few: bool) -> np.ndarray:
+    """Probe values of one operand dtype (`few`: a shorter list, for a third operand)."""
+    if dtype.kind == "b":
+        return np.array([False, True])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array(sorted({0, 1, 2, 3, info.max, info.min, 0 if dtype.kind == "u" else -1}), dtype)
+    if dtype.kind == "c":
+        real = _real_specials(np.zeros((), dtype).real.dtype)
+        parts = real[[0, 1, 3, 4, 8, 15, 16, 17, 32]]
+        re, im = np.meshgrid(real if not few else parts, parts)
+        z = np.empty(re.size, dtype)
+        z.real, z.imag = re.ravel(), im.ravel()
+        return z
+    real = _real_specials(dtype)
+    return real[[0, 1, 3, 4, 8, 15, 16, 17, 32]] if few else real
+
+
+def _probe_operands(dtypes: tuple[np.dtype, ...]) -> list[np.ndarray]:
+    """Every combination of the operands' special values, as 1-D arrays of one length."""
+    grids = np.meshgrid(*[_specials(d, i >= 2) for i, d in enumerate(dtypes)], indexing="ij")
+    return [np.ascontiguousarray(g.ravel()) for g in grids]
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit, any NaN matching any NaN (its sign and payload are not promised)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind in "fc":
+        parts = (a.real, b.real, a.imag, b.imag) if a.dtype.kind == "c" else (a, b)
+        for x, y in zip(parts[::2], parts[1::2]):
+            nan = np.isnan(x)
+            if not np.array_equal(nan, np.isnan(y)):
+                return False
+            uint = _UINT[x.dtype.itemsize]
+            if not np.array_equal(np.where(nan, 0, x).view(uint), np.where(nan, 0, y).view(uint)):
+                return False
+        return True
+    return bool(np.array_equal(a, b))
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+# (primitive, parameters as a hashable tuple, operand dtypes) -> whether its compiled lowering
+# lets a subnormal through (see above); bounded: the entries are the distinct elementwise
+# operations compiled graphs hold, a few per primitive
+_THROUGH: dict[tuple[Any, ...], bool] = {}
+_THROUGH_BOUND = 8192
+
+
+def xla_lets_subnormals_through(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> list[bool]:
+    """For each (elementwise primitive, its parameters as sorted items, its operands' dtypes):
+    whether its compiled lowering on this CPU gives something else than the lowering on
+    flushed operands, flushed (see above). Probed once per entry and cached; the entries not
+    seen yet are probed together, in one compiled program."""
+    missing = [e for e in dict.fromkeys(entries) if e not in _THROUGH]
+    if missing:
+        try:
+            _probe(missing)
+        except Exception:  # noqa: BLE001 - a lowering that refuses the probe's operands
+            for e in missing:  # one by one; one that still fails is flushed by the graph itself
+                try:
+                    _probe([e])
+                except Exception:  # noqa: BLE001 - (flushing is always right, only slower)
+                    _THROUGH[e] = True
+    return [_THROUGH.get(e, True) for e in entries]
+
+
+def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> None:
+    import jax
+
+    from .kernels import jax_namespace  # (kernels reads flush_subnormals of this module)
+
+    k = jax_namespace()
+    raw: list[list[np.ndarray]] = []
+    flushed: list[list[np.ndarray]] = []
+    for _, _, dtypes in entries:
+        ops = _probe_operands(dtypes)
+        raw.append(ops)
+        flushed.append([flush_subnormals(o) for o in ops])
+
+    def run(operands: list[list[Any]]) -> list[Any]:
+        outs = []
+        for (prim, items, _), ops in zip(entries, operands):
+            out = prim.lowering(k, *ops, **dict(items))
+            outs.append(out if not prim.multiple_results else tuple(out))
+        return outs
+
+    with jax.enable_x64(True), np.errstate(all="ignore"):
+        program = jax.jit(run)  # (one program, run twice: one compile)
+        got_raw, got_flushed = program(raw), program(flushed)
+        if len(_THROUGH) + len(entries) > _THROUGH_BOUND:
+            _THROUGH.clear()
+        for e, r, f in zip(entries, got_raw, got_flushed):
+            pairs = zip(r, f) if isinstance(r, tuple) else [(r, f)]
+            _THROUGH[e] = not all(_same_values(np.asarray(a), flush_subnormals(np.asarray(b))) for a, b in pairs)
+
+
+def flush_subnormals(value: Any) -> Any:
+    """Subnormal floats to (signed) zero, as XLA's CPU arithmetic does (flush-to-zero and
+    denormals-are-zero): `value` itself when it holds none (or is not a float array). The lazy
+    interpreter applies it to the operands and results of every arithmetic step, and a
+    compiled graph does the same (see _backends/lazy/program.XlaSteps), so both tiers treat
+    subnormals alike (docs/eager-and-lazy.md, "What the tiers guarantee"); the eager XLA
+    executor's host kernels (policies.XLA_HOST_KERNELS) read their operands through it.
+    (Run on every arithmetic result: the common case, a real float array with no subnormal,
+    costs one dtype lookup and the scan.)"""
+    if type(value) is not np.ndarray:
+        if not isinstance(value, np.generic):
+            return value
+        value = np.asarray(value)
+    tiny = _TINY.get(value.dtype)
+    if tiny is None or value.size == 0:  # (not a floating-point array)
+        return value
+    if value.dtype.kind != "c":
+        if not has_subnormal(value, tiny):
+            return value
+        value = value.copy()
+        parts: tuple[np.ndarray, ...] = (value,)
+    else:
+        if not (has_subnormal(value.real, tiny) or has_subnormal(value.imag, tiny)):
+            return value
+        value = value.copy()
+        parts = (value.real, value.imag)
+    for p in parts:
+        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+    return value
+
+
+# the smallest normal magnitude of each floating-point dtype (complex: of its parts)
+_TINY: dict[np.dtype, Any] = {
+    np.dtype(t): np.finfo(t).tiny for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)
+}
+if hasattr(np, "longdouble"):
+    _TINY[np.dtype(np.longdouble)] = np.finfo(np.longdouble).tiny
+    _TINY[np.dtype(np.clongdouble)] = np.finfo(np.clongdouble).tiny
+
+
+def has_subnormal(part: np.ndarray, tiny: Any) -> bool:
+    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
+    no magnitude is below `tiny`; zeros, subnormals and NaN take a closer look (_below_tiny).
+    A large contiguous array is scanned in pieces through one small buffer that stays in the
+    cache, rather than through a temporary of its size (one pass over memory, not three)."""
+    n = part.size
+    if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
+        flat = part.reshape(-1)
+        scratch = np.empty(_SCAN_CHUNK, part.dtype)
+        for start in range(0, n, _SCAN_CHUNK):
+            piece = flat[start : start + _SCAN_CHUNK]
+            magnitude = scratch[: piece.size]
+            np.abs(piece, out=magnitude)
+            if not magnitude.min() >= tiny and _below_tiny(magnitude):
+                return True
+        return False
+    magnitude = np.abs(part)
+    if magnitude.min() >= tiny:
+        return False
+    if type(magnitude) is not np.ndarray:  # (a 0-d operand's abs is a NumPy scalar)
+        return bool(0 < magnitude < tiny)
+    return _below_tiny(magnitude)
+
+
+_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
+
+
+def _below_tiny(magnitude: np.ndarray) -> bool:
+    """Whether an array of magnitudes (non-negative, NaN allowed; a temporary: it is
+    overwritten) holds a subnormal, in two passes: as unsigned integers the subnormals are
+    exactly 1 .. bits(tiny) - 1, so subtracting 1 (zero wraps around to the largest value)
+    puts them, and only them, below bits(tiny) - 1."""
+    found = _TINY_BITS.get(magnitude.dtype)
+    if found is None:  # (no unsigned integer of its size: a long double)
+        return bool(magnitude[magnitude < _TINY[magnitude.dtype]].any())
+    uint, limit = found
+    bits = magnitude.view(uint)
+    np.subtract(bits, uint(1), out=bits)
+    return bool(bits.min() < limit)
+
+
+# per real floating-point dtype: the unsigned integer of its size, and bits(tiny) - 1
+_TINY_BITS: dict[np.dtype, tuple[Any, Any]] = {}
+for _t in (np.float16, np.float32, np.float64):
+    _uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(_t).itemsize]
+    _TINY_BITS[np.dtype(_t)] = (_uint, np.array(np.finfo(_t).tiny, _t).view(_uint)[()] - _uint(1))
+
+
+# Primitives whose real floating-point result cannot hold a subnormal when their operands
+# (all arrays, flushed) hold none: a selection or a sign change of an operand's values, an
+# integral value, or a function whose magnitude at a normal argument is 0 or normal (sqrt,
+# the logarithms: |log(x)| >= ~1e-16 unless 0; log1p(x) ~ x for small x). The lazy
+# interpreter skips the subnormal scan of their results (not with a Python scalar operand: the scalars
+# of a step are not flushed, see _backends/lazy/interpreter.NumpySteps).
+KEEPS_CLEAN = frozenset(
+    {
+        "abs", "negative", "positive", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum",
+        "max", "min", "clip", "copysign", "real", "imag", "sqrt", "log", "log1p", "log2",
+        "log10",
+    }
+)  # fmt: skip
