@@ -52,7 +52,14 @@ TITLES = {
     "sklearn": "scikit-learn PCA + LogisticRegression + Ridge fits",
     "mlp_compile": "3-layer MLP, optim.Adam, under x10array.compile",
 }
-COUNTERS = ("compile_count", "cache_hits", "interpreted_graphs", "graph_breaks", "captured_replays", "capture_fallbacks")
+COUNTERS = (
+    "compile_count",
+    "cache_hits",
+    "interpreted_graphs",
+    "graph_breaks",
+    "captured_replays",
+    "capture_fallbacks",
+)
 
 
 # -- sizes ----------------------------------------------------------------------------------
@@ -404,7 +411,11 @@ def worker(args: argparse.Namespace) -> int:
     for line in sys.stdin:
         if not line.strip():
             break
-        result: dict[str, Any] = {"x10array": os.path.dirname(os.path.dirname(xp.__file__)), "times": {}, "counters": {}}
+        result: dict[str, Any] = {
+            "x10array": os.path.dirname(os.path.dirname(xp.__file__)),
+            "times": {},
+            "counters": {},
+        }
         for name in names:
             for mode in MODES:
                 fn = runner.make(name, mode)
@@ -493,7 +504,11 @@ def table(sides: dict[str, dict[str, Any]], names: list[str]) -> str:
             le = r(f"{name}/lazy", f"{name}/eager")
             if le is not None:
                 lazy_over_eager[s].append(le)
-            row += [fmt(sides[s]["median"].get(f"{name}/lazy")), fmt(le, "x"), fmt(r(f"{name}/lazy", f"{name}/jax"), "x")]
+            row += [
+                fmt(sides[s]["median"].get(f"{name}/lazy")),
+                fmt(le, "x"),
+                fmt(r(f"{name}/lazy", f"{name}/jax"), "x"),
+            ]
         if len(label) == 2:
             b, a = sides[label[0]]["median"][f"{name}/lazy"], sides[label[1]]["median"][f"{name}/lazy"]
             row.append(f"{a / b:.2f}")
