@@ -24,6 +24,7 @@ from ..._core.lru import LRU, release_jax_traces
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
+from ..._core.xla_options import compiler_options
 from .graph import Call, Node, _user_location
 from .interpreter import keeps_bits
 from .shapes import ShapeDtype
@@ -207,7 +208,8 @@ def _jitted_program(
     import jax
 
     replay = _graph_function(program, key, donate, unpack)
-    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else ())
+    options = compiler_options(key.device.kind.value)
+    jitted = jax.jit(replay, donate_argnums=(1,) if any(donate) else (), compiler_options=options)
     # (a partial, not a lambda: a cached run must not enter Python code, see executor._run_and_adopt)
     return functools.partial(jitted, _ONE if one is None else one)
 

@@ -38,6 +38,7 @@ import numpy as np
 from ..._core import settings
 from ..._core.devices import Device, DeviceKind
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
+from ..._core.xla_options import compiler_options
 from .compile import _ONE, _graph_function, _Program
 from .graph import Node
 from .trace import GraphKey, Traced
@@ -136,7 +137,10 @@ def jitted_program(
         [s for s, d in zip(shardings, donate) if not d],
         replicated,  # Python scalars: a prefix for the whole list (or what `unpack` takes)
     )
-    jitted = jax.jit(replay, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
+    options = compiler_options(key.device.kind.value)
+    jitted = jax.jit(
+        replay, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else (), compiler_options=options
+    )
 
     import functools
 
