@@ -376,7 +376,7 @@ def test_optimizer_steps_replay_under_compile_and_match_the_uncompiled_loop(make
     compiled (the gradient and the update are elementwise: no reduction whose order could
     differ), and agree to rounding with the steps interpreted: XLA's CPU compiler rewrites a
     quotient by a broadcast scalar (Adam's `m / c1`) as a product with its reciprocal, one ulp
-    away in about a fifth of the elements (tests/test_tiers.py, the xfail on divide)."""
+    away in about a fifth of the elements (the xfail in tests/test_tiers.py)."""
     rng = np.random.default_rng(7)
     target = _arr(rng.standard_normal((4, 3)))
 
