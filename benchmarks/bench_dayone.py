@@ -546,7 +546,8 @@ def main() -> int:
     start = time.perf_counter()
     try:
         for i in range(rounds):
-            for s, proc in procs.items():  # alternate the sides round by round
+            order = list(procs.items())
+            for s, proc in order if i % 2 == 0 else order[::-1]:  # alternate the sides, and who goes first
                 results[s].append(ask(proc))
             print(f"round {i + 1}/{rounds} done ({time.perf_counter() - start:.0f} s)", file=sys.stderr, flush=True)
     finally:

@@ -191,7 +191,10 @@ def _corrections(xp: Any, power1: Any, power2: Any, dtype: Any) -> tuple[Any, An
     """The bias corrections 1 - beta**step in `dtype`: computed in the powers' dtype, rounded once."""
     if not hasattr(power1, "__array_namespace__"):  # (Python numbers: no parameters)
         return 1.0 - power1, 1.0 - power2
-    return xp.astype(1.0 - power1, dtype), xp.astype(1.0 - power2, dtype)
+    c1, c2 = 1.0 - power1, 1.0 - power2
+    if c1.dtype == dtype:
+        return c1, c2
+    return xp.astype(c1, dtype), xp.astype(c2, dtype)
 
 
 class AdamW(Adam):
