@@ -35,9 +35,9 @@ _MEASURED: dict[tuple[str, str], dict[str, Any]] = {}
 
 @functools.cache
 def _jaxlib_version() -> str:
-    import jaxlib
+    from jax._src.lib import version_str  # (as compile_cache names its folders)
 
-    return ".".join(str(jaxlib.__version__).split(".")[:2])
+    return ".".join(str(version_str).split(".")[:2])
 
 
 def compiler_options(platform: str = "cpu") -> dict[str, Any] | None:
