@@ -476,7 +476,13 @@ def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             return None
         return statistics.median(r["times"][a] / r["times"][b] for r in kept)
 
-    return {"median": med, "ratio": ratio, "counters": kept[-1]["counters"], "x10array": kept[-1]["x10array"]}
+    return {
+        "median": med,
+        "ratio": ratio,
+        "counters": kept[-1]["counters"],
+        "x10array": kept[-1]["x10array"],
+        "rounds": kept,
+    }
 
 
 def fmt(v: float | None, unit: str = "ms") -> str:
@@ -492,7 +498,7 @@ def table(sides: dict[str, dict[str, Any]], names: list[str]) -> str:
         tag = f" ({s})" if s else ""
         head += [f"lazy ms{tag}", f"lazy/eager{tag}", f"lazy/jit{tag}"]
     if len(label) == 2:
-        head.append("lazy after/before")
+        head.append("lazy after/before (paired)")
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     main = sides[label[-1]]
     lazy_over_eager: dict[str, list[float]] = {s: [] for s in label}
@@ -509,9 +515,10 @@ def table(sides: dict[str, dict[str, Any]], names: list[str]) -> str:
                 fmt(le, "x"),
                 fmt(r(f"{name}/lazy", f"{name}/jax"), "x"),
             ]
-        if len(label) == 2:
-            b, a = sides[label[0]]["median"][f"{name}/lazy"], sides[label[1]]["median"][f"{name}/lazy"]
-            row.append(f"{a / b:.2f}")
+        if len(label) == 2:  # paired: the two sides' runs of one round are next to each other in time
+            before, after = sides[label[0]]["rounds"], sides[label[1]]["rounds"]
+            k = f"{name}/lazy"
+            row.append(f"{statistics.median(a['times'][k] / b['times'][k] for a, b in zip(after, before)):.2f}")
         lines.append("| " + " | ".join(row) + " |")
     for s in label:
         if lazy_over_eager[s]:
