@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import x10array as xp
+from x10array import optim
 from x10array.autodiff import value_and_grad
 from x10array.extend import settings
 
@@ -357,3 +358,66 @@ def test_a_replay_does_not_donate_a_value_something_else_still_sees():
     np.testing.assert_array_equal(_np(pending), 2.0 * w_before)
     np.testing.assert_array_equal(host_b, b_before)
     assert not np.array_equal(_np(w), w_before)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: optim.SGD(0.05, momentum=0.9, weight_decay=1e-3),
+        lambda: optim.Adam(0.05),
+        lambda: optim.AdamW(0.05, weight_decay=0.01),
+    ],
+    ids=["SGD", "Adam", "AdamW"],
+)
+def test_optimizer_steps_replay_under_compile_and_match_the_uncompiled_loop(make):
+    """Every per-step number of an optimizer's state is data (Adam's step and its powers of
+    beta are arrays, not Python ints): 300 captured steps are one recording and 299 replays,
+    with no fallback. They give the bits of the same 300 steps run uncaptured, every graph
+    compiled or every graph interpreted: the gradient and the update are elementwise (no
+    reduction whose order could differ), and the quotients correctly rounded on both tiers
+    (before, XLA's rewrite of Adam's `m / c1` into a product with the reciprocal made the
+    compiled tier one ulp off: tests/test_tiers.py, quotients)."""
+    rng = np.random.default_rng(7)
+    target = _arr(rng.standard_normal((4, 3)))
+
+    def loss(p):
+        d = p["w"] - target
+        return xp.sum(d * d)
+
+    grad_fn = value_and_grad(loss)
+    opt = make()
+
+    def train(p, state):
+        _, g = grad_fn(p)
+        return opt.update(p, g, state)
+
+    step = xp.compile(train)
+    start = rng.standard_normal((4, 3))
+    p = {"w": _arr(start)}
+    state = opt.init(p)
+    before = xp.metrics()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning
+        for _ in range(300):
+            p, state = step(p, state)
+        xp.lazy_barrier(wait=True)
+    d = xp.metrics() - before
+    assert d.captured_replays == 299 and d.capture_fallbacks == 0, d
+    assert d.compile_count + d.disk_cache_loads <= 1, d
+
+    uncaptured = {}
+    for tier, threshold in (("compiled", 1), ("interpreted", 2**62)):
+        q = {"w": _arr(start)}
+        plain = opt.init(q)
+        with settings.override(X10ARRAY_COMPILE_THRESHOLD=threshold):
+            for _ in range(300):
+                q, plain = train(q, plain)
+                xp.lazy_barrier()
+        uncaptured[tier] = _np(q["w"])
+        if "step" in plain:
+            assert int(plain["step"]) == 300
+    np.testing.assert_array_equal(_np(p["w"]), uncaptured["compiled"])
+    np.testing.assert_array_equal(_np(p["w"]), uncaptured["interpreted"])
+    if "step" in state:
+        assert int(state["step"]) == 300
+    assert float(loss(p)) < 0.5 * float(loss({"w": _arr(start)}))

@@ -307,6 +307,28 @@ def test_other_primitives_treat_special_values_alike_on_both_tiers(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_quotients_are_correctly_rounded_on_both_tiers(dtype):
+    """XLA's algebraic simplifier rewrites quotients into other roundings (A / broadcast(B)
+    as A * broadcast(1 / B), (A / B) / C as A / (B * C), A / sqrt(B) as A * rsqrt(B)): one
+    ulp off in a fifth to a third of the elements, on main at 154b91a (found by the Adam
+    capture test of issue 26). The compiled tier keeps the correctly rounded quotient
+    (`_core.kernels._quotient`), as the interpreter does."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 32)).astype(dtype)
+    b = (rng.random((64, 32)) + 0.1).astype(dtype)
+    c = np.asarray(0.0019990000000000003, dtype)
+    assert_same(lambda x, s: x / s, [a, c], f"{dtype} / a 0-d array")
+    assert_same(lambda x: x / 0.0019990000000000003, [a], f"{dtype} / a Python float")
+    assert_same(lambda x: 2.5 / x, [b], f"a Python float / {dtype}")
+    assert_same(lambda x, y: x / y[0], [a, b], f"{dtype} / a row")
+    assert_same(lambda x, y: x / y[:, :1], [a, b], f"{dtype} / a column")
+    assert_same(lambda x, y: (x / y) / (y + 1.0), [a, b], "(A / B) / C")
+    assert_same(lambda x, y: x / (y / 3.0), [a, b], "A / (B / C)")
+    assert_same(lambda x, y: x / xp.sqrt(y), [a, b], "A / sqrt(B)")
+    assert_same(lambda x, y, s: (x / s) / (xp.sqrt(y / s) + 1e-8), [a, b, c], "Adam's update")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize(
     "divisor",
     [
@@ -320,8 +342,8 @@ def test_other_primitives_treat_special_values_alike_on_both_tiers(name, dtype):
 def test_a_quotient_by_a_broadcast_divisor_is_correctly_rounded_on_both_tiers(divisor, dtype):
     """XLA's algebraic simplifier rewrites `A / broadcast(b)` as `A * broadcast(1 / b)` (two
     roundings, one ulp off in a fifth to two fifths of the elements), for any broadcast divisor:
-    a scalar, a row, a column. The divide kernel hides the broadcast from it (_api/elementwise:
-    _unbroadcastable_divisor), so both tiers give IEEE's correctly rounded quotient, which is
+    a scalar, a row, a column. The jax kernel namespace's divide hides the broadcast from it
+    (`_core.kernels._quotient`), so both tiers give IEEE's correctly rounded quotient, which is
     NumPy's on every CPU (the operands keep the quotients normal: no flushing involved)."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((64, 48)).astype(dtype)

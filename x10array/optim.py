@@ -6,7 +6,10 @@
 
 The state is a pytree of arrays on the parameters' device; `x10array.nn.to_device(state, d)`
 moves it with the model (the seed's `SGD(copying:to:)`). Python-number hyperparameters enter
-lazy graphs as inputs, so a learning-rate schedule does not recompile.
+lazy graphs as inputs, so a learning-rate schedule does not recompile. Every number that
+changes from step to step is an array of the state (Adam's `step` and its powers
+`beta1_power`, `beta2_power`), never a Python int: under `x10array.compile` a step replays
+instead of recording a new signature every call.
 """
 
 from __future__ import annotations
@@ -124,20 +127,30 @@ class Adam:
 
     def init(self, params: Any) -> dict[str, Any]:
         leaves = _leaves(params, f"{type(self).__name__}.init")
-        return {"step": 0, "m": [_zeros_like(p) for p in leaves], "v": [_zeros_like(p) for p in leaves]}
+        state = {"step": 0, "m": [_zeros_like(p) for p in leaves], "v": [_zeros_like(p) for p in leaves]}
+        return _with_counters(state, leaves, self.beta1, self.beta2)
 
     def update(self, params: Any, grads: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         owner = f"{type(self).__name__}.update"
         leaves, treedef, gleaves = _check_update(owner, params, grads, state, ("step", "m", "v"))
         if len(state["m"]) != len(leaves) or len(state["v"]) != len(leaves):
             raise ValueError(f"{owner}: the state holds moments for {len(state['m'])} parameters, not {len(leaves)}")
-        step = state["step"] + 1
         b1, b2, lr, wd = self.beta1, self.beta2, self.learning_rate, self.weight_decay
-        # bias corrections are Python numbers: inputs of a lazy graph, not constants
-        c1, c2 = 1.0 - b1**step, 1.0 - b2**step
+        state = _with_counters(state, leaves, b1, b2)  # (a state of before: Python numbers)
+        # The step and the powers beta**step are arrays, data of a lazy graph and of a
+        # captured step (a Python int would be part of x10array.compile's signature: a new
+        # program every step). The powers are running products in float64, exact on every
+        # tier; each bias correction is rounded once to the parameter's dtype, as a Python
+        # float meeting the array was.
+        step = state["step"] + 1
+        power1, power2 = state["beta1_power"] * b1, state["beta2_power"] * b2
+        corrections: dict[Any, tuple[Any, Any]] = {}
         new, ms, vs = [], [], []
         for p, g, m, v in zip(leaves, gleaves, state["m"], state["v"]):
             xp = p.__array_namespace__()
+            if p.dtype not in corrections:
+                corrections[p.dtype] = _corrections(xp, power1, power2, p.dtype)
+            c1, c2 = corrections[p.dtype]
             if wd and not self.decoupled:
                 g = g + wd * p
             m = b1 * m + (1.0 - b1) * g
@@ -148,7 +161,40 @@ class Adam:
             new.append(p - lr * update)
             ms.append(m)
             vs.append(v)
-        return tree_unflatten(treedef, new), {"step": step, "m": ms, "v": vs}
+        state = {"step": step, "m": ms, "v": vs, "beta1_power": power1, "beta2_power": power2}
+        return tree_unflatten(treedef, new), state
+
+
+def _with_counters(state: dict[str, Any], leaves: list[Any], b1: float, b2: float) -> dict[str, Any]:
+    """`state` with its step and the powers beta1**step, beta2**step as 0-d arrays on the
+    parameters' device (float64 where the device has it). A state whose step is a Python int
+    (made by init() before the step was an array, or with no parameters at all) gets them
+    computed from it; without parameters they stay Python numbers."""
+    step = state["step"]
+    if not isinstance(step, int) or isinstance(step, bool):
+        return state
+    if not leaves:
+        return {**state, "beta1_power": b1**step, "beta2_power": b2**step}
+    p = leaves[0]
+    xp = p.__array_namespace__()
+    info = xp.__array_namespace_info__()
+    wide = xp.float64 if "float64" in info.dtypes(device=p.device, kind="real floating") else xp.float32
+    return {
+        **state,
+        "step": xp.asarray(step, dtype=info.default_dtypes(device=p.device)["integral"], device=p.device),
+        "beta1_power": xp.asarray(b1**step, dtype=wide, device=p.device),
+        "beta2_power": xp.asarray(b2**step, dtype=wide, device=p.device),
+    }
+
+
+def _corrections(xp: Any, power1: Any, power2: Any, dtype: Any) -> tuple[Any, Any]:
+    """The bias corrections 1 - beta**step in `dtype`: computed in the powers' dtype, rounded once."""
+    if not hasattr(power1, "__array_namespace__"):  # (Python numbers: no parameters)
+        return 1.0 - power1, 1.0 - power2
+    c1, c2 = 1.0 - power1, 1.0 - power2
+    if c1.dtype == dtype:
+        return c1, c2
+    return xp.astype(c1, dtype), xp.astype(c2, dtype)
 
 
 class AdamW(Adam):

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from . import xla_options
+
 
 @functools.cache  # no arguments: one entry
 def xla_flushes() -> bool:
@@ -28,7 +30,8 @@ def xla_flushes() -> bool:
 
     with jax.enable_x64(True):
         tiny = np.finfo(np.float32).tiny
-        return float(jax.jit(lambda a, b: a * b)(np.float32(tiny), np.float32(0.25))) == 0.0
+        product = jax.jit(lambda a, b: a * b, compiler_options=xla_options.compiler_options("cpu"))
+        return float(product(np.float32(tiny), np.float32(0.25))) == 0.0
 
 
 # -- which lowerings let a subnormal through, on this machine -----------------------------------
@@ -149,7 +152,7 @@ def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> 
         return outs
 
     with jax.enable_x64(True), np.errstate(all="ignore"):
-        program = jax.jit(run)  # (one program, run twice: one compile)
+        program = jax.jit(run, compiler_options=xla_options.compiler_options("cpu"))  # (one program, run twice)
         got_raw, got_flushed = program(raw), program(flushed)
         if len(_THROUGH) + len(entries) > _THROUGH_BOUND:
             _THROUGH.clear()

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..._core.devices import Device, DeviceKind
 from ..._core.mesh import jax_sharding
+from ..._core.xla_options import compiler_options
 from . import spmd
 from .graph import Node
 from .interpreter import as_node_value
@@ -66,7 +67,8 @@ class SingleDevice:
     def jit(self, fn: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
         import jax
 
-        return jax.jit(fn, donate_argnums=(1,) if any(key.donate) else ())
+        options = compiler_options(key.device.kind.value)
+        return jax.jit(fn, donate_argnums=(1,) if any(key.donate) else (), compiler_options=options)
 
     def checked_runs(self, run: Any, key: GraphKey) -> Any:
         return run

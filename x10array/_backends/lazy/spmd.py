@@ -38,6 +38,7 @@ from ..._core import settings
 from ..._core.devices import Device, DeviceKind
 from ..._core.lru import LRU
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
+from ..._core.xla_options import compiler_options
 from .graph import Node
 from .trace import GraphKey, Traced
 
@@ -140,7 +141,13 @@ def jit(replay: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
         [s for s, d in zip(shardings, donate) if not d],
         replicated,  # Python scalars: a prefix for the whole list (or what `unpack` takes)
     )
-    return jax.jit(constrained, in_shardings=in_shardings, donate_argnums=(1,) if any(donate) else ())
+    options = compiler_options(key.device.kind.value)
+    return jax.jit(
+        constrained,
+        in_shardings=in_shardings,
+        donate_argnums=(1,) if any(donate) else (),
+        compiler_options=options,
+    )
 
 
 def checked_runs(run: Any, key: GraphKey) -> Any:
