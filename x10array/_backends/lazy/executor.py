@@ -95,7 +95,28 @@ class LazyBackend(Recorder):
             if not node.host:
                 node.value = np.array(node.value, copy=True)  # (an interpreted value may be shared)
                 node.host = True
+            node.clean = False  # (the host may write subnormals into it: flushed again when read)
             return node.value
+
+    views_share_host = True  # a view's host buffer is a NumPy view of its base's (Alias.share_host)
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        """`x`'s value if it is a buffer the host may write (host_buffer, share_host), else None."""
+        node = x._data
+        return node.value if node.host else None
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        """`x` (a view, on the CPU) holds `buffer` from now on: a NumPy view of its base's host
+        buffer (or of a view's), so a write through either is seen by both. Not inside a
+        recording of x10array.compile (the view stays a recorded operation there)."""
+        if WATCHING[0] is not None and _watched() is not None:
+            return False
+        with _LOCK:
+            node = _leaf(buffer, buffer.dtype)
+            node.exported = node.host = True  # (never donated, copied when a program reads it)
+            node.owner = weakref.ref(x)
+            x._data = node
+        return True
 
     def buffer(self, x: Array) -> Any:
         if x._device.mesh is not None:
