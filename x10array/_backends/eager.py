@@ -359,6 +359,14 @@ class EagerBackend:
             x._data = host
         return host
 
+    views_share_host = False  # a view's NumPy buffer is a NumPy view of its base's already
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        return None
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        return False
+
     def layout(self, x: Array) -> Any:
         return ()  # one device: nothing is split
 

@@ -56,6 +56,19 @@ class BackendImpl(Protocol):
         into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is
         none (an accelerator's memory, a mesh)."""
 
+    # Whether a view's `host_buffer` must be made a NumPy view of its base's (`Alias.share_host`):
+    # False where a view's buffer is already one (the eager NumPy path), True on the lazy device
+    # (a view's value is its own, refreshed when x10array writes, not when NumPy does).
+    views_share_host: bool
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        """`x`'s value if it is a host buffer that NumPy may write (handed out by `host_buffer`,
+        or given by `share_host`), else None. Runs nothing."""
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        """Make `buffer`, a NumPy view of the host buffer of the array `x` views, `x`'s value
+        (False where it cannot be: `x` keeps its own value)."""
+
     def buffer(self, x: Array) -> Any:
         """`x`'s computed device buffer (a NumPy or jax array), computing it if pending."""
 
