@@ -289,6 +289,51 @@ def test_from_dlpack_onto_a_device(device: xp.Device) -> None:
         xp.from_dlpack(x, device=other, copy=False)
 
 
+@DEVICES
+@pytest.mark.parametrize("tier", [None, 1], ids=["interpreted", "compiled"])
+def test_writes_through_dlpack_exports_and_imports(device: xp.Device, tier: Any) -> None:
+    """DLPack exchanges with NumPy share memory as numpy.asarray does, on both devices and
+    tiers (docs/interop.md, "Writes through DLPack"): a write into np.from_dlpack(x), of an array
+    or of a view, reaches x and its views; a write into a NumPy array imported with
+    from_dlpack (copy None or False) is seen by the next read and operation; copy=True is
+    independent; x10array's own writes copy first; read-only NumPy views export read-only."""
+    from x10array._backends import lazy as _lazy
+
+    with _lazy.compile_threshold(tier):
+        x = pending(sample("float64"), device)
+        row = x[1, ...]
+        exported = np.from_dlpack(x)
+        assert exported.flags.writeable
+        exported[0, 0] = 7.0
+        assert float(x[0, 0]) == 7.0
+        np.from_dlpack(row)[2] = -4.0  # a view's export: NumPy's view of the base's buffer
+        assert float(x[1, 2]) == -4.0 and float(row[2]) == -4.0
+        for _ in range(3):  # the same graph again: compiled at its first sighting with tier 1
+            np.testing.assert_array_equal(np.asarray(x + 1.0, copy=True)[:, 0], [8.0, 1.0])
+        with pytest.raises(ValueError):  # read-only, as NumPy's broadcast_to
+            np.from_dlpack(xp.broadcast_to(x[0, 0], (2, 2)))[0, 0] = 1.0
+        independent = np.from_dlpack(x, copy=True)
+        independent[0, 0] = 0.5
+        assert float(x[0, 0]) == 7.0
+
+        for copy in (None, False):
+            a = sample("float64")
+            y = xp.from_dlpack(a, device=device, copy=copy)
+            assert y.device == device
+            a[0, 0] = 42.0  # the producer writes after the import: y is a's memory
+            assert float(y[0, 0]) == 42.0
+            for step in range(3):
+                a[1, 1] = float(step)
+                np.testing.assert_array_equal(np.asarray(y * 2.0, copy=True)[1], [0.0, 2.0 * step, 4.0])
+            assert a.flags.writeable  # (operations never take the producer's buffer over)
+            y[0, 1] = -1.0  # y's own write: a new value, the producer's memory unchanged
+            assert a[0, 1] == -2.0 and float(y[0, 1]) == -1.0
+        a = sample("float64")
+        y = xp.from_dlpack(a, device=device, copy=True)
+        a[0, 0] = 42.0
+        assert float(y[0, 0]) == -3.0
+
+
 def test_from_dlpack_refuses_non_producers() -> None:
     with pytest.raises(AttributeError):
         xp.from_dlpack([1, 2, 3])
