@@ -102,6 +102,29 @@ def test_writes_into_numpy_asarray_of_a_lazy_array_reach_it(tier: Any) -> None:
         assert float(x[0, 0]) == 7.0
 
 
+def test_subnormals_written_through_numpy_asarray_are_treated_alike_on_both_tiers() -> None:
+    """A buffer the host may write is scanned for subnormals at every interpreted read, not
+    once: a subnormal written into numpy.asarray(x) (or into a view's buffer) after x was read
+    is flushed by the interpreter as XLA flushes it when compiled, so the tiers agree bit for
+    bit (docs/eager-and-lazy.md, "What the tiers guarantee")."""
+    from x10array._backends import lazy as _lazy
+
+    results = []
+    for tier in (None, 1):  # every graph interpreted, then every graph compiled
+        with _lazy.compile_threshold(tier):
+            x = pending(np.linspace(1.0, 2.0, 6).reshape(2, 3), LAZY)
+            row = x[1, ...]
+            buffer, row_buffer = np.asarray(x), np.asarray(row)
+            assert float(xp.sum(x * 2.0)) > 0 and float(xp.sum(row * 2.0)) > 0  # read: scanned once
+            buffer[0, 1] = 5e-324
+            row_buffer[2] = -1e-310
+            results.append(
+                [np.asarray(x * 1e300, copy=True).view(np.uint64), np.asarray(row * 1e300, copy=True).view(np.uint64)]
+            )
+    for interpreted, compiled in zip(*results, strict=True):
+        np.testing.assert_array_equal(interpreted, compiled)
+
+
 @pytest.mark.parametrize("kernels_", ["numpy", "xla"])
 def test_writes_into_numpy_asarray_of_an_eager_array_reach_it(kernels_: str) -> None:
     """The eager device shares its buffer: a write through numpy.asarray(x) is a write to x,

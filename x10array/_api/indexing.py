@@ -875,6 +875,8 @@ class Alias:
         """`buffer`, a host buffer NumPy may write, is `target`'s value (this its alias): every
         live view of `target`, and theirs, is made a NumPy view of it."""
         impl = backend_impl(target._device)
+        if impl.host_value(target) is not buffer:
+            return  # (another thread wrote target since: its views follow its new value)
         for view in self._live_views():
             part = impl.host_value(view)  # (a NumPy view of the buffer already)
             if part is None and (part := _share(impl, view, buffer)) is None:
