@@ -57,8 +57,9 @@ class BackendImpl(Protocol):
         none (an accelerator's memory, a mesh)."""
 
     # Whether a view's `host_buffer` must be made a NumPy view of its base's (`Alias.share_host`):
-    # False where a view's buffer is already one (the eager NumPy path), True on the lazy device
-    # (a view's value is its own, refreshed when x10array writes, not when NumPy does).
+    # False where a view's buffer is already one (the eager NumPy kernels), True where a view's
+    # value is its own, refreshed when x10array writes, not when NumPy does (the lazy device, the
+    # eager XLA kernels).
     views_share_host: bool
 
     def host_value(self, x: Array) -> np.ndarray | None:
@@ -66,8 +67,9 @@ class BackendImpl(Protocol):
         or given by `share_host`), else None. Runs nothing."""
 
     def share_host(self, x: Array, buffer: np.ndarray) -> bool:
-        """Make `buffer`, a NumPy view of the host buffer of the array `x` views, `x`'s value
-        (False where it cannot be: `x` keeps its own value)."""
+        """Make `buffer`, a host buffer that NumPy may write, `x`'s value: NumPy's view of the
+        host buffer of the array `x` views (`Alias.share_host`), or the memory of a DLPack
+        producer (`from_dlpack`). False where it cannot be: `x` keeps its own value."""
 
     def buffer(self, x: Array) -> Any:
         """`x`'s computed device buffer (a NumPy or jax array), computing it if pending."""
