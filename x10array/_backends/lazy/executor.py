@@ -106,9 +106,10 @@ class LazyBackend(Recorder):
         return node.value if node.host else None
 
     def share_host(self, x: Array, buffer: np.ndarray) -> bool:
-        """`x` (a view, on the CPU) holds `buffer` from now on: a NumPy view of its base's host
-        buffer (or of a view's), so a write through either is seen by both. Not inside a
-        recording of x10array.compile (the view stays a recorded operation there)."""
+        """`x` (on the CPU) holds `buffer` from now on, a host buffer NumPy may write: NumPy's
+        view of its base's host buffer (Alias.share_host) or a DLPack producer's memory
+        (from_dlpack), so a write through NumPy is seen by x's next read and operation. Not
+        inside a recording of x10array.compile (x stays a recorded operation there)."""
         if WATCHING[0] is not None and _watched() is not None:
             return False
         with _LOCK:
