@@ -56,11 +56,12 @@ class BackendImpl(Protocol):
         into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is
         none (an accelerator's memory, a mesh)."""
 
-    # Whether a view's `host_buffer` must be made a NumPy view of its base's (`Alias.share_host`):
-    # False where a view's buffer is already one (the eager NumPy kernels), True where a view's
-    # value is its own, refreshed when x10array writes, not when NumPy does (the lazy device, the
-    # eager XLA kernels).
-    views_share_host: bool
+    @property
+    def views_share_host(self) -> bool:
+        """Whether a view's `host_buffer` must be made a NumPy view of its base's
+        (`Alias.share_host`): False where a view's buffer is already one (the eager NumPy
+        kernels), True where a view's value is its own, refreshed when x10array writes, not when
+        NumPy does (the lazy device, the eager XLA kernels)."""
 
     def host_value(self, x: Array) -> np.ndarray | None:
         """`x`'s value if it is a host buffer that NumPy may write (handed out by `host_buffer`,
