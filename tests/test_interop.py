@@ -102,6 +102,29 @@ def test_writes_into_numpy_asarray_of_a_lazy_array_reach_it(tier: Any) -> None:
         assert float(x[0, 0]) == 7.0
 
 
+def test_subnormals_written_through_numpy_asarray_are_treated_alike_on_both_tiers() -> None:
+    """A buffer the host may write is scanned for subnormals at every interpreted read, not
+    once: a subnormal written into numpy.asarray(x) (or into a view's buffer) after x was read
+    is flushed by the interpreter as XLA flushes it when compiled, so the tiers agree bit for
+    bit (docs/eager-and-lazy.md, "What the tiers guarantee")."""
+    from x10array._backends import lazy as _lazy
+
+    results = []
+    for tier in (None, 1):  # every graph interpreted, then every graph compiled
+        with _lazy.compile_threshold(tier):
+            x = pending(np.linspace(1.0, 2.0, 6).reshape(2, 3), LAZY)
+            row = x[1, ...]
+            buffer, row_buffer = np.asarray(x), np.asarray(row)
+            assert float(xp.sum(x * 2.0)) > 0 and float(xp.sum(row * 2.0)) > 0  # read: scanned once
+            buffer[0, 1] = 5e-324
+            row_buffer[2] = -1e-310
+            results.append(
+                [np.asarray(x * 1e300, copy=True).view(np.uint64), np.asarray(row * 1e300, copy=True).view(np.uint64)]
+            )
+    for interpreted, compiled in zip(*results, strict=True):
+        np.testing.assert_array_equal(interpreted, compiled)
+
+
 @pytest.mark.parametrize("kernels_", ["numpy", "xla"])
 def test_writes_into_numpy_asarray_of_an_eager_array_reach_it(kernels_: str) -> None:
     """The eager device shares its buffer: a write through numpy.asarray(x) is a write to x,
@@ -287,6 +310,51 @@ def test_from_dlpack_onto_a_device(device: xp.Device) -> None:
     assert z.device == device
     with pytest.raises((ValueError, BufferError)):
         xp.from_dlpack(x, device=other, copy=False)
+
+
+@DEVICES
+@pytest.mark.parametrize("tier", [None, 1], ids=["interpreted", "compiled"])
+def test_writes_through_dlpack_exports_and_imports(device: xp.Device, tier: Any) -> None:
+    """DLPack exchanges with NumPy share memory as numpy.asarray does, on both devices and
+    tiers (docs/interop.md, "Writes through DLPack"): a write into np.from_dlpack(x), of an array
+    or of a view, reaches x and its views; a write into a NumPy array imported with
+    from_dlpack (copy None or False) is seen by the next read and operation; copy=True is
+    independent; x10array's own writes copy first; read-only NumPy views export read-only."""
+    from x10array._backends import lazy as _lazy
+
+    with _lazy.compile_threshold(tier):
+        x = pending(sample("float64"), device)
+        row = x[1, ...]
+        exported = np.from_dlpack(x)
+        assert exported.flags.writeable
+        exported[0, 0] = 7.0
+        assert float(x[0, 0]) == 7.0
+        np.from_dlpack(row)[2] = -4.0  # a view's export: NumPy's view of the base's buffer
+        assert float(x[1, 2]) == -4.0 and float(row[2]) == -4.0
+        for _ in range(3):  # the same graph again: compiled at its first sighting with tier 1
+            np.testing.assert_array_equal(np.asarray(x + 1.0, copy=True)[:, 0], [8.0, 1.0])
+        with pytest.raises(ValueError):  # read-only, as NumPy's broadcast_to
+            np.from_dlpack(xp.broadcast_to(x[0, 0], (2, 2)))[0, 0] = 1.0
+        independent = np.from_dlpack(x, copy=True)
+        independent[0, 0] = 0.5
+        assert float(x[0, 0]) == 7.0
+
+        for copy in (None, False):
+            a = sample("float64")
+            y = xp.from_dlpack(a, device=device, copy=copy)
+            assert y.device == device
+            a[0, 0] = 42.0  # the producer writes after the import: y is a's memory
+            assert float(y[0, 0]) == 42.0
+            for step in range(3):
+                a[1, 1] = float(step)
+                np.testing.assert_array_equal(np.asarray(y * 2.0, copy=True)[1], [0.0, 2.0 * step, 4.0])
+            assert a.flags.writeable  # (operations never take the producer's buffer over)
+            y[0, 1] = -1.0  # y's own write: a new value, the producer's memory unchanged
+            assert a[0, 1] == -2.0 and float(y[0, 1]) == -1.0
+        a = sample("float64")
+        y = xp.from_dlpack(a, device=device, copy=True)
+        a[0, 0] = 42.0
+        assert float(y[0, 0]) == -3.0
 
 
 def test_from_dlpack_refuses_non_producers() -> None:

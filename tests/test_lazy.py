@@ -427,15 +427,22 @@ def test_a_write_in_place_never_shows_through_a_numpy_view(order):
     np.testing.assert_array_equal(np.asarray(X), [100.0, 1.0, 2.0, 3.0, 4.0, 5.0])
 
 
-def test_lazy_buffers_are_exported_read_only():
-    """A lazy value is immutable: NumPy views of it, through DLPack or __array__, cannot
-    write into it (pending graphs may still read it)."""
+def test_lazy_buffers_are_exported_read_only_or_as_the_value():
+    """A lazy value is immutable: a NumPy view of it without a copy (`__array__(copy=False)`,
+    DLPack with copy=False) cannot write into it (pending graphs may still read it). A DLPack
+    export with copy=None is numpy.asarray's buffer (docs/interop.md, "Writes through DLPack"):
+    pending work is computed first and keeps its values, a write reaches the array."""
     x = xp.asarray([1.0, 2.0, 3.0], device=LAZY)
     y = x + 1.0
-    for exported in (np.from_dlpack(x), np.asarray(x, copy=False), np.from_dlpack(y)):
+    for exported in (np.asarray(x, copy=False), np.from_dlpack(x, copy=False), np.from_dlpack(y, copy=False)):
         with pytest.raises(ValueError, match="read-only"):
             exported[0] = 99.0
     np.testing.assert_array_equal(np.asarray(x + 0.0), [1.0, 2.0, 3.0])
+    z = x * 2.0  # pending when x's buffer is handed out
+    shared = np.from_dlpack(x)
+    shared[0] = 99.0
+    np.testing.assert_array_equal(np.asarray(z), [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(x + 0.0), [99.0, 2.0, 3.0])
 
 
 def test_compile_threshold_forces_the_tier_within_a_block():

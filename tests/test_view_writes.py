@@ -18,11 +18,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "X10ARRAY_COMPILE_THRESHOLD": "1",
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **(env or {}),
     }
     return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -76,3 +77,24 @@ def test_random_view_writes_compiled_match_numpy():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_view_writes_compiled_match_numpy_long(seed):
     _fuzz(seed=seed, cases=150, ops=8, timeout=1800)
+
+
+@pytest.mark.parametrize("threshold", ["1", "1000000"], ids=["compiled", "interpreted"])
+@pytest.mark.parametrize("device", ["cpu:0:eager", "cpu:0:eager+xla-kernels", "xla"])
+def test_numpy_writes_through_asarray_of_views_match_numpy(device, threshold):
+    """`numpy.asarray(view)` is a NumPy view of the base's buffer: a write into it is seen by the
+    base, by every view (made before or after) and by the next recorded operation, bit for bit,
+    on both devices and tiers; NumPy's read-only views give read-only buffers (issue 24, item 8:
+    SciPy's ndimage TestThreading writes into `np.asarray(out[i, ...])`)."""
+    kernels = "numpy"
+    if device.endswith("+xla-kernels"):
+        device, kernels = device.removesuffix("+xla-kernels"), "xla"
+    env = {
+        "X10ARRAY_DEFAULT_DEVICE": device,
+        "X10ARRAY_COMPILE_THRESHOLD": threshold,
+        "X10ARRAY_EAGER_CPU_KERNELS": kernels,
+    }
+    result = _run([str(ROOT / "tests" / "_host_writes.py")], timeout=600, env=env)
+    assert result.returncode == 0, _report(result)
+    last = result.stdout.strip().splitlines()[-1].split()
+    assert last[0] == "ok" and int(last[1]) > 300, result.stdout[-2000:]

@@ -837,6 +837,7 @@ class Alias:
         base, index, operands = _root_index(base, index, operands)
         Alias._add(base, view)
         view._alias = Alias(base, index, operands)
+        _share_new_view(base, view)
 
     @staticmethod
     @atomic_write
@@ -844,6 +845,75 @@ class Alias:
         """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its)."""
         Alias._add(base, view)
         view._alias = Alias(base, None, (), transform)
+        _share_new_view(base, view)
+
+    # -- host buffers (numpy.asarray) on a device whose views hold values of their own ----------
+    # On the lazy device a view's value is its own, refreshed when x10array writes its base,
+    # not when NumPy writes a buffer `numpy.asarray` handed out. So once an array's host buffer
+    # is handed out (`Array.__array__`, the backend's host_buffer), every live view of it, and
+    # every view made of it later, holds a NumPy view of that buffer instead (the backend's
+    # share_host): a write through NumPy into any of them is seen by the next read of all, as
+    # NumPy's views share memory. Until x10array writes one of them: then the write is
+    # replayed as always and the handed-out buffers are no longer the arrays' values (as on
+    # the eager device, where an array copies a buffer it handed out before writing it).
+
+    def host_buffer(self, view: Array) -> np.ndarray | None:
+        """`numpy.asarray(view)` of a view (this its alias): the host buffer of the array that
+        owns the data is handed out, which makes `view`'s value a NumPy view of it; that is
+        returned where NumPy's view is writable. None (the caller hands out a read-only buffer)
+        where NumPy's view is read-only (broadcast_to, diagonal, ...) or there is no host buffer
+        (an accelerator's memory, a mesh)."""
+        root = view
+        while root._alias is not None and root._alias.base is not None:
+            root = root._alias.base
+        root.__array__()  # (the root's buffer, and its views': see share_host)
+        value = backend_impl(view._device).host_value(view)
+        return value if value is not None and value.flags.writeable else None
+
+    @atomic_write
+    def share_host(self, target: Array, buffer: np.ndarray) -> None:
+        """`buffer`, a host buffer NumPy may write, is `target`'s value (this its alias): every
+        live view of `target`, and theirs, is made a NumPy view of it."""
+        impl = backend_impl(target._device)
+        if impl.host_value(target) is not buffer:
+            return  # (another thread wrote target since: its views follow its new value)
+        for view in self._live_views():
+            part = impl.host_value(view)  # (a NumPy view of the buffer already)
+            if part is None and (part := _share(impl, view, buffer)) is None:
+                continue
+            if view._alias.views:
+                view._alias.share_host(view, part)
+
+    def read_only(self) -> bool:
+        """Whether the view (this its alias) is read-only: made by a function whose NumPy
+        view is (broadcast_to, diagonal, ...), or a view of such a view."""
+        alias: Alias | None = self
+        while alias is not None and alias.base is not None:
+            if alias.transform is not None and alias.transform.backward is None:
+                return True
+            alias = alias.base._alias
+        return False
+
+    def numpy_view(self, parent: np.ndarray) -> np.ndarray | None:
+        """NumPy's view (this alias's index or function) of `parent`, NumPy's equivalent of
+        the base; None where NumPy's is not a view of it."""
+        try:
+            transform = self.transform
+            if transform is None:
+                assert self.index is not None
+                if any(c[0] not in "sne" and not (c[0] == "a" and isinstance(self.operands[c[1]], int))
+                       for c in self.index):  # fmt: skip
+                    return None
+                out = parent[_rebuild(self.index, self.operands)]
+            elif transform.name in ("real", "imag"):
+                if parent.dtype.kind != "c":
+                    return None  # (imag of a real array: read-only zeros, sharing nothing)
+                out = getattr(parent, transform.name)
+            else:
+                out = transform.layout(parent)
+        except (TypeError, ValueError, IndexError):
+            return None
+        return out if np.may_share_memory(out, parent) else None
 
     @staticmethod
     def _add(base: Array, view: Array) -> None:
@@ -887,6 +957,22 @@ class Alias:
             assign(view, self.transform.forward(base))
         for inner in self._live_views():
             inner._alias.refresh(inner)
+
+
+def _share(impl: Any, view: Array, buffer: np.ndarray) -> np.ndarray | None:
+    """Make `view`'s value NumPy's view of `buffer`, its base's host buffer (the part it is)."""
+    part = view._alias.numpy_view(buffer)
+    if part is None or part.shape != view.shape or part.dtype != view._dtype.np:
+        return None
+    return part if impl.share_host(view, part) else None
+
+
+def _share_new_view(base: Array, view: Array) -> None:
+    """A view just made of `base`: a NumPy view of `base`'s host buffer if `base` holds one
+    (see Alias.share_host)."""
+    impl = backend_impl(view._device)
+    if impl.views_share_host and (buffer := impl.host_value(base)) is not None:
+        _share(impl, view, buffer)
 
 
 def check_writable(x: Array, fname: str) -> None:

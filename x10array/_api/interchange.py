@@ -92,7 +92,13 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
         raise TypeError(f"__dlpack__: max_version must be a (major, minor) tuple of ints, got {max_version!r}")
     here = dlpack_device(x)
     to_host = _export_to_host(here, dl_device, stream, copy)
-    data = _value(x)
+    device = x._device
+    if copy is None and not to_host and device.is_lazy and device.kind is DeviceKind.CPU and device.mesh is None:
+        # as numpy.asarray(x): the host buffer that is x's value (a write through the consumer
+        # reaches x and its views; read-only where NumPy's view is), as an eager array exports
+        data = x.__array__()
+    else:
+        data = _value(x)
     if to_host:
         data, copy = x._host(), True
     elif copy and type(data) is not np.ndarray and here[0] == DLDeviceType.CPU:
@@ -144,11 +150,13 @@ def _capsule(data: Any, stream: Any, max_version: Any, copy: bool | None) -> tup
         # consumer. By default export a copy; with copy=False, the buffer itself, as jax
         # does for its buffers: that protocol has no read-only flag, and the consumer asked
         # for no copy.
-        if type(data) is not np.ndarray or copy is True or data.base is not None:
+        if type(data) is not np.ndarray or copy is True:
             raise
         if copy is None:
             kwargs["copy"] = True
             return data.__dlpack__(**kwargs), True
+        if data.base is not None:
+            raise
         data.flags.writeable = True
         try:
             return data.__dlpack__(**kwargs), copy

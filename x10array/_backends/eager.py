@@ -366,6 +366,24 @@ class EagerBackend:
             x._data = host
         return host
 
+    @property
+    def views_share_host(self) -> bool:
+        """With NumPy kernels a view's buffer is a NumPy view of its base's already; with XLA
+        kernels a view's value is a jax buffer of its own, so once the base's buffer is handed
+        out, its views hold NumPy views of it (`Alias.share_host`), as on the lazy device."""
+        return get_setting(_KERNELS) != "numpy"
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        data = x._data
+        return data if type(data) is _ndarray and data.flags.writeable and x._device.kind is _CPU else None
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        if x._device.kind is not _CPU:
+            return False
+        x._data = buffer  # (the kernels take NumPy buffers too)
+        x._shared = True  # (a write in place would reach the base behind x10array's back)
+        return True
+
     def layout(self, x: Array) -> Any:
         return ()  # one device: nothing is split
 

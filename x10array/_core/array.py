@@ -127,7 +127,8 @@ class Array:
         result is writable exactly where a write into it reaches `x`, so a write is never
         silently lost. `copy=None` returns, on the CPU, a NumPy buffer that is `x`'s value
         (the backend's `host_buffer`: SciPy's ndimage writes its results into
-        `numpy.asarray(output)`), and on an accelerator a read-only copy. `copy=True` returns
+        `numpy.asarray(output)`; of a view, a NumPy view of its base's buffer, read-only
+        where NumPy's view is), and on an accelerator a read-only copy. `copy=True` returns
         an independent writable copy. `copy=False` never copies: the NumPy buffer of an eager
         array, or a read-only view of a device buffer or of a lazy value on the CPU;
         ValueError where the value is not in host memory or a dtype conversion is asked for.
@@ -141,7 +142,19 @@ class Array:
         if copy:
             return self._host().copy()
         if copy is None:
-            buffer = _IMPLS[self._device.backend].host_buffer(self)
+            impl = _IMPLS[self._device.backend]
+            alias = self._alias
+            if alias is not None and alias.base is not None and impl.views_share_host:
+                # a view (lazy device): a NumPy view of its base's buffer, so that a write into
+                # it reaches the base and every view of it (`_api.indexing.Alias.host_buffer`);
+                # a read-only one where NumPy's view is read-only or there is no host buffer
+                buffer = alias.host_buffer(self)
+            elif alias is not None and alias.base is not None and alias.read_only():
+                buffer = None  # (broadcast_to, diagonal: read-only, as NumPy's)
+            else:
+                buffer = impl.host_buffer(self)
+                if buffer is not None and alias is not None and impl.views_share_host:
+                    alias.share_host(self, buffer)  # its views become NumPy views of the buffer
             if buffer is not None:
                 self._shared = True  # (x copies before its own next write)
                 return buffer

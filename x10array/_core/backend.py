@@ -56,6 +56,22 @@ class BackendImpl(Protocol):
         into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is
         none (an accelerator's memory, a mesh)."""
 
+    @property
+    def views_share_host(self) -> bool:
+        """Whether a view's `host_buffer` must be made a NumPy view of its base's
+        (`Alias.share_host`): False where a view's buffer is already one (the eager NumPy
+        kernels), True where a view's value is its own, refreshed when x10array writes, not when
+        NumPy does (the lazy device, the eager XLA kernels)."""
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        """`x`'s value if it is a host buffer that NumPy may write (handed out by `host_buffer`,
+        or given by `share_host`), else None. Runs nothing."""
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        """Make `buffer`, a host buffer that NumPy may write, `x`'s value: NumPy's view of the
+        host buffer of the array `x` views (`Alias.share_host`), or the memory of a DLPack
+        producer (`from_dlpack`). False where it cannot be: `x` keeps its own value."""
+
     def buffer(self, x: Array) -> Any:
         """`x`'s computed device buffer (a NumPy or jax array), computing it if pending."""
 

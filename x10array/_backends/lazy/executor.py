@@ -93,7 +93,29 @@ class LazyBackend:
             if not node.host:
                 node.value = np.array(node.value, copy=True)  # (an interpreted value may be shared)
                 node.host = True
+            node.clean = False  # (the host may write subnormals into it: flushed again when read)
             return node.value
+
+    views_share_host = True  # a view's host buffer is a NumPy view of its base's (Alias.share_host)
+
+    def host_value(self, x: Array) -> np.ndarray | None:
+        """`x`'s value if it is a buffer the host may write (host_buffer, share_host), else None."""
+        node = x._data
+        return node.value if node.host else None
+
+    def share_host(self, x: Array, buffer: np.ndarray) -> bool:
+        """`x` (on the CPU) holds `buffer` from now on, a host buffer NumPy may write: NumPy's
+        view of its base's host buffer (Alias.share_host) or a DLPack producer's memory
+        (from_dlpack), so a write through NumPy is seen by x's next read and operation. Not
+        inside a recording of x10array.compile (x stays a recorded operation there)."""
+        if RUNTIME.watching[0] is not None and RUNTIME.watched() is not None:
+            return False
+        with RUNTIME.lock:
+            node = leaf(buffer, buffer.dtype)
+            node.exported = node.host = True  # (never donated, copied when a program reads it)
+            node.owner = weakref.ref(x)
+            x._data = node
+        return True
 
     def buffer(self, x: Array) -> Any:
         placement_of(x._device).check_exportable()
