@@ -692,9 +692,10 @@ atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b),
 # Fairgrieve and Tang's algorithm (NumPy's casin is the same one), atanh and atan by Kahan's
 # formulas. Every step being one correctly rounded operation, the interpreter and the compiled
 # program give the same bits. complex64 computes in float64 and rounds each part once at the
-# end. pow is exp(w log z), the standard's definition, from the same logarithm, an exponential,
-# sine and cosine of the same kind (`_ieee_cexp`), and NumPy's repeated squaring for integral
-# real exponents below 100. Eager NumPy keeps its own loops.
+# end. exp and expm1 take the same kind of steps (an exponential, sine and cosine of x10array's
+# own: `_ieee_cexp`, `_expm1_tiered`); pow is exp(w log z), the standard's definition, from
+# them, with NumPy's repeated squaring for integral real exponents below 100. Eager NumPy keeps
+# its own loops.
 
 _LN2_HI = float.fromhex("0x1.62e42fee00000p-1")
 _LN2_LO = float.fromhex("0x1.a39ef35793c76p-33")
@@ -1154,8 +1155,17 @@ def _complex_power(k: Any, x: Any, y: Any, dtype: Any) -> Any:
 
 # -- exponentials, logarithms, trigonometry --------------------------------------------------
 
+
+def _exp_upper(k: Any, x: Any) -> Any:
+    # On a lazy tier from IEEE steps (_ieee_cexp): the same bits on both tiers
+    if not k.tiered or x.dtype.kind != "c":
+        return k.exp(x)
+    with k.errstate(all="ignore"):
+        return _narrow(k, *_ieee_cexp(k, *_wide_parts(k, x)), x.dtype)
+
+
 _exp = _half_plane(
-    lambda k, x: k.exp(x),
+    _exp_upper,
     (
         (lambda k, a, b: k.isposinf(a) & ~k.isfinite(b), _INF, _NAN),
         (lambda k, a, b: k.isneginf(a) & ~k.isfinite(b), 0.0, 0.0),
@@ -1172,6 +1182,8 @@ def _expm1(k: Any, x: Any) -> Any:
     # the standard's special cases at infinities and NaN (NumPy's complex expm1 misses them).
     if x.dtype.kind != "c":
         return k.expm1(x)
+    if k.tiered:
+        return _expm1_tiered(k, x)
     a, b = k.real(x), k.imag(x)
     half = k.sin(b / 2)
     re = k.expm1(a) * k.cos(b) - 2 * half * half
@@ -1185,6 +1197,33 @@ def _expm1(k: Any, x: Any) -> Any:
     re = k.where(high, _INF, re)
     im = k.where(high, _NAN, im)
     return _complex(k, re, im)
+
+
+def _expm1_tiered(k: Any, x: Any) -> Any:
+    """_expm1 of complex `x` on a lazy tier, from IEEE steps (the same bits on both tiers):
+    expm1(a) by Kahan's (u - 1) a / log(u) with u = exp(a) for |a| < 1/2, and x10array's exp,
+    sin and cos."""
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        u = _ieee_exp(k, a)
+        um1 = r(u - 1.0)
+        em = r(r(um1 * a) / _ieee_log(k, u))
+        em = k.where(u == 1.0, a, k.where(um1 == -1.0, -1.0, em))
+        em = k.where(k.abs(a) < 0.5, em, um1)  # (u - 1 loses nothing there; (u - 1) a overflows)
+        finite_b = k.isfinite(b)
+        sb, cb = _ieee_sincos(k, b)
+        half, _ = _ieee_sincos(k, r(0.5 * b))
+        re = r(r(em * cb) - r(2.0 * r(half * half)))
+        im = k.where(b == 0, b, r(u * sb))
+        re = k.where((a == 0) & (b == 0), k.zeros_like(a), re)
+        low = k.isneginf(a)  # +0 * cis(b) - 1, and -1 + 0j where b is infinite or NaN
+        re = k.where(low, -1.0, re)
+        im = k.where(low, r(k.zeros_like(a) * _ieee_sincos(k, k.where(finite_b, b, k.zeros_like(b)))[0]), im)
+        high = k.isposinf(a) & ~finite_b  # infinity + NaN j
+        re = k.where(high, _INF, re)
+        im = k.where(high, _NAN, im)
+        return _narrow(k, re, im, x.dtype)
 
 
 expm1 = _unary(
