@@ -101,9 +101,9 @@ def check(results: dict) -> list[str]:
     """The documented bounds (docs/eager-and-lazy.md), as failures."""
     failures = []
     for (name, dtype), row in results.items():
-        if dtype.startswith("complex"):
-            continue  # complex: measured, bounds not yet guaranteed (see the docs)
-        for tier in ("interp", "compiled"):
+        # complex: the tiers' agreement (docs/eager-and-lazy.md); no ulp bound against eager
+        # is documented (NumPy's complex64 log1p, computed in float32, is the less accurate one)
+        for tier in ("interp", "compiled") if not dtype.startswith("complex") else ():
             if row[f"over_{tier}"]:
                 failures.append(f"{name} {dtype} {tier}: {row[f'ulp_{tier}']} ULP: {row.get('worst_' + tier)}")
         if row["tier_mismatch"]:

@@ -120,11 +120,13 @@ def test_complex_arithmetic_agrees_on_both_tiers():
 
 # The complex functions whose every part has the same bits on both tiers, normal parts too:
 # those written out from IEEE operations alone (each step one correctly rounded operation) and
-# those of exact parts. The others (COMPLEX_EXACT less these: sqrt, sign and the
+# those of exact parts. The others (COMPLEX_EXACT less these: abs, sqrt, sign and the
 # trigonometric and hyperbolic functions) are computed from each tier's own real sin, cos,
 # sinh, cosh, tanh or hypot, which round normal results a few ulp apart as the real functions
 # do (test_numerics), so their normal parts may differ by as much; special parts may not.
-COMPLEX_RELAXED = ("cos", "cosh", "sign", "sin", "sinh", "sqrt", "tan", "tanh")
+# (abs is NumPy's hypot interpreted: its baseline kernels' float32 hypot differs from XLA's
+# in the last bit at some values, its AVX-512 kernels' did not.)
+COMPLEX_RELAXED = ("abs", "cos", "cosh", "sign", "sin", "sinh", "sqrt", "tan", "tanh")
 COMPLEX_SAME_BITS = tuple(n for n in COMPLEX_EXACT if n not in COMPLEX_RELAXED)
 
 
