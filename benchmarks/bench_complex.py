@@ -50,8 +50,8 @@ def main() -> None:
                 b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
                 x, y = xp.asarray(a, device=lazy), xp.asarray(b, device=lazy)
                 for op, lazy_fn, numpy_fn in (
-                    ("a * b", lambda: np.asarray(x * y), lambda: a * b),
-                    ("a / b", lambda: np.asarray(x / y), lambda: a / b),
+                    ("a * b", lambda x=x, y=y: np.asarray(x * y), lambda a=a, b=b: a * b),
+                    ("a / b", lambda x=x, y=y: np.asarray(x / y), lambda a=a, b=b: a / b),
                 ):
                     ours, theirs = best(lazy_fn, args.repeat), best(numpy_fn, args.repeat)
                     print(f"| {op} | {dtype} | {n} | {ours * 1e3:.2f} | {theirs * 1e3:.2f} | {ours / theirs:.1f} |")

@@ -260,7 +260,7 @@ def tiers_differ(a: np.ndarray, b: np.ndarray, host: list[np.ndarray], absolute:
     real criterion, per part), and within the bound elsewhere: sin(1 + 0j) has an exact zero
     imaginary part, and its real part, each tier's real sin(1), is held to what real sin(1) is
     held to. (The relaxation lets normal parts differ only for the functions computed from a
-    tier's own real sin, cos, sinh, cosh, tanh or hypot; the others are held to the same bits
+    tier's own real sin, cos, sinh, cosh or hypot; the others are held to the same bits
     everywhere by tests/test_tiers.py: COMPLEX_RELAXED, COMPLEX_SAME_BITS.)"""
     if a.dtype.kind == "c":
         return tiers_differ(a.real.copy(), b.real.copy(), host) | tiers_differ(a.imag.copy(), b.imag.copy(), host)

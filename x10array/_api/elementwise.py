@@ -1316,6 +1316,44 @@ def _expm1(k: Any, x: Any) -> Any:
     return _complex(k, re, im)
 
 
+def _ieee_expm1(k: Any, a: Any) -> tuple[Any, Any]:
+    """(exp(a), expm1(a)) of float64 `a` from IEEE steps: Kahan's (u - 1) a / log(u) with
+    u = exp(a) below |a| = 1/2, u - 1 above (it loses nothing there; (u - 1) a overflows)."""
+    r = k.rounded
+    u = _ieee_exp(k, a)
+    um1 = r(u - 1.0)
+    em = r(r(um1 * a) / _ieee_log(k, u))
+    em = k.where(u == 1.0, a, k.where(um1 == -1.0, -1.0, em))
+    return u, k.where(k.abs(a) < 0.5, em, um1)
+
+
+def _tanh_upper(k: Any, x: Any) -> Any:
+    """tanh of a + bj (a, b >= 0) on a lazy tier, from IEEE steps: Kahan's formula (as NumPy's
+    ctanh, FreeBSD's): t = tan(b), beta = 1 + t**2, s = sinh(a), rho = sqrt(1 + s**2),
+    (beta rho s + t j) / (1 + beta s**2); past a = 22, 1 + 4 sin(b) cos(b) exp(-2a) j."""
+    if not k.tiered or x.dtype.kind != "c":
+        return k.tanh(x)
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        small = ~(a >= 22.0)  # (NaN: the formula, NaN)
+        a_s = k.where(small, a, k.zeros_like(a))
+        _, em = _ieee_expm1(k, a_s)
+        sh = r(0.5 * r(em + r(em / r(em + 1.0))))  # sinh(a) = (e - 1/e) / 2, no cancellation
+        sb, cb = _ieee_sincos(k, b)
+        t = r(sb / cb)
+        beta = r(1.0 + r(t * t))
+        rho = r(k.sqrt(r(1.0 + r(sh * sh))))
+        denom = r(1.0 + r(r(beta * sh) * sh))
+        re = r(r(r(beta * rho) * sh) / denom)
+        im = r(t / denom)
+        e = _ieee_exp(k, -a)
+        big_im = r(r(r(r(4.0 * sb) * cb) * e) * e)
+        re = k.where(small, re, 1.0)
+        im = k.where(small, im, big_im)
+        return _narrow(k, re, k.where(b == 0, b, im), x.dtype)
+
+
 def _expm1_tiered(k: Any, x: Any) -> Any:
     """_expm1 of complex `x` on a lazy tier, from IEEE steps (the same bits on both tiers):
     expm1(a) by Kahan's (u - 1) a / log(u) with u = exp(a) for |a| < 1/2, and x10array's exp,
@@ -1323,11 +1361,7 @@ def _expm1_tiered(k: Any, x: Any) -> Any:
     r = k.rounded
     with k.errstate(all="ignore"):
         a, b = _wide_parts(k, x)
-        u = _ieee_exp(k, a)
-        um1 = r(u - 1.0)
-        em = r(r(um1 * a) / _ieee_log(k, u))
-        em = k.where(u == 1.0, a, k.where(um1 == -1.0, -1.0, em))
-        em = k.where(k.abs(a) < 0.5, em, um1)  # (u - 1 loses nothing there; (u - 1) a overflows)
+        u, em = _ieee_expm1(k, a)
         finite_b = k.isfinite(b)
         sb, cb = _ieee_sincos(k, b)
         half, _ = _ieee_sincos(k, r(0.5 * b))
@@ -1474,7 +1508,7 @@ _cosh = _half_plane(
 )
 # tanh(+inf + bj) is 1 + 0j for every b (C99 puts the sign of sin(2b) on the zero).
 _tanh = _half_plane(
-    lambda k, x: k.tanh(x),
+    _tanh_upper,
     (
         (_zero_nonfinite, 0.0, _NAN),
         (_nonzero_finite_nonfinite, _NAN, _NAN),
