@@ -22,6 +22,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 
 import _numerics
 import array_api_strict as strict
@@ -63,21 +64,52 @@ print("".join(tiers), digest.hexdigest(), float(loss))
 """
 
 
-def test_the_same_script_gives_the_same_bits_on_every_run(tmp_path):
+SAME_BITS_TEST = "test_the_same_script_gives_the_same_bits_on_every_run"
+
+
+def _train(cache_dir: str) -> subprocess.Popen:
+    """TRAIN in a fresh process (its output read by the caller)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
     # the second run loads the step compiled by the first from the disk cache (a temporary one)
-    env["X10ARRAY_COMPILE_CACHE_DIR"] = str(tmp_path)
+    env["X10ARRAY_COMPILE_CACHE_DIR"] = cache_dir
     env["X10ARRAY_COMPILE_PAYBACK"] = "0.02"  # so that the step compiles within a few steps
-    outs = []
-    for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", TRAIN], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 0, done.stderr
-        outs.append(done.stdout.split())
-    tiers, digest, loss = outs[0]
-    assert "i" in tiers and "c" in tiers, tiers  # the graph changed tier during the run
-    assert outs[1] == outs[0]
+    return subprocess.Popen(
+        [sys.executable, "-c", TRAIN], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _training_runs(request, tmp_path_factory):
+    """The two runs of test_the_same_script_gives_the_same_bits_on_every_run, started when the
+    module starts (when that test is selected) and one after the other (the second loads the
+    step the first compiled) in a thread, so that their ~7 s overlap the module's other tests;
+    the test, last in the module, waits for their outputs."""
+    selected = any(item.name == SAME_BITS_TEST and item.module is request.module for item in request.session.items)
+    if not selected:
+        yield None
+        return
+    cache_dir = str(tmp_path_factory.mktemp("compile-cache"))
+    outs: list = []
+    procs: list = []
+    stop = threading.Event()
+
+    def both() -> None:
+        for _ in range(2):
+            if stop.is_set():
+                return
+            proc = _train(cache_dir)
+            procs.append(proc)
+            stdout, stderr = proc.communicate(timeout=300)
+            outs.append((proc.returncode, stdout, stderr))
+
+    thread = threading.Thread(target=both, daemon=True)
+    thread.start()
+    yield thread, outs
+    stop.set()
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+    thread.join(timeout=60)
 
 
 def test_no_fused_multiply_add_in_compiled_graphs():
@@ -101,9 +133,9 @@ def check(results: dict) -> list[str]:
     """The documented bounds (docs/eager-and-lazy.md), as failures."""
     failures = []
     for (name, dtype), row in results.items():
-        if dtype.startswith("complex"):
-            continue  # complex: measured, bounds not yet guaranteed (see the docs)
-        for tier in ("interp", "compiled"):
+        # complex: the tiers' agreement (docs/eager-and-lazy.md); no ulp bound against eager
+        # is documented (NumPy's complex64 log1p, computed in float32, is the less accurate one)
+        for tier in ("interp", "compiled") if not dtype.startswith("complex") else ():
             if row[f"over_{tier}"]:
                 failures.append(f"{name} {dtype} {tier}: {row[f'ulp_{tier}']} ULP: {row.get('worst_' + tier)}")
         if row["tier_mismatch"]:
@@ -340,3 +372,19 @@ def test_floor_divide_signed_zeros_and_their_min(tier, dtype):
     for (name, axis), got in zip(parts, _reductions_on_tier(tier, xp.floor_divide, parts, a, b), strict=True):
         expected = _ordered_zeros(getattr(np, name)(want, axis=axis), want, axis, False, name)
         assert_bits(got, np.asarray(expected), f"{name}(floor_divide) over {axis} on {tier}")
+
+
+# -- last: it waits for the run that _first_training_run started ---------------------------
+
+
+def test_the_same_script_gives_the_same_bits_on_every_run(_training_runs):
+    thread, runs = _training_runs
+    thread.join(timeout=620)
+    assert len(runs) == 2, "the training runs did not finish"
+    outs = []
+    for returncode, stdout, stderr in runs:
+        assert returncode == 0, stderr
+        outs.append(stdout.split())
+    tiers, digest, loss = outs[0]
+    assert "i" in tiers and "c" in tiers, tiers  # the graph changed tier during the run
+    assert outs[1] == outs[0]

@@ -10,7 +10,9 @@ says how.
 
 from __future__ import annotations
 
+import functools
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -323,6 +325,8 @@ def _half_plane(kernel: Kernel, rules: tuple[Rule, ...] = (), parity: str | None
         if x.dtype.kind != "c":
             return kernel(k, x)
         a, b = k.real(x), k.imag(x)
+        if k.tiered:  # (the parts as the arithmetic reads them: the rules' tests too)
+            a, b = k.rounded(a), k.rounded(b)
         flip_b = k.signbit(b) & ~k.isnan(b)
         b = k.where(flip_b, -b, b)
         flip_a = k.signbit(a) & ~k.isnan(a) if parity else k.zeros_like(flip_b)
@@ -465,7 +469,120 @@ def _multiply(k: Any, a: Any, b: Any) -> Any:
     dtype = _tiered_complex(k, a, b)
     if dtype is None:
         return k.multiply(a, b)
+    if not k.is_jax:
+        return _numpy_complex_product(k, a, b, dtype)
     return _complex(k, *_complex_product(k, *_parts(k, a, dtype), *_parts(k, b, dtype)))
+
+
+# The interpreter's forms of _complex_product and _complex_quotient: the same IEEE steps, so
+# the same bits, in fewer NumPy passes (the parts read in place, the two branches of Smith's
+# algorithm as one with its operands selected, the result written into one complex buffer):
+# _complex_quotient's 12 divisions and 30-odd temporaries made an interpreted complex divide
+# ~15x NumPy's.
+
+
+def _within(k: Any, x: Any, e: int, upper: bool) -> bool:
+    """Whether every nonzero part of complex `x` is at least 2**-e in magnitude (and, with
+    `upper`, every finite one at most 2**e): then no step of a product (e of half the exponent
+    range) or quotient (a quarter) is subnormal, and storing each step flushes nothing."""
+    m = k.abs(x.reshape(-1).view(x.real.dtype)) if x.flags.c_contiguous else k.abs(k.concatenate([x.real, x.imag]))
+    if m.size == 0:
+        return True
+    if upper and not m.max() <= 2.0**e and ((m > 2.0**e) & k.isfinite(m)).any():
+        return False
+    bits = m.view(f"u{m.itemsize}")
+    k.subtract(bits, 1, out=bits, casting="unsafe")  # (zero wraps around to the largest)
+    return bool(bits.min() >= k.asarray(2.0**-e, m.dtype).view(bits.dtype) - 1)
+
+
+def _swapped(k: Any, mask: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """(where(m, a, b), where(m, b, a)) bit for bit, `mask` all ones where m: by exclusive or
+    (NumPy's where is slow on a random mask: 4 ms a million elements, a branch each)."""
+    ua, ub = k.ascontiguousarray(a).view(mask.dtype), k.ascontiguousarray(b).view(mask.dtype)
+    flip = (ua ^ ub) & mask
+    return (ub ^ flip).view(a.dtype), (ua ^ flip).view(a.dtype)
+
+
+@functools.cache
+def _numpy_loop_is_textbook(op: str, dtype: Any) -> bool:
+    """Whether NumPy's own complex multiply (divide) loop computes, on this machine, exactly
+    the steps of _complex_product (_complex_quotient) where no step is subnormal: probed once
+    per process on 4,099 values of wide magnitudes, contiguous, strided and in short runs (a
+    loop that fuses multiply-adds, as NumPy's AVX-512 multiply does, differs at about a
+    fifth of them). Where it does, the interpreter runs NumPy's loop (one pass); else the
+    steps written out."""
+    import numpy as np
+
+    rng = np.random.default_rng(22)
+    n = 4099
+    e = 25 if dtype == np.complex128 else 12
+    parts = [np.ldexp(rng.uniform(-1, 1, n), rng.integers(-e, e, n)) for _ in range(4)]
+    parts[0][:7] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0]
+    parts[3][3:12] = [0.0, -0.0, np.inf, np.nan, 0.0, 2.0, -0.0, 0.0, 1.0]
+    x = (parts[0] + 1j * 0).astype(dtype)
+    x.imag = parts[1]
+    y = (parts[2] + 1j * 0).astype(dtype)
+    y.imag = parts[3]
+    k = types.SimpleNamespace(**vars(np))
+    k.rounded = lambda v: v
+    explicit = _numpy_complex_product if op == "multiply" else _numpy_complex_quotient
+    with np.errstate(all="ignore"):
+        for xs, ys in ((x, y), (x[1::2], y[::2][:-1]), (x[:5], y[:5]), (x[:17], y[-17:]), (x[3], y[3:40])):
+            got = np.asarray(getattr(np, op)(xs, ys))
+            want = np.asarray(explicit(k, xs, ys, np.dtype(dtype), probing=True))
+            for g, w in ((got.real, want.real), (got.imag, want.imag)):
+                if not ((g.view(f"u{g.itemsize}") == w.view(f"u{w.itemsize}")) | (np.isnan(g) & np.isnan(w))).all():
+                    return False
+    return True
+
+
+def _numpy_complex_product(k: Any, x: Any, y: Any, dtype: Any, probing: bool = False) -> Any:
+    x, y = k.asarray(x, dtype=dtype), k.asarray(y, dtype=dtype)
+    if (
+        not probing
+        and _numpy_loop_is_textbook("multiply", dtype.type)
+        and _within(k, x, 510 if dtype == k.complex128 else 62, False)
+        and _within(k, y, 510 if dtype == k.complex128 else 62, False)
+    ):
+        return k.multiply(x, y)
+    if probing:
+        a, b, c, d = x.real, x.imag, y.real, y.imag
+        out = k.empty(k.broadcast_shapes(x.shape, y.shape), dtype)
+        out.real, out.imag = a * c - b * d, a * d + b * c
+        return out
+    # (the steps on the parts as they are: as many NumPy passes as _complex_product, and no
+    # faster in another arrangement on a loaded machine, where fresh buffers' page faults weigh)
+    return _complex(k, *_complex_product(k, *_parts(k, x, dtype), *_parts(k, y, dtype)))
+
+
+def _numpy_complex_quotient(k: Any, x: Any, y: Any, dtype: Any, probing: bool = False) -> Any:
+    x, y = k.asarray(x, dtype=dtype), k.asarray(y, dtype=dtype)
+    e = 250 if dtype == k.complex128 else 30
+    safe = probing or (_within(k, x, e, True) and _within(k, y, e, True))
+    if safe and not probing and _numpy_loop_is_textbook("divide", dtype.type):
+        return k.divide(x, y)
+    r = k.rounded if not safe else (lambda v: v)
+    shape = k.broadcast_shapes(x.shape, y.shape)
+    x, y = k.broadcast_to(x, shape), k.broadcast_to(y, shape)
+    a, b, c, d = x.real, x.imag, y.real, y.imag
+    first = k.abs(c) >= k.abs(d)
+    mask = k.negative(first.astype(f"u{c.itemsize}"))  # (all ones where first)
+    den, num = _swapped(k, mask, c, d)  # rat = d / c, or c / d
+    rat = r(num / den)
+    scl = r(1.0 / r(den + r(num * rat)))
+    p, q = _swapped(k, mask, a, b)
+    u = r(rat * q)  # b rat, or a rat
+    t = r(rat * p)  # a rat, or b rat
+    out = k.empty(shape, dtype)
+    re = r(p + u) * scl  # (a + b rat) scl, or (a rat + b) scl
+    s1, s2 = _swapped(k, mask, q, t)
+    im = r(s1 - s2) * scl  # (b - a rat) scl, or (b rat - a) scl
+    zero = (c == 0) & (d == 0)
+    if zero.any():
+        z = k.abs(c)
+        re, im = k.where(zero, a / z, re), k.where(zero, b / z, im)
+    out.real, out.imag = re, im
+    return out
 
 
 multiply = _binary("multiply", "numeric", _multiply)
@@ -479,6 +596,8 @@ def _divide(k: Any, a: Any, b: Any) -> Any:
         a = k.asarray(a, dtype=k.float64)
         b = k.asarray(b, dtype=k.float64)
     dtype = _tiered_complex(k, a, b)
+    if dtype is not None and not k.is_jax:
+        return _numpy_complex_quotient(k, a, b, dtype)
     if dtype is not None:
         return _complex(k, *_complex_quotient(k, *_parts(k, a, dtype), *_parts(k, b, dtype)))
     return k.divide(a, b)
@@ -528,7 +647,8 @@ def _pow(k: Any, a: Any, b: Any) -> Any:
     # Integers to negative powers (unspecified by the standard; NumPy raises): the truncated
     # value, 1 for a base of 1, +-1 for a base of -1, 0 otherwise.
     if not _is_integer(k, a, b):
-        return k.power(a, b)
+        dtype = _tiered_complex(k, a, b)
+        return k.power(a, b) if dtype is None else _complex_power(k, a, b, dtype)
     dtype = k.result_type(a, b)
     a = k.asarray(a, dtype=dtype)
     b = k.asarray(b, dtype=dtype)
@@ -640,9 +760,12 @@ def _reciprocal(k: Any, x: Any) -> Any:
     dtype = _tiered_complex(k, x)
     if dtype is None:
         return k.reciprocal(x)
-    # as NumPy's loop computes 1 / (a + bj) (no literal zero part: XLA folds x + 0 into x)
+    return _complex(k, *_complex_reciprocal(k, *_parts(k, x, dtype)))
+
+
+def _complex_reciprocal(k: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """1 / (a + bj) as NumPy's loop computes it (no literal zero part: XLA folds x + 0 into x)."""
     r = k.rounded
-    a, b = _parts(k, x, dtype)
     first = k.abs(b) <= k.abs(a)  # (False where a part is NaN: NumPy's second branch)
     rat1 = r(b / a)
     d1 = r(a + r(b * rat1))
@@ -650,7 +773,7 @@ def _reciprocal(k: Any, x: Any) -> Any:
     d2 = r(r(a * rat2) + b)
     re = k.where(first, r(1.0 / d1), r(rat2 / d2))
     im = k.where(first, r(r(-rat1) / d1), r(-1.0 / d2))
-    return _complex(k, re, im)
+    return re, im
 
 
 reciprocal = _unary("reciprocal", "floating-point", _reciprocal)
@@ -710,10 +833,493 @@ logaddexp = _binary(
 )
 atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b), passes_bits=True)
 
+# -- complex logarithms, powers and inverse functions on the lazy tiers ------------------------
+#
+# NumPy's complex loops (C99's clog, cpow, casin, catanh, ...) and XLA's expansions of the
+# same functions are other algorithms: the lazy tiers differed at special parts (log1p(tiny +
+# 0j): 0j interpreted, tiny compiled; asin(1 + tiny j); pow(0j, inf + inf j)) and by far more
+# than rounding near the branch cuts. On a lazy tier (`k.tiered`) each is written out here
+# once, from IEEE operations alone (+, -, *, /, sqrt, comparisons and selections), each step
+# through `k.rounded` (stored rounded, never fused into a multiply-add, flushed where XLA
+# flushes): a logarithm and an arctangent of their own (fdlibm's algorithms: `_ieee_log`,
+# `_ieee_atan2`), the complex logarithm from them, and asin, acos, asinh, acosh by Hull,
+# Fairgrieve and Tang's algorithm (NumPy's casin is the same one), atanh and atan by Kahan's
+# formulas. Every step being one correctly rounded operation, the interpreter and the compiled
+# program give the same bits. complex64 computes in float64 and rounds each part once at the
+# end. exp and expm1 take the same kind of steps (an exponential, sine and cosine of x10array's
+# own: `_ieee_cexp`, `_expm1_tiered`); pow is exp(w log z), the standard's definition, from
+# them, with NumPy's repeated squaring for integral real exponents below 100. Eager NumPy keeps
+# its own loops.
+
+_LN2_HI = float.fromhex("0x1.62e42fee00000p-1")
+_LN2_LO = float.fromhex("0x1.a39ef35793c76p-33")
+_LG = (
+    6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
+    1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01,
+)  # fmt: skip
+# atan at 0.5, 1, 1.5 and infinity, in two parts
+_ATAN_HI = (
+    4.63647609000806093515e-01, 7.85398163397448278999e-01, 9.82793723247329054082e-01, 1.57079632679489655800e00,
+)  # fmt: skip
+_ATAN_LO = (
+    2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.39033110312309984516e-17, 6.12323399573676603587e-17,
+)  # fmt: skip
+_AT = (
+    3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+    -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+    6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+    -3.65315727442169155270e-02, 1.62858201153657823623e-02,
+)  # fmt: skip
+_PI_LO = 1.2246467991473531772e-16
+_LN2 = math.log(2.0)
+
+
+def _horner(k: Any, w: Any, coefficients: tuple[float, ...]) -> Any:
+    """c0 + w (c1 + w (c2 + ...)), each step stored."""
+    r = k.rounded
+    out = k.full_like(w, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        out = r(c + r(w * out))
+    return out
+
+
+def _ieee_log(k: Any, x: Any) -> Any:
+    """log(x) of float64 `x` from IEEE steps (fdlibm's e_log.c), within 1 ulp: the same bits on
+    every tier. x = 2**e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)), s = f / (2 + f),
+    log(1 + f) = f - f**2/2 + s (f**2/2 + R(s**2))."""
+    r = k.rounded
+    ok = k.isfinite(x) & (x > 0)
+    m, e = _split(k, k.where(ok, x, k.ones_like(x)))
+    f = r(m - 1.0)
+    s = r(f / r(2.0 + f))
+    z = r(s * s)
+    w = r(z * z)
+    t1 = r(w * _horner(k, w, _LG[1::2]))
+    t2 = r(z * _horner(k, w, _LG[0::2]))
+    big_r = r(t2 + t1)
+    hfsq = r(r(0.5 * f) * f)
+    out = r(r(e * _LN2_HI) - r(r(hfsq - r(r(s * r(hfsq + big_r)) + r(e * _LN2_LO))) - f))
+    out = k.where(x == 0, -_INF, k.where(k.isposinf(x), _INF, out))
+    return k.where((x < 0) | k.isnan(x), _NAN, out)
+
+
+def _ieee_log1p(k: Any, t: Any) -> Any:
+    """log(1 + t), float64: log(u) - ((u - 1) - t) / u with u = 1 + t rounded (the rounding of
+    u corrected to first order; `_log1p64`'s formula on `_ieee_log`)."""
+    r = k.rounded
+    u = r(1.0 + t)
+    d = r(u - 1.0)
+    lu = _ieee_log(k, u)
+    out = k.where(d == 0, t, r(lu - r(r(d - t) / u)))
+    return k.where(k.isposinf(t) | (u == 0) | (t < -1), lu, out)
+
+
+def _ieee_atan(k: Any, x: Any) -> Any:
+    """atan(x) of float64 x >= 0 (+inf included) from IEEE steps (fdlibm's s_atan.c)."""
+    r = k.rounded
+    ones = k.ones_like(x)
+    t0 = r(r(r(2.0 * x) - 1.0) / r(2.0 + x))
+    t1 = r(r(x - 1.0) / r(x + 1.0))
+    t2 = r(r(x - 1.5) / r(1.0 + r(1.5 * x)))
+    t3 = r(-1.0 / k.where(x == 0, ones, x))
+    below = [x < 7 / 16, x < 11 / 16, x < 19 / 16, x < 39 / 16]
+    t = k.where(below[0], x, k.where(below[1], t0, k.where(below[2], t1, k.where(below[3], t2, t3))))
+    hi = k.where(below[1], _ATAN_HI[0], k.where(below[2], _ATAN_HI[1], k.where(below[3], _ATAN_HI[2], _ATAN_HI[3])))
+    lo = k.where(below[1], _ATAN_LO[0], k.where(below[2], _ATAN_LO[1], k.where(below[3], _ATAN_LO[2], _ATAN_LO[3])))
+    z = r(t * t)
+    w = r(z * z)
+    s1 = r(z * _horner(k, w, _AT[0::2]))
+    s2 = r(w * _horner(k, w, _AT[1::2]))
+    ps = r(t * r(s1 + s2))
+    return k.where(below[0], r(t - ps), r(hi - r(r(ps - lo) - t)))
+
+
+def _ieee_atan2(k: Any, y: Any, x: Any) -> Any:
+    """atan2(y, x), float64, from IEEE steps (fdlibm's e_atan2.c) where both are finite and
+    nonzero; the real atan2 of the tier elsewhere (zeros, infinities and NaN: the standard's
+    special cases, the same bits on both tiers)."""
+    r = k.rounded
+    regular = k.isfinite(x) & k.isfinite(y) & (x != 0) & (y != 0)
+    ones = k.ones_like(x)
+    ax, ay = k.where(regular, k.abs(x), ones), k.where(regular, k.abs(y), ones)
+    z = _ieee_atan(k, r(ay / ax))  # (a quotient past the largest float: inf, pi/2)
+    z = k.where(x < 0, r(_PI - r(z - _PI_LO)), z)
+    z = k.where(y < 0, -z, z)
+    return k.where(regular, z, _tier_real(k, "atan2", y, x))
+
+
+def _tier_real(k: Any, name: str, *args: Any) -> Any:
+    """The real function `name` as its primitive computes it on this tier (NumPy's kernel
+    interpreted, its lowering compiled), stored."""
+    prim = globals()[name].primitive
+    return k.rounded((prim.lowering if k.is_jax else prim.kernel)(k, *args))
+
+
+def _wide_parts(k: Any, x: Any) -> tuple[Any, Any]:
+    """The parts of complex `x`, flushed as XLA's arithmetic reads them, in float64."""
+    r = k.rounded
+    return r(k.real(x)).astype(k.float64), r(k.imag(x)).astype(k.float64)
+
+
+def _narrow(k: Any, re: Any, im: Any, dtype: Any) -> Any:
+    """The complex number of float64 parts, each rounded once to `dtype`'s parts (and flushed)."""
+    part = k.float32 if dtype == k.complex64 else k.float64
+    r = k.rounded
+    return _complex(k, r(re.astype(part)), r(im.astype(part)))
+
+
+def _square_exactly(k: Any, a: Any) -> tuple[Any, Any]:
+    """(p, e) with p = a * a rounded and p + e = a * a exactly (Dekker; |a| < 2**500)."""
+    r = k.rounded
+    c = r(134217729.0 * a)
+    ah = r(c - r(c - a))
+    al = r(a - ah)
+    p = r(a * a)
+    return p, r(r(r(r(ah * ah) - p) + r(2.0 * r(ah * al))) + r(al * al))
+
+
+def _sum_exactly(k: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """(s, e) with s = a + b rounded and s + e = a + b exactly (Knuth's two-sum)."""
+    r = k.rounded
+    s = r(a + b)
+    bb = r(s - a)
+    return s, r(r(a - r(s - bb)) + r(b - bb))
+
+
+def _log_parts(k: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """(log |z|, arg z) of z = a + bj, float64 parts, from IEEE steps. |z| = m sqrt(1 + s**2)
+    with m the larger magnitude and s = n / m (no overflow, no hypot: hypot differs between the
+    tiers); within [1/2, 2] log |z| = log1p((m - 1)(m + 1) + n**2) / 2 (m - 1 exact) keeps a
+    result near zero accurate."""
+    r = k.rounded
+    aa, ab = k.abs(a), k.abs(b)
+    m, n = k.maximum(aa, ab), k.minimum(aa, ab)
+    finite = k.isfinite(m) & (m > 0)
+    m = k.where(finite, m, k.ones_like(m))
+    n = k.where(finite, n, k.zeros_like(n))
+    near = (m >= 0.5) & (m <= 2.0)
+    # |z|**2 - 1 = (m**2 - 1) + n**2 from exact squares (Dekker's products: m**2 = mh + ml)
+    mh, ml = _square_exactly(k, m)
+    nh, nl = _square_exactly(k, n)
+    hi, lo0 = _sum_exactly(k, mh, k.full_like(mh, -1.0))
+    hi, lo1 = _sum_exactly(k, hi, nh)
+    q = r(hi + r(r(lo0 + lo1) + r(ml + nl)))
+    s = r(n / m)
+    re = k.where(near, r(0.5 * _ieee_log1p(k, q)), r(_ieee_log(k, m) + r(0.5 * _ieee_log1p(k, r(s * s)))))
+    special = k.where(k.isinf(aa) | k.isinf(ab), _INF, k.where(k.isnan(aa) | k.isnan(ab), _NAN, -_INF))
+    return k.where(finite, re, special), _ieee_atan2(k, b, a)
+
+
+def _log_upper(name: str, scale: float | None = None) -> Kernel:
+    """The kernel of `name` (log, log2, log10) of the upper half-plane: on a lazy tier, the
+    complex logarithm times `scale` (1 / log(2), 1 / log(10))."""
+
+    def run(k: Any, x: Any) -> Any:
+        if not k.tiered or x.dtype.kind != "c":
+            return getattr(k, name)(x)
+        with k.errstate(all="ignore"):
+            re, im = _log_parts(k, *_wide_parts(k, x))
+            if scale is not None:
+                re, im = k.rounded(re * scale), k.rounded(im * scale)
+            return _narrow(k, re, im, x.dtype)
+
+    return run
+
+
+def _log1p_upper(k: Any, x: Any) -> Any:
+    if not k.tiered or x.dtype.kind != "c":
+        return k.log1p(x)
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        u = r(1.0 + a)
+        # |z| < 1/2: log |1 + z| = log1p(a (2 + a) + b**2) / 2, accurate for a small z
+        small = k.maximum(k.abs(a), k.abs(b)) < 0.5
+        re_small = r(0.5 * _ieee_log1p(k, r(r(a * r(2.0 + a)) + r(b * b))))
+        re, im = _log_parts(k, u, b)
+        return _narrow(k, k.where(small, re_small, re), im, x.dtype)
+
+
+def _atanh_upper(k: Any, x: Any) -> Any:
+    """atanh of a + bj with a, b >= 0 (the odd half-plane): Kahan's log1p(4a / ((1 - a)**2 +
+    b**2)) / 4 + atan2(2b, (1 - a)(1 + a) - b**2) / 2 j; past |z| = 2**28, 1/z + pi/2 j to the
+    last bit (the formula's squares would overflow)."""
+    if not k.tiered or x.dtype.kind != "c":
+        return k.arctanh(x)
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        one_a = r(1.0 - a)
+        d = r(r(one_a * one_a) + r(b * b))
+        t = r(r(4.0 * a) / d)
+        re = r(0.25 * _ieee_log1p(k, t))
+        # z at 1 (d zero, or so small that t overflows): log(4a) / 4 - log |1 - z| / 2
+        far = r(r(0.25 * _ieee_log(k, r(4.0 * a))) - r(0.5 * _log_parts(k, one_a, b)[0]))
+        re = k.where(k.isfinite(t) | k.isnan(t), re, far)
+        im = r(0.5 * _ieee_atan2(k, r(2.0 * b), r(r(one_a * r(1.0 + a)) - r(b * b))))
+        m, n = k.maximum(a, b), k.minimum(a, b)
+        big = m > 2.0**28
+        mm = k.where(big & k.isfinite(m), m, k.ones_like(m))
+        s1 = r(1.0 + r(r(n / mm) * r(n / mm)))
+        re = k.where(big, r(r(r(a / mm) / mm) / s1), re)
+        im = k.where(big, r(_PI / 2 - r(r(r(b / mm) / mm) / s1)), im)
+        inf = k.isinf(a) | k.isinf(b)
+        return _narrow(k, k.where(inf, 0.0, re), k.where(inf, _PI / 2, im), x.dtype)
+
+
+_EPS = 2.0**-52
+_SAFE_MIN = 4 * math.sqrt(2.0**-1022)
+_SAFE_MAX = math.sqrt(1.7976931348623157e308) / 8
+
+
+def _asin_parts(k: Any, x: Any, y: Any) -> tuple[Any, Any, Any]:
+    """(P, R, Q) with asin(x + yj) = P + Qj and acos(x + yj) = R - Qj, for float64 x, y >= 0:
+    Hull, Fairgrieve and Tang's algorithm ("Implementing the complex arcsine and arccosine
+    functions using exception handling", 1997; as Boost's), from IEEE steps."""
+    r = k.rounded
+    sqrt = k.sqrt
+    xp1, xm1 = r(x + 1.0), r(x - 1.0)
+    yy = r(y * y)
+    rr = r(sqrt(r(r(xp1 * xp1) + yy)))
+    ss = r(sqrt(r(r(xm1 * xm1) + yy)))
+    big_a = r(0.5 * r(rr + ss))
+    big_b = r(x / big_a)
+    apx = r(big_a + x)
+    le1 = x <= 1.0
+    y_over = r(yy / r(rr + xp1))
+    u = k.where(le1, r(r(0.5 * apx) * r(y_over + r(ss - xm1))), r(0.5 * r(r(apx / r(rr + xp1)) + r(apx / r(ss + xm1)))))
+    den = k.where(le1, r(sqrt(u)), r(y * r(sqrt(u))))
+    root_b = r(sqrt(r(r(1.0 - big_b) * r(1.0 + big_b))))  # asin(B) = atan2(B, sqrt(1 - B**2)), acos
+    low_b = big_b <= 0.6417
+    p = k.where(low_b, _ieee_atan2(k, big_b, root_b), _ieee_atan2(k, x, den))
+    rc = k.where(low_b, _ieee_atan2(k, root_b, big_b), _ieee_atan2(k, den, x))
+    am1 = k.where(x < 1.0, r(0.5 * r(y_over + r(yy / r(ss - xm1)))), r(0.5 * r(y_over + r(ss + xm1))))
+    q = k.where(
+        big_a <= 1.5,
+        _ieee_log1p(k, r(am1 + r(sqrt(r(am1 * r(big_a + 1.0)))))),
+        _ieee_log(k, r(big_a + r(sqrt(r(r(big_a * big_a) - 1.0))))),
+    )
+    main = (x < _SAFE_MAX) & (x > _SAFE_MIN) & (y < _SAFE_MAX) & (y > _SAFE_MIN)
+    # the extremes: y tiny against |x - 1|; y tiny at x = 1; y huge; x > 1; x tiny
+    c1 = y <= r(_EPS * k.abs(xm1))
+    c2 = y <= _SAFE_MIN
+    c3 = r(r(_EPS * y) - 1.0) >= x
+    c4 = x > 1.0
+    root_x = r(sqrt(r(xp1 * r(1.0 - x))))
+    p1 = k.where(x < 1.0, _ieee_atan2(k, x, root_x), _PI / 2)
+    rc1 = k.where(y == 0, 0.0, k.where(x > 1e8, r(y / x), r(y / r(sqrt(r(xp1 * xm1))))))  # (y / sqrt(x**2 - 1))
+    rc1 = k.where(x < 1.0, _ieee_atan2(k, root_x, x), rc1)
+    q1 = k.where(
+        x < 1.0,
+        r(y / root_x),
+        k.where(
+            r(1.7976931348623157e308 / xp1) > xm1,
+            _ieee_log1p(k, r(xm1 + r(sqrt(r(xp1 * xm1))))),
+            r(_LN2 + _ieee_log(k, x)),
+        ),
+    )
+    sy = r(sqrt(y))
+    xoy = r(x / y)
+    log_y = r(_LN2 + _ieee_log(k, y))
+    q4 = r(log_y + r(0.5 * _ieee_log1p(k, r(xoy * xoy))))
+    a5 = r(sqrt(r(1.0 + yy)))
+    p5 = r(x / a5)
+    q5 = r(0.5 * _ieee_log1p(k, r(r(2.0 * y) * r(y + a5))))
+    pick = [main, c1, c2, c3, c4]
+    p = _select(k, pick, [p, p1, r(_PI / 2 - sy), xoy, _ieee_atan2(k, x, y)], p5)
+    rc = _select(k, pick, [rc, rc1, sy, r(_PI / 2 - xoy), _ieee_atan2(k, y, x)], r(_PI / 2 - p5))
+    q = _select(k, pick, [q, q1, sy, log_y, q4], q5)
+    # infinite parts (the other one NaN: NaN)
+    inf_x, inf_y = k.isinf(x), k.isinf(y)
+    inf = inf_x | inf_y
+    nan = k.isnan(x) | k.isnan(y)
+    p_inf = k.where(inf_x & inf_y, _PI / 4, k.where(inf_x, _PI / 2, 0.0))
+    rc_inf = k.where(inf_x & inf_y, _PI / 4, k.where(inf_x, 0.0, _PI / 2))
+    p = k.where(inf, k.where(nan, _NAN, p_inf), p)
+    rc = k.where(inf, k.where(nan, _NAN, rc_inf), rc)
+    return p, rc, k.where(inf, _INF, q)
+
+
+def _select(k: Any, conditions: list[Any], values: list[Any], otherwise: Any) -> Any:
+    """The value of the first condition that holds, else `otherwise`."""
+    out = otherwise
+    for condition, value in zip(conditions[::-1], values[::-1]):
+        out = k.where(condition, value, out)
+    return out
+
+
+def _asinh_upper(k: Any, x: Any) -> Any:
+    # asinh(a + bj) = Q + Pj where asin(b + aj) = P + Qj (a, b >= 0: the odd half-plane)
+    if not k.tiered or x.dtype.kind != "c":
+        return k.arcsinh(x)
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        p, _, q = _asin_parts(k, b, a)
+        return _narrow(k, q, p, x.dtype)
+
+
+def _acos_parts(k: Any, x: Any) -> tuple[Any, Any]:
+    """(R, Q): acos(a + bj) = R - Qj for b >= 0 and any a (acos(-z) = pi - acos(z))."""
+    a, b = _wide_parts(k, x)
+    _, rc, q = _asin_parts(k, k.abs(a), b)
+    return k.where(k.signbit(a) & ~k.isnan(a), k.rounded(_PI - rc), rc), q
+
+
+def _acos_upper(k: Any, x: Any) -> Any:
+    if not k.tiered or x.dtype.kind != "c":
+        return k.arccos(x)
+    with k.errstate(all="ignore"):
+        rc, q = _acos_parts(k, x)
+        return _narrow(k, rc, -q, x.dtype)
+
+
+def _acosh_upper(k: Any, x: Any) -> Any:
+    # acosh(z) = Q + Rj where acos(z) = R - Qj (b >= 0)
+    if not k.tiered or x.dtype.kind != "c":
+        return k.arccosh(x)
+    with k.errstate(all="ignore"):
+        rc, q = _acos_parts(k, x)
+        return _narrow(k, q, rc, x.dtype)
+
+
+_EXP_P = (1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05,
+          -1.65339022054652515390e-06, 4.13813679705723846039e-08)  # fmt: skip
+_SIN_S = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
+          2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)  # fmt: skip
+_COS_C = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+          -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)  # fmt: skip
+# pi/2 in three parts of 33 bits and their tails (fdlibm's e_rem_pio2.c)
+_PIO2 = ((1.57079632673412561417e00, 6.07710050650619224932e-11), (6.07710050630396597660e-11,
+         2.02226624879595063154e-21), (2.02226624871116645580e-21, 8.47842766036889956997e-32))  # fmt: skip
+
+
+def _ieee_exp(k: Any, x: Any) -> Any:
+    """exp(x) of float64 `x` from IEEE steps (fdlibm's e_exp.c): x = n log(2) + t, exp(t) from
+    a rational approximation, times 2**n (in two exact factors)."""
+    r = k.rounded
+    ok = k.isfinite(x) & (k.abs(x) < 746.0)
+    x0 = k.where(ok, x, k.zeros_like(x))
+    n = k.trunc(r(r(x0 * (1 / _LN2)) + k.where(x0 < 0, -0.5, 0.5)))
+    hi = r(x0 - r(n * _LN2_HI))
+    lo = r(n * _LN2_LO)
+    t = r(hi - lo)
+    tt = r(t * t)
+    c = r(t - r(tt * _horner(k, tt, _EXP_P)))
+    y = r(1.0 - r(r(lo - r(r(t * c) / r(2.0 - c))) - hi))
+    half = k.trunc(n * 0.5)
+    ones = k.ones_like(x)
+    out = r(r(y * k.ldexp(ones, half.astype(k.int32))) * k.ldexp(ones, (n - half).astype(k.int32)))
+    return k.where(ok, out, k.where(k.isnan(x), _NAN, k.where(x > 0, _INF, 0.0)))
+
+
+def _ieee_sincos(k: Any, x: Any) -> tuple[Any, Any]:
+    """(sin(x), cos(x)) of float64 `x` from IEEE steps: fdlibm's reduction modulo pi/2 (three
+    parts of pi/2: exact for |x| < 2**20 pi/2) and FreeBSD's k_sin.c, k_cos.c polynomials; past
+    2**20 pi/2 each tier's own sin and cos (a few ulp apart)."""
+    r = k.rounded
+    ax = k.abs(x)
+    ok = ax < 1.6e6
+    t = k.where(ok, ax, k.zeros_like(ax))
+    fn = k.floor(r(r(t * (2 / _PI)) + 0.5))
+    w = k.zeros_like(t)
+    rem = t
+    for i, (part, tail) in enumerate(_PIO2):
+        if i == 0:
+            rem = r(t - r(fn * part))
+            w = r(fn * tail)
+        else:
+            prev = rem
+            w = r(fn * part)
+            rem = r(prev - w)
+            w = r(r(fn * tail) - r(r(prev - rem) - w))
+    y0 = r(rem - w)
+    y1 = r(r(rem - y0) - w)
+    z = r(y0 * y0)
+    zw = r(z * z)
+    s = _SIN_S
+    sr = r(r(s[1] + r(z * r(s[2] + r(z * s[3])))) + r(r(z * zw) * r(s[4] + r(z * s[5]))))
+    v = r(z * y0)
+    sin = r(y0 - r(r(r(z * r(r(0.5 * y1) - r(v * sr))) - y1) - r(v * s[0])))
+    c = _COS_C
+    cr = r(r(z * r(c[0] + r(z * r(c[1] + r(z * c[2]))))) + r(r(zw * zw) * r(c[3] + r(z * r(c[4] + r(z * c[5]))))))
+    hz = r(0.5 * z)
+    one_hz = r(1.0 - hz)
+    cos = r(one_hz + r(r(r(1.0 - one_hz) - hz) + r(r(z * cr) - r(y0 * y1))))
+    quadrant = r(fn - r(4.0 * k.floor(r(fn * 0.25))))
+    sin_t = k.where(quadrant == 0, sin, k.where(quadrant == 1, cos, k.where(quadrant == 2, -sin, -cos)))
+    cos_t = k.where(quadrant == 0, cos, k.where(quadrant == 1, -sin, k.where(quadrant == 2, -cos, sin)))
+    sin_t = k.where(k.signbit(x), -sin_t, sin_t)
+    sin_t = k.where(ok, sin_t, _tier_real(k, "sin", x))
+    return k.where(x == 0, x, sin_t), k.where(ok, cos_t, _tier_real(k, "cos", x))
+
+
+def _ieee_cexp(k: Any, re: Any, im: Any) -> tuple[Any, Any]:
+    """exp(re + im j), float64 parts, from `_ieee_exp` and `_ieee_sincos`, with the standard's
+    special cases (those of the exp primitive's kernel: exp(+-inf + inf j), NaN, im = 0), and
+    exp(re / 2)**2 scaling where exp(re) alone overflows but the parts do not."""
+    r = k.rounded
+    s, c = _ieee_sincos(k, im)
+    e = _ieee_exp(k, re)
+    half = _ieee_exp(k, r(0.5 * re))
+    big = re > 709.0
+    out_re = k.where(big, r(r(half * c) * half), r(e * c))
+    out_im = k.where(big, r(r(half * s) * half), r(e * s))
+    out_im = k.where(im == 0, im, out_im)  # (not inf * 0)
+    out_re = k.where(k.isposinf(re) & ~k.isfinite(im), _INF, out_re)
+    out_im = k.where(k.isposinf(re) & ~k.isfinite(im), _NAN, out_im)
+    low = k.isneginf(re) & ~k.isfinite(im)
+    out_re, out_im = k.where(low, 0.0, out_re), k.where(low, 0.0, out_im)
+    nan_zero = k.isnan(re) & (im == 0)
+    return k.where(nan_zero, _NAN, out_re), k.where(nan_zero, im, out_im)
+
+
+def _complex_power(k: Any, x: Any, y: Any, dtype: Any) -> Any:
+    """x ** y = exp(y log x) on the lazy tiers; y == 0 gives 1 + 0j (x ** 0 is 1 for every x,
+    as for real operands and in NumPy)."""
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, k.asarray(x, dtype=dtype))
+        c, d = _wide_parts(k, k.asarray(y, dtype=dtype))
+        re, im = _ieee_cexp(k, *_complex_product(k, c, d, *_log_parts(k, a, b)))
+        # an integral real exponent below 100 in magnitude: by repeated squaring, as NumPy's
+        # loop computes it (a reciprocal for a negative one); exactly x for 1
+        n = k.where((d == 0) & (k.abs(c) < 100.0) & (k.trunc(c) == c), c, k.zeros_like(c))
+        # (no product with a literal 1 + 0j: XLA's simplifier folds 1 * x and x + 0 into x)
+        bits = k.abs(n)
+        odd = r(bits - r(2.0 * k.floor(r(bits * 0.5)))) == 1.0
+        pr, pi = k.where(odd, a, 1.0), k.where(odd, b, 0.0)
+        sq_re, sq_im = a, b
+        for _ in range(6):
+            bits = k.floor(r(bits * 0.5))
+            odd = r(bits - r(2.0 * k.floor(r(bits * 0.5)))) == 1.0
+            sq_re, sq_im = _complex_product(k, sq_re, sq_im, sq_re, sq_im)
+            nr, ni = _complex_product(k, pr, pi, sq_re, sq_im)
+            pr, pi = k.where(odd, nr, pr), k.where(odd, ni, pi)
+        ir, ii = _complex_reciprocal(k, pr, pi)
+        pr, pi = k.where(n < 0, ir, pr), k.where(n < 0, ii, pi)
+        pr, pi = k.where(n == 1, a, pr), k.where(n == 1, b, pi)
+        integral = n != 0
+        re, im = k.where(integral, pr, re), k.where(integral, pi, im)
+        zero = (a == 0) & (b == 0) & (c > 0)  # 0 ** w = 0 for Re w > 0 (NumPy's)
+        re, im = k.where(zero, 0.0, re), k.where(zero, 0.0, im)
+        one = (c == 0) & (d == 0)
+        re, im = k.where(one, 1.0, re), k.where(one, 0.0, im)
+        return _narrow(k, r(re), r(im), dtype)
+
+
 # -- exponentials, logarithms, trigonometry --------------------------------------------------
 
+
+def _exp_upper(k: Any, x: Any) -> Any:
+    # On a lazy tier from IEEE steps (_ieee_cexp): the same bits on both tiers
+    if not k.tiered or x.dtype.kind != "c":
+        return k.exp(x)
+    with k.errstate(all="ignore"):
+        return _narrow(k, *_ieee_cexp(k, *_wide_parts(k, x)), x.dtype)
+
+
 _exp = _half_plane(
-    lambda k, x: k.exp(x),
+    _exp_upper,
     (
         (lambda k, a, b: k.isposinf(a) & ~k.isfinite(b), _INF, _NAN),
         (lambda k, a, b: k.isneginf(a) & ~k.isfinite(b), 0.0, 0.0),
@@ -730,6 +1336,8 @@ def _expm1(k: Any, x: Any) -> Any:
     # the standard's special cases at infinities and NaN (NumPy's complex expm1 misses them).
     if x.dtype.kind != "c":
         return k.expm1(x)
+    if k.tiered:
+        return _expm1_tiered(k, x)
     a, b = k.real(x), k.imag(x)
     half = k.sin(b / 2)
     re = k.expm1(a) * k.cos(b) - 2 * half * half
@@ -745,6 +1353,67 @@ def _expm1(k: Any, x: Any) -> Any:
     return _complex(k, re, im)
 
 
+def _ieee_expm1(k: Any, a: Any) -> tuple[Any, Any]:
+    """(exp(a), expm1(a)) of float64 `a` from IEEE steps: Kahan's (u - 1) a / log(u) with
+    u = exp(a) below |a| = 1/2, u - 1 above (it loses nothing there; (u - 1) a overflows)."""
+    r = k.rounded
+    u = _ieee_exp(k, a)
+    um1 = r(u - 1.0)
+    em = r(r(um1 * a) / _ieee_log(k, u))
+    em = k.where(u == 1.0, a, k.where(um1 == -1.0, -1.0, em))
+    return u, k.where(k.abs(a) < 0.5, em, um1)
+
+
+def _tanh_upper(k: Any, x: Any) -> Any:
+    """tanh of a + bj (a, b >= 0) on a lazy tier, from IEEE steps: Kahan's formula (as NumPy's
+    ctanh, FreeBSD's): t = tan(b), beta = 1 + t**2, s = sinh(a), rho = sqrt(1 + s**2),
+    (beta rho s + t j) / (1 + beta s**2); past a = 22, 1 + 4 sin(b) cos(b) exp(-2a) j."""
+    if not k.tiered or x.dtype.kind != "c":
+        return k.tanh(x)
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        small = ~(a >= 22.0)  # (NaN: the formula, NaN)
+        a_s = k.where(small, a, k.zeros_like(a))
+        _, em = _ieee_expm1(k, a_s)
+        sh = r(0.5 * r(em + r(em / r(em + 1.0))))  # sinh(a) = (e - 1/e) / 2, no cancellation
+        sb, cb = _ieee_sincos(k, b)
+        t = r(sb / cb)
+        beta = r(1.0 + r(t * t))
+        rho = r(k.sqrt(r(1.0 + r(sh * sh))))
+        denom = r(1.0 + r(r(beta * sh) * sh))
+        re = r(r(r(beta * rho) * sh) / denom)
+        im = r(t / denom)
+        e = _ieee_exp(k, -a)
+        big_im = r(r(r(r(4.0 * sb) * cb) * e) * e)
+        re = k.where(small, re, 1.0)
+        im = k.where(small, im, big_im)
+        return _narrow(k, re, k.where(b == 0, b, im), x.dtype)
+
+
+def _expm1_tiered(k: Any, x: Any) -> Any:
+    """_expm1 of complex `x` on a lazy tier, from IEEE steps (the same bits on both tiers):
+    expm1(a) by Kahan's (u - 1) a / log(u) with u = exp(a) for |a| < 1/2, and x10array's exp,
+    sin and cos."""
+    r = k.rounded
+    with k.errstate(all="ignore"):
+        a, b = _wide_parts(k, x)
+        u, em = _ieee_expm1(k, a)
+        finite_b = k.isfinite(b)
+        sb, cb = _ieee_sincos(k, b)
+        half, _ = _ieee_sincos(k, r(0.5 * b))
+        re = r(r(em * cb) - r(2.0 * r(half * half)))
+        im = k.where(b == 0, b, r(u * sb))
+        re = k.where((a == 0) & (b == 0), k.zeros_like(a), re)
+        low = k.isneginf(a)  # +0 * cis(b) - 1, and -1 + 0j where b is infinite or NaN
+        re = k.where(low, -1.0, re)
+        im = k.where(low, r(k.zeros_like(a) * _ieee_sincos(k, k.where(finite_b, b, k.zeros_like(b)))[0]), im)
+        high = k.isposinf(a) & ~finite_b  # infinity + NaN j
+        re = k.where(high, _INF, re)
+        im = k.where(high, _NAN, im)
+        return _narrow(k, re, im, x.dtype)
+
+
 expm1 = _unary(
     "expm1",
     "floating-point",
@@ -753,12 +1422,12 @@ expm1 = _unary(
     passes_bits=True,
 )
 _LOG_RULES: tuple[Rule, ...] = ((_any_inf, _INF, None),)
-log = _unary("log", "floating-point", _half_plane(lambda k, x: k.log(x), _LOG_RULES))
-_log1p = _half_plane(lambda k, x: k.log1p(x), _LOG_RULES)
+log = _unary("log", "floating-point", _half_plane(_log_upper("log"), _LOG_RULES))
+_log1p = _half_plane(_log1p_upper, _LOG_RULES)
 log1p = _unary(
     "log1p", "floating-point", _log1p, lowering=_real_lowering(_log1p, _in_float64(_log1p64)), passes_bits=True
 )
-_log2 = _half_plane(lambda k, x: k.log2(x), _LOG_RULES)
+_log2 = _half_plane(_log_upper("log2", 1 / math.log(2.0)), _LOG_RULES)
 
 
 def _split(k: Any, x: Any) -> tuple[Any, Any]:
@@ -801,7 +1470,7 @@ def _log10_real(k: Any, x: Any) -> Any:
     return _flushed_zero_log(k, x, out)
 
 
-_log10 = _half_plane(lambda k, x: k.log10(x), _LOG_RULES)
+_log10 = _half_plane(_log_upper("log10", 1 / math.log(10.0)), _LOG_RULES)
 log2 = _unary("log2", "floating-point", _log2, lowering=_real_lowering(_log2, _in_float64(_log2_real)))
 log10 = _unary("log10", "floating-point", _log10, lowering=_real_lowering(_log10, _in_float64(_log10_real)))
 
@@ -876,7 +1545,7 @@ _cosh = _half_plane(
 )
 # tanh(+inf + bj) is 1 + 0j for every b (C99 puts the sign of sin(2b) on the zero).
 _tanh = _half_plane(
-    lambda k, x: k.tanh(x),
+    _tanh_upper,
     (
         (_zero_nonfinite, 0.0, _NAN),
         (_nonzero_finite_nonfinite, _NAN, _NAN),
@@ -886,7 +1555,7 @@ _tanh = _half_plane(
     "odd",
 )
 _asinh = _half_plane(
-    lambda k, x: k.arcsinh(x),
+    _asinh_upper,
     (
         (lambda k, a, b: k.isfinite(a) & k.isnan(b), _NAN, _NAN),
         (_nan_zero, _NAN, 0.0),
@@ -896,7 +1565,7 @@ _asinh = _half_plane(
     "odd",
 )
 _atanh = _half_plane(
-    lambda k, x: k.arctanh(x),
+    _atanh_upper,
     (
         (_zero_nan, 0.0, _NAN),
         (_nonzero_finite_nan, _NAN, _NAN),
@@ -908,7 +1577,7 @@ _atanh = _half_plane(
     "odd",
 )
 _acos = _half_plane(
-    lambda k, x: k.arccos(x),
+    _acos_upper,
     (
         (_zero_nan, _PI / 2, _NAN),
         (_nonzero_finite_nan, _NAN, _NAN),
@@ -918,7 +1587,7 @@ _acos = _half_plane(
     ),
 )
 _acosh = _half_plane(
-    lambda k, x: k.arccosh(x),
+    _acosh_upper,
     (
         (_zero_nan, _NAN, _PI / 2),
         (_nonzero_finite_nan, _NAN, _NAN),
