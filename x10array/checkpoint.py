@@ -77,8 +77,9 @@ def _child_names(tree: Any, aux: Any, children: list[Any]) -> Any:
     return aux[0] if isinstance(tree, Module) else None
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def _name(path: tuple[Any, ...]) -> str:
+    """A leaf's key in the file: its path's keys, joined by dots."""
+    return ".".join(str(k) for k in path)
 
 
 def _is_scalar(leaf: Any) -> bool:
@@ -88,15 +89,13 @@ def _is_scalar(leaf: Any) -> bool:
 def _keyed_leaves(tree: Any, owner: str) -> tuple[list[tuple[str, Any]], Any]:
     """[(key, leaf)] and the treedef; TypeError for a leaf that is neither an array nor a
     Python scalar, ValueError for two leaves with the same key."""
-    paths, treedef = extend.tree_leaves_with_paths(tree, _child_names)
-    keyed: list[tuple[str, Any]] = []
-    for path, leaf in paths:
-        key = ""
-        for k in path:
-            if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"{owner}: dict keys must be str or int, got {k!r} at {key or 'the root'!r}")
-            key = _join(key, str(k))
-        keyed.append((key, leaf))
+
+    def check_key(path: tuple[Any, ...], k: Any) -> None:
+        if isinstance(k, bool) or not isinstance(k, (str, int)):
+            raise TypeError(f"{owner}: dict keys must be str or int, got {k!r} at {_name(path) or 'the root'!r}")
+
+    paths, treedef = extend.tree_leaves_with_paths(tree, _child_names, check_key)
+    keyed = [(_name(path), leaf) for path, leaf in paths]
     seen: set[str] = set()
     for key, leaf in keyed:
         if key == "":

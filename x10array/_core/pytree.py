@@ -84,34 +84,41 @@ def _flatten(tree: Any, leaves: list[Any]) -> Any:
 
 
 def tree_leaves_with_paths(
-    tree: Any, names: Callable[[Any, Any, list[Any]], Any] | None = None
+    tree: Any,
+    names: Callable[[Any, Any, list[Any]], Any] | None = None,
+    on_key: Callable[[tuple[Any, ...], Any], None] | None = None,
 ) -> tuple[list[tuple[tuple[Any, ...], Any]], Any]:
     """[(path, leaf)] in `tree_flatten`'s order, and the treedef, from one walk. A path is the
     tuple of keys from the root: a dict's key, a list's or tuple's index, an object's child
     index, or the name `names(obj, aux, children)` gives (a sequence with one name per child,
-    or None for the indices)."""
+    or None for the indices). `on_key(path, key)` is called with each dict key (and the dict's
+    path) before its value is walked, empty or not: to reject a key by raising."""
     out: list[tuple[tuple[Any, ...], Any]] = []
-    treedef = _walk(tree, (), out, names)
+    treedef = _walk(tree, (), out, names, on_key)
     return out, treedef
 
 
-def _walk(tree: Any, path: tuple[Any, ...], out: list[Any], names: Any) -> Any:
+def _walk(tree: Any, path: tuple[Any, ...], out: list[Any], names: Any, on_key: Any) -> Any:
     if tree is None:
         return None
     kind = type(tree)
     if kind is dict:
         keys = tuple(tree)
-        return ("dict", keys, tuple(_walk(tree[k], (*path, k), out, names) for k in keys))
+        children = []
+        for k in keys:
+            if on_key is not None:
+                on_key(path, k)
+            children.append(_walk(tree[k], (*path, k), out, names, on_key))
+        return ("dict", keys, tuple(children))
     if kind is list or kind is tuple:
-        return (kind.__name__, tuple(_walk(t, (*path, i), out, names) for i, t in enumerate(tree)))
+        return (kind.__name__, tuple(_walk(t, (*path, i), out, names, on_key) for i, t in enumerate(tree)))
     if is_node(tree):
         children, aux = tree.tree_flatten()
         children = list(children)
         given = names(tree, aux, children) if names is not None else None
         labels = list(given) if given is not None and len(given) == len(children) else range(len(children))
-        return (
-            "object", kind, Aux(aux), tuple(_walk(c, (*path, n), out, names) for n, c in zip(labels, children))
-        )  # fmt: skip
+        walked = tuple(_walk(c, (*path, n), out, names, on_key) for n, c in zip(labels, children))
+        return ("object", kind, Aux(aux), walked)
     out.append((path, tree))
     return 0
 
