@@ -35,7 +35,7 @@ MODULES: list[tuple[str, str, str]] = [
     ("x10array.debug", "debug", "the recorded graph as text, StableHLO and DOT; cost and memory analyses"),
     ("x10array.distributed", "distributed", "meshes of devices and sharded arrays"),
     ("x10array.cubed", "cubed", "x10array as cubed's chunk namespace: what cubed calls beyond the standard"),
-    ("x10array.extend", "extend", "primitives of your own, devices, settings: the extension API"),
+    ("x10array.extend", "extend", "primitives of your own, devices, settings, pytrees: the extension API"),
     ("x10array.extend.settings", "extend.settings", "every X10ARRAY_* setting: read, change, override in a block"),
 ]
 

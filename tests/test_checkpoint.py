@@ -338,6 +338,7 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         (TypeError, "'a.b' is a object", lambda: checkpoint.save(path, {"a": {"b": object()}})),
         (TypeError, "the tree is a single Array", lambda: checkpoint.save(path, xp.ones(1))),
         (TypeError, "dict keys must be str or int", lambda: checkpoint.save(path, {(1, 2): xp.ones(1)})),
+        (TypeError, "got 3.5 at 'a.b'", lambda: checkpoint.save(path, {"a": {"b": {3.5: None}}, "w": xp.ones(1)})),
         (ValueError, "two leaves have the key '1'", lambda: checkpoint.save(path, {1: xp.ones(1), "1": xp.ones(1)})),
         (ValueError, "'x10array.' are reserved", lambda: checkpoint.save(path, {}, metadata={"x10array.a": "b"})),
         (TypeError, "metadata must map str to str", lambda: checkpoint.save(path, {}, metadata={"a": 1})),

@@ -464,3 +464,40 @@ def test_the_tutorial_runs_and_prints_what_it_shows():
     """Each ```python block of docs/extending.md runs (in order, in one fresh process) and
     prints the ```text block that follows it (nothing, where none follows)."""
     check_doc_page(DOC, min_blocks=8)
+
+
+def test_pytrees_one_encoding_with_paths():
+    """extend's pytree functions (the walk autodiff, nn, optim, checkpoint and compile share):
+    None is no leaf, dict order is kept, a named tuple is a leaf, the treedef is hashable (an
+    unhashable aux compares by value), and the keyed walk gives the same leaves and treedef."""
+    import collections
+
+    Point = collections.namedtuple("Point", "x y")
+
+    class Box:
+        def __init__(self, items):
+            self.items = items
+
+        def tree_flatten(self):
+            return self.items, {"n": len(self.items)}  # an unhashable aux
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            assert aux == {"n": len(children)}
+            return cls(list(children))
+
+    tree = {"b": [1, None, (2.5, Point(3, 4))], "a": Box(["p", "q"])}
+    leaves, treedef = extend.tree_flatten(tree)
+    assert leaves == [1, 2.5, Point(3, 4), "p", "q"]
+    assert hash(treedef) == hash(extend.tree_flatten({"b": [7, None, (8, 9)], "a": Box([1, 2])})[1])
+    assert treedef != extend.tree_flatten({"a": Box([1, 2]), "b": [7, None, (8, 9)]})[1]  # order matters
+    back = extend.tree_unflatten(treedef, leaves)
+    assert list(back) == ["b", "a"] and back["b"] == [1, None, (2.5, Point(3, 4))] and back["a"].items == ["p", "q"]
+    paths, treedef2 = extend.tree_leaves_with_paths(tree, lambda obj, aux, children: ["first", "second"])
+    assert treedef2 == treedef and [leaf for _, leaf in paths] == leaves
+    assert [p for p, _ in paths] == [("b", 0), ("b", 2, 0), ("b", 2, 1), ("a", "first"), ("a", "second")]
+    assert extend.tree_map(lambda u, v: (u, v), [1, {"k": 2}], [3, {"k": 4}]) == [(1, 3), {"k": (2, 4)}]
+    with pytest.raises(ValueError, match="tree_unflatten"):
+        extend.tree_unflatten(treedef, leaves[:-1])
+    with pytest.raises(TypeError, match="tree_unflatten"):
+        extend.tree_unflatten(("bogus",), [])

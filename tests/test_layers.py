@@ -383,7 +383,7 @@ def test_importing_x10array_loads_no_module_in_a_cycle():
 
 # --- the checker can fail -------------------------------------------------------------------
 
-KNOWN = {"x10array._api.creation", "x10array.autodiff._tracer", "x10array.autodiff._pytree", "x10array._core.array"}
+KNOWN = {"x10array._api.creation", "x10array.autodiff._tracer", "x10array._core.array"}
 
 
 def _check(module: str, source: str, *, is_package: bool = False) -> list[str]:
@@ -412,7 +412,7 @@ def test_checker_flags_each_kind_of_breach():
         ("x10array.nn.fake", "from .._core import array\n"): "x10array._core.array",
         ("x10array.nn.fake", "from ..autodiff._tracer import defvjp\n"): "x10array.autodiff._tracer",
         ("x10array.nn.fake", "from x10array.autodiff import _tracer\n"): "x10array.autodiff._tracer",
-        ("x10array.optim", "from .autodiff._pytree import tree_map\n"): "x10array.autodiff._pytree",
+        ("x10array.optim", "from .autodiff._rules import RULES\n"): "x10array.autodiff._rules",
         ("x10array.nn.fake", "import importlib\nM = importlib.import_module('x10array._core.array')\n"): (
             "x10array._core.array"
         ),
@@ -546,3 +546,22 @@ def test_only_the_placement_tells_a_mesh_from_one_device():
         if pattern.search(line)
     ]
     assert not found, found
+
+
+# --- one pytree walk ----------------------------------------------------------------------------
+
+_OBJECT_PROTOCOL = re.compile(r"hasattr\([^\n]*?[\"']tree_unflatten[\"']\)")
+
+
+def _modules_testing_the_object_protocol(sources: dict[str, str]) -> list[str]:
+    return sorted(name for name, text in sources.items() if _OBJECT_PROTOCOL.search(text))
+
+
+def test_one_module_walks_pytrees():
+    """A pytree walk asks whether an object flattens itself (`hasattr(..., "tree_unflatten")`);
+    only _core/pytree.py may: every other layer uses it (through x10array.extend above the
+    namespace), so that all callers share one encoding."""
+    sources = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "x10array").rglob("*.py")}
+    assert _modules_testing_the_object_protocol(sources) == ["x10array/_core/pytree.py"]
+    fake = {"x10array/nn/fake.py": 'if hasattr(type(t), "tree_unflatten"):\n    pass\n', **sources}
+    assert "x10array/nn/fake.py" in _modules_testing_the_object_protocol(fake)

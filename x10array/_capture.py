@@ -45,29 +45,17 @@ from ._core import settings
 from ._core.array import Array
 from ._core.lru import LRU
 from ._core.metrics import COUNTERS
+from ._core.pytree import hashable as _hashable
+from ._core.pytree import is_node as _is_node
+from ._core.pytree import tree_flatten as _tree_flatten
+from ._core.pytree import unflatten as _unflatten
 
 __all__ = ["compile"]
 
 
-def _flatten(tree: Any, leaves: list[Any]) -> Any:
-    """The pytree protocol of x10array.autodiff (same containers, same object protocol)."""
-    if tree is None:
-        return None
-    kind = type(tree)
-    if kind is dict:
-        keys = tuple(tree)
-        return ("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
-    if kind is list or kind is tuple:
-        return (kind.__name__, tuple(_flatten(t, leaves) for t in tree))
-    if kind is not Array and hasattr(tree, "tree_flatten") and hasattr(kind, "tree_unflatten"):
-        children, aux = tree.tree_flatten()
-        return ("object", kind, _hashable(aux), aux, tuple(_flatten(c, leaves) for c in children))
-    leaves.append(tree)
-    return 0
-
-
 def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False) -> None:
-    """`_flatten` for a call's signature: the leaves in the same order, and instead of a
+    """`x10array._core.pytree`'s walk fused with a call's signature: the leaves in the same
+    order as `tree_flatten`'s, and instead of a
     treedef, the structure as a flat list of tokens in pre-order, each saying how many children
     follow (so the list is one structure's alone), with each array's (shape, dtype, device) in
     its place. One pass, no nested tuples: the replay's first step.
@@ -89,7 +77,7 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
         key.append((kind, len(tree)))
         for v in tree:
             _signature(v, leaves, key, fixed)
-    elif hasattr(tree, "tree_flatten") and hasattr(kind, "tree_unflatten"):
+    elif _is_node(tree):
         children, aux = tree.tree_flatten()
         key.append((kind, _hashable(aux), len(children)))
         for c in children:
@@ -187,29 +175,6 @@ def _aliasing(arrays: list[Array]) -> tuple[Any, ...] | None:
         shared = shared or j != i or k != i
         tokens.append((j, k, path))
     return tuple(tokens) if shared else None
-
-
-def _hashable(aux: Any) -> Any:
-    try:
-        hash(aux)
-        return aux
-    except TypeError:
-        return repr(aux)
-
-
-def _unflatten(treedef: Any, it: Any) -> Any:
-    if treedef is None:
-        return None
-    if treedef == 0:
-        return next(it)
-    tag = treedef[0]
-    if tag == "dict":
-        return {k: _unflatten(d, it) for k, d in zip(treedef[1], treedef[2])}
-    if tag in ("list", "tuple"):
-        items = [_unflatten(d, it) for d in treedef[1]]
-        return items if tag == "list" else tuple(items)
-    _, cls, _, aux, children = treedef
-    return cls.tree_unflatten(aux, [_unflatten(d, it) for d in children])
 
 
 # captured signatures with fewer replays than captures after which a compiled function stops
@@ -326,8 +291,7 @@ class Compiled:
                 raise
         finally:
             _restore(undo)
-        out_leaves: list[Any] = []
-        out_treedef = _flatten(result, out_leaves)
+        out_leaves, out_treedef = _tree_flatten(result)
         captured = _lazy_capture.end(watch, device, arrays, nodes, scalars, out_leaves)
         return result, captured, out_treedef
 

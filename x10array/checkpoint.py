@@ -32,7 +32,6 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,6 @@ except ImportError:  # (Windows: no stale temporary files are removed)
     fcntl = None  # type: ignore[assignment]
 
 from . import extend
-from .autodiff import tree_flatten, tree_unflatten
 from .nn import Module
 
 __all__ = ["save", "load"]
@@ -74,33 +72,14 @@ _HOST = x10array.Device("cpu", 0, "eager")
 # -- the tree, with a key for each leaf ----------------------------------------------------------
 
 
-def _walk(tree: Any, path: str, owner: str) -> Iterator[tuple[str, Any]]:
-    """(key, leaf) in tree_flatten's order."""
-    if tree is None:
-        return
-    if type(tree) is dict:
-        for k, v in tree.items():
-            if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"{owner}: dict keys must be str or int, got {k!r} at {path or 'the root'!r}")
-            yield from _walk(v, _join(path, str(k)), owner)
-        return
-    if type(tree) in (list, tuple):
-        for i, v in enumerate(tree):
-            yield from _walk(v, _join(path, str(i)), owner)
-        return
-    if hasattr(tree, "tree_flatten") and hasattr(type(tree), "tree_unflatten"):
-        children, aux = tree.tree_flatten()
-        names: Any = range(len(children))
-        if isinstance(tree, Module) and len(aux[0]) == len(children):
-            names = aux[0]  # a module's children are its attributes, named in aux
-        for name, child in zip(names, children):
-            yield from _walk(child, _join(path, str(name)), owner)
-        return
-    yield path, tree
+def _child_names(tree: Any, aux: Any, children: list[Any]) -> Any:
+    """A module's children are its attributes, named in aux; other objects' are numbered."""
+    return aux[0] if isinstance(tree, Module) else None
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+def _name(path: tuple[Any, ...]) -> str:
+    """A leaf's key in the file: its path's keys, joined by dots."""
+    return ".".join(str(k) for k in path)
 
 
 def _is_scalar(leaf: Any) -> bool:
@@ -110,10 +89,13 @@ def _is_scalar(leaf: Any) -> bool:
 def _keyed_leaves(tree: Any, owner: str) -> tuple[list[tuple[str, Any]], Any]:
     """[(key, leaf)] and the treedef; TypeError for a leaf that is neither an array nor a
     Python scalar, ValueError for two leaves with the same key."""
-    leaves, treedef = tree_flatten(tree)
-    keyed = list(_walk(tree, "", owner))
-    if len(keyed) != len(leaves) or any(a is not b for (_, a), b in zip(keyed, leaves)):
-        raise TypeError(f"{owner}: the tree flattens inconsistently (a tree_flatten that is not deterministic?)")
+
+    def check_key(path: tuple[Any, ...], k: Any) -> None:
+        if isinstance(k, bool) or not isinstance(k, (str, int)):
+            raise TypeError(f"{owner}: dict keys must be str or int, got {k!r} at {_name(path) or 'the root'!r}")
+
+    paths, treedef = extend.tree_leaves_with_paths(tree, _child_names, check_key)
+    keyed = [(_name(path), leaf) for path, leaf in paths]
     seen: set[str] = set()
     for key, leaf in keyed:
         if key == "":
@@ -457,7 +439,7 @@ def load(path: str | os.PathLike[str], like: Any = None, device: Any = None) -> 
                 raise ValueError(f"checkpoint.load: {key!r} has dtype {dtype} in {path!r}, {want_dtype} in `like`")
             host = _read_tensor(f, entry, start, path, is_c128)
             values.append(_place(host, leaf, target))
-    return tree_unflatten(treedef, values)
+    return extend.tree_unflatten(treedef, values)
 
 
 def _json_meta(meta: dict[str, str], name: str, kind: type, path: str) -> Any:

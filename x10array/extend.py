@@ -39,6 +39,10 @@ The parts of a definition:
   `needs=`, a tuple of bools telling which operands' cotangents are wanted.
 - `fallback(xp, *operands, **params)`: optional, the same function composed from the
   standard's functions, for the arrays of other Array API libraries (array-api-strict, ...).
+
+Pytrees (`tree_flatten`, `tree_unflatten`, `tree_map`, `tree_leaves_with_paths`): the one walk
+of nested dicts, lists, tuples, None and objects with `tree_flatten()` / `tree_unflatten(aux,
+children)` that autodiff, nn, optim, checkpoint and `x10array.compile` share (`_core/pytree.py`).
 """
 
 from __future__ import annotations
@@ -63,6 +67,10 @@ from ._core.primitive import OP_TABLE as _OP_TABLE
 from ._core.primitive import Aval as ShapeDtype
 from ._core.primitive import Primitive as _Primitive
 from ._core.primitive import bind as _bind
+from ._core.pytree import tree_flatten as tree_flatten
+from ._core.pytree import tree_leaves_with_paths as tree_leaves_with_paths
+from ._core.pytree import tree_map as tree_map
+from ._core.pytree import tree_unflatten as tree_unflatten
 from ._core.validation import common_device as _common_device
 
 __all__ = [
@@ -74,6 +82,10 @@ __all__ = [
     "register_tracer",
     "resolve_device",
     "operator_table",
+    "tree_flatten",
+    "tree_unflatten",
+    "tree_map",
+    "tree_leaves_with_paths",
 ]
 
 

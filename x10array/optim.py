@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .autodiff import tree_flatten, tree_unflatten
+from .extend import tree_flatten, tree_unflatten
 
 __all__ = ["SGD", "Adam", "AdamW"]
 

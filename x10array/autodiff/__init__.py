@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..extend import tree_flatten, tree_map, tree_unflatten
 from . import _rules  # noqa: F401  (registers the rules)
-from ._pytree import tree_flatten, tree_map, tree_unflatten
 from ._tracer import RULES, DiffNamespace, Tracer, backward, defvjp
 
 __all__ = ["grad", "value_and_grad", "vjp", "defvjp", "tree_flatten", "tree_unflatten", "tree_map", "RULES"]

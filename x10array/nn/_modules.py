@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import extend
-from ..autodiff import tree_flatten, tree_map
+from ..extend import tree_flatten, tree_map
 from . import functional as F
 
 __all__ = [

@@ -50,7 +50,7 @@ class LazyBackend:
     adopt: Any
 
     def __init__(self) -> None:
-        self.recorder = Recorder(materialize_nodes, _graph_break, _pin_layout)
+        self.recorder = Recorder(materialize_nodes, _graph_break, _layout_keeper)
         self.run = self.recorder.run
         self.adopt = self.recorder.adopt
 
@@ -148,10 +148,11 @@ class LazyBackend:
         barrier(list(dict.fromkeys([*RUNTIME.live, *RUNTIME.in_flight])) if devices is None else devices, wait)
 
 
-def _pin_layout(node: Node, device: Device) -> None:
-    """`node` is the new pending value of an array rebound in place (graph.Recorder.adopt): on
-    a mesh it keeps the previous value's layout (the device's placement)."""
-    placement_of(device).pin_layout(node)
+def _layout_keeper(device: Device) -> Any:
+    """What keeps the layout of an array of `device` rebound in place (graph.Recorder.adopt,
+    asked once per device switch): on a mesh, the previous value's layout; on a single device
+    nothing (None: the write costs no call). The device's placement decides."""
+    return placement_of(device).layout_keeper()
 
 
 def from_host(host: np.ndarray, dtype: DType, device: Device, owned: bool = False, layout: Any = None) -> Array:

@@ -143,15 +143,15 @@ class _RecorderState:
       under the lock);
     - `last_count`: COUNTERS.ops_recorded at the last exact count of a graph's size (see
       _counted_size; two threads racing at worst both count);
-    - `last_live`: (device, its live list) of the last recording: most operations go to the
-      last device (one tuple, replaced whole: threads read it whole)."""
+    - `last_live`: (device, its live list, its layout keeper or None) of the last recording:
+      most operations go to the last device (one tuple, replaced whole: threads read it whole)."""
 
     __slots__ = ("prune_at", "last_count", "last_live")
 
     def __init__(self) -> None:
         self.prune_at = 4096
         self.last_count = -(2**62)
-        self.last_live: tuple[Device | None, list[weakref.ref[Array]]] = (None, [])
+        self.last_live: tuple[Device | None, list[weakref.ref[Array]], Any] = (None, [], None)
 
 
 _STATE = _RecorderState()
@@ -171,15 +171,16 @@ class Recorder:
     (`_core.backend.BackendImpl`), which executor.LazyBackend has. What recording needs of
     the later stages it is given: `run_now(nodes, device)` computes pending nodes at once
     (the size guard), `graph_break(prim, device, operands, params)` runs a primitive whose
-    result shape depends on values, `pin_layout(node, device)` keeps the layout of an array
-    rebound in place (the device's placement)."""
+    result shape depends on values, `layout_keeper(device)` is what keeps the layout of an
+    array of `device` rebound in place (`keep(node)`, or None where values have no layout: the
+    device's placement decides; asked once per device switch, with its live list)."""
 
-    __slots__ = ("run_now", "graph_break", "pin_layout")
+    __slots__ = ("run_now", "graph_break", "layout_keeper")
 
-    def __init__(self, run_now: Any, graph_break: Any, pin_layout: Any):
+    def __init__(self, run_now: Any, graph_break: Any, layout_keeper: Any):
         self.run_now = run_now
         self.graph_break = graph_break
-        self.pin_layout = pin_layout
+        self.layout_keeper = layout_keeper
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
@@ -262,7 +263,7 @@ class Recorder:
             size = _counted_size(call, limit)
         COUNTERS.ops_recorded += 1
         last = _STATE.last_live
-        live = last[1] if last[0] is device else _live_list(device)
+        live = last[1] if last[0] is device else _live_list(device, self.layout_keeper)[1]
         if len(live) > _STATE.prune_at:
             _prune(live)
         if not prim.multiple_results:
@@ -313,9 +314,11 @@ class Recorder:
         if node.value is None:
             node.owner = ref = _ref(target)
             last = _STATE.last_live
-            live = last[1] if last[0] is target._device else _live_list(target._device)
-            live.append(ref)
-            self.pin_layout(node, target._device)
+            if last[0] is not target._device:
+                last = _live_list(target._device, self.layout_keeper)
+            last[1].append(ref)
+            if last[2] is not None:  # (a mesh: the placement keeps the layout)
+                last[2](node)
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
@@ -366,13 +369,14 @@ def _counted_size(call: Call, limit: int) -> int:
     return limit
 
 
-def _live_list(device: Device) -> list[weakref.ref[Array]]:
+def _live_list(device: Device, layout_keeper: Any) -> tuple[Any, list[weakref.ref[Array]], Any]:
+    """`_STATE.last_live` made `device`'s: (device, its live list, its layout keeper)."""
     live = _live.get(device)
     if live is None:
         with _LOCK:  # two threads must not each make a list for a new device
             live = _live[device]
-    _STATE.last_live = (device, live)
-    return live
+    last = _STATE.last_live = (device, live, layout_keeper(device))
+    return last
 
 
 def graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:

@@ -16,11 +16,13 @@ spmd.py, which only `OnMesh` calls):
 - reads: an array's layout (`layout`), what may be read or exported to the host
   (`check_readable`, `readable_here`, `check_exportable`, `check_graph_break`, `host_buffers`),
   where a program's constants are placed (`constants_target`);
-- the layout an array rebound in place keeps (`pin_layout`).
+- the layout an array rebound in place keeps (`layout_keeper`: None on a single device, decided
+  once per device, so that an in-place write there costs no call).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -101,8 +103,10 @@ class SingleDevice:
     def constants_target(self) -> Any:
         return self.device.jax_device
 
-    def pin_layout(self, node: Node) -> None:
-        pass
+    def layout_keeper(self) -> Callable[[Node], None] | None:
+        """What keeps the layout of an array rebound in place (given its new pending node):
+        None here, where values have no layout."""
+        return None
 
 
 class OnMesh(SingleDevice):
@@ -166,8 +170,8 @@ class OnMesh(SingleDevice):
     def constants_target(self) -> Any:
         return jax_sharding(self.device.mesh, ())  # replicated
 
-    def pin_layout(self, node: Node) -> None:
-        spmd.inherit_layout(node)
+    def layout_keeper(self) -> Callable[[Node], None] | None:
+        return spmd.inherit_layout
 
 
 # device -> its placement: one entry per device and mesh device the process uses (bounded by
