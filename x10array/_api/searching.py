@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
+
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INDEX, DType
-from .._core.kernels import numpy_on_flushed
+from .._core.kernels import ROUNDING_GUARD, numpy_on_flushed
 from .._core.policies import XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import binary_operands, broadcast_shapes, check_array, common_device
@@ -130,7 +132,24 @@ def searchsorted(
 
 
 def _where_kernel(k: Any, condition: Any, x1: Any, x2: Any, *, dtype: DType) -> Any:
-    return k.where(condition, k.asarray(x1, dtype=dtype.np), k.asarray(x2, dtype=dtype.np))
+    x1, x2 = k.asarray(x1, dtype=dtype.np), k.asarray(x2, dtype=dtype.np)
+    guard = ROUNDING_GUARD.get()
+    if guard is None or not k.is_jax or dtype.np.kind != "f":
+        return k.where(condition, x1, x2)
+    # A select moves bits (subnormals kept: docs/eager-and-lazy.md). But in a compiled graph on
+    # x86 LLVM turns a float select by a comparison of its own operands, `where(x < y, x, y)`,
+    # into the MINPD/MAXPD instruction, whose denormals-are-zero mode (set while XLA runs) reads
+    # a subnormal as zero: the compiled tier gave -0.0 where the interpreter gave -5e-324. A
+    # select of the bit patterns as integers alone does not help (LLVM folds the bitcasts
+    # away), nor does an optimization barrier (XLA removes it before code generation). So the
+    # two bit patterns pass through different integer steps with a zero known only at run time
+    # (from the graph's runtime 1.0): exact, and nothing left for LLVM to recognize.
+    bits = k.dtype(f"uint{8 * dtype.np.itemsize}")
+    one = np.array(1, dtype.np).view(bits)
+    zero = k.lax.bitcast_convert_type(guard.astype(dtype.np), bits) - one
+    b1 = k.lax.bitcast_convert_type(x1, bits) | zero
+    b2 = k.lax.bitcast_convert_type(x2, bits) ^ zero
+    return k.lax.bitcast_convert_type(k.where(condition, b1, b2), dtype.np)
 
 
 _WHERE = Primitive("where", _where_kernel, elementwise=True, selects=True)
