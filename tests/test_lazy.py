@@ -632,8 +632,8 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """xla_numerics.has_subnormal (small arrays, large ones scanned in pieces, strided views,
-    0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
+    """xla_numerics.has_subnormal and both of its ways (the bits, the magnitudes; small arrays,
+    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
     the smallest normal and subnormal numbers of each real dtype."""
     rng = np.random.default_rng(0)
     for dtype in (np.float16, np.float32, np.float64):
@@ -655,6 +655,11 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                     magnitude = np.abs(view)
                     expected = bool(((magnitude < tiny) & (magnitude > 0)).any())
                     assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
+                    # both ways of the scan, whichever the first element picks
+                    assert _xla_numerics._magnitudes_hold_subnormal(view, tiny) == expected, (dtype, n)
+                    if view.ndim:
+                        found = _xla_numerics._TINY_BITS[np.dtype(dtype)]
+                        assert _xla_numerics._bits_hold_subnormal(view, found, None) == expected, (dtype, n)
 
 
 def test_results_kept_clean_hold_no_subnormal():
