@@ -633,8 +633,9 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
     """xla_numerics.has_subnormal and both of its ways (the bits, the magnitudes; small arrays,
-    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
-    the smallest normal and subnormal numbers of each real dtype."""
+    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny,
+    on arrays salted with zeros, NaN, infinities, the smallest normal and subnormal numbers of
+    each real dtype."""
     rng = np.random.default_rng(0)
     for dtype in (np.float16, np.float32, np.float64):
         info = np.finfo(dtype)
