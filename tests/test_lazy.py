@@ -91,7 +91,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     """Ski rental on estimates: interpreted until the estimated cost of its interpreted runs
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.04)
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
     # none from other tests
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
@@ -123,12 +123,40 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     assert program_of(3).compiled is None
 
 
+def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypatch):
+    """The compile estimate (calibrated by benchmarks/bench_tiers.py, see _CostModel): grows
+    with the number of operations; an unbroken chain of elementwise operations, one fusion
+    for XLA, costs more than the same operations cut into short chains by matmuls; and its
+    constants are of the measured order of magnitude (a fixed ~0.1 s, under a millisecond per
+    operation)."""
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    cost = _program.COST
+    assert 0.01 < cost.COMPILE_FIXED < 1.0 and 1e-4 < cost.COMPILE_PER_OP < 1e-2 and cost.COMPILE_PER_FUSED > 0
+    a = xp.asarray(np.ones((4, 4)), device=LAZY)
+
+    def estimate(n: int, cut_every: int | None) -> float:
+        _program.RUNTIME.programs.clear()
+        x = a
+        for i in range(1, n + 1):
+            x = x @ a if cut_every and i % cut_every == 0 else x + 1.0
+        with _program.compile_threshold(None):
+            np.asarray(x)
+        return next(p.compile_cost for p in _program.RUNTIME.programs.values() if len(p.calls) == n)
+
+    chains = [estimate(n, None) for n in (10, 100, 1000)]
+    assert chains[0] < chains[1] < chains[2]
+    assert chains[2] - cost.COMPILE_FIXED > 10 * (chains[1] - cost.COMPILE_FIXED)  # the fusion: superlinear
+    cut = [estimate(n, 8) for n in (100, 1000)]
+    assert cut[0] < cut[1] < chains[2]
+    assert cut[1] == pytest.approx(cost.COMPILE_FIXED + 1000 * cost.COMPILE_PER_OP, rel=0.1)  # about linear
+
+
 def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     """A compile is credited with what it saves (dispatch, passes over arithmetic results),
     not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
     writes into a large buffer (in place in both tiers): a graph of those stays interpreted
     at sightings where a graph of as many elementwise passes over as many elements compiles."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays after 10 ms
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
     deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)
@@ -174,7 +202,7 @@ def _compile_prim(name: str) -> Any:
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.002)
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.002)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
@@ -190,7 +218,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     second time with every clock jumping by random amounts, and compare the tiers."""
     import time
 
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
         monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))

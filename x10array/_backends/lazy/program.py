@@ -66,8 +66,8 @@ class Program:
     scalars as they are, and a NumPy 1.0."""
 
     __slots__ = (
-        "calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key", "operand_dtypes",
-        "unpack", "one", "agreed",
+        "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
+        "operand_dtypes", "unpack", "one", "agreed",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -79,6 +79,7 @@ class Program:
         self.n_leaves = len(key.leaf_avals)
         self.seen = 0
         self.interpret_cost = interpret_cost  # estimated seconds a compile saves per run (COST)
+        self.compile_cost = COST.compile_seconds(calls)  # its estimated compile (COST)
         self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
         self.compiled: Any = None
         self.key = key
@@ -252,7 +253,7 @@ def _compile_pays(program: Program) -> bool:
     never measured time: the same program takes the same tier at the same run, every time it
     is run, so its numbers do not depend on the machine's load."""
     payback = settings.get("X10ARRAY_COMPILE_PAYBACK")
-    return program.interpreted >= payback * COST.compile_seconds(len(program.calls))
+    return program.interpreted >= payback * program.compile_cost
 
 
 class _CostModel:
@@ -261,10 +262,19 @@ class _CostModel:
     right within a factor of a few, since the ski-rental rule stays within a small factor of
     the best choice whatever the error).
 
-    - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
-      of jax 0.10 measured 3-10 ms per recorded operation, more for the functions whose
-      accurate lowering is a formula of several operations, and about 100 ms for the
-      smallest graph (tracing, lowering, XLA's passes));
+    - compiling a graph of n operations: COMPILE_FIXED + n * COMPILE_PER_OP + COMPILE_PER_FUSED
+      * the sum over its elementwise operations of their depth in a chain of elementwise
+      operations (1 + the deepest elementwise operand's; any other operation starts a new
+      chain): XLA fuses such a chain into one loop, and its compile of the fusion grows with the
+      chain's square. Measured by benchmarks/bench_tiers.py (2026-12-03, jax 0.10.2, the 2-core
+      x86-64 machine, loaded by other work: about twice its CPU time), first runs of graphs
+      never seen: the heat stencil without a barrier (slices and slice writes; chains of ~5)
+      0.32 s for 57 operations, 0.61 s for 407, 0.96 s for 1,513, 2.47 s for 3,011 (0.6-0.8
+      ms per operation; issue 26 measured 1.14 s for 2,800 on an idle machine, where the
+      previous model, 0.1 s + 5 ms per operation, estimated 14.1 s); chains cut by a matmul
+      and a reduction every 8 operations 0.15 s / 52, 0.56 s / 401, 1.53 s / 1,501; one
+      unbroken float64 chain 0.13 s / 51, 1.14 s / 401, 8.6 s / 1,501 (exp, tanh, log1p, sqrt
+      in it alike: 8.5 s / 1,501);
     - what interpreting one operation costs *more than* running it compiled, i.e. what a
       compile saves (never the work both tiers do alike):
       - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
@@ -289,12 +299,21 @@ class _CostModel:
     """
 
     COMPILE_FIXED = 0.1
-    COMPILE_PER_OP = 0.005
+    COMPILE_PER_OP = 7e-4
+    COMPILE_PER_FUSED = 7.5e-6
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
 
-    def compile_seconds(self, n_ops: int) -> float:
-        return self.COMPILE_FIXED + n_ops * self.COMPILE_PER_OP
+    def compile_seconds(self, calls: list[Call]) -> float:
+        """The estimated compile of the graph `calls` (topological order; see above)."""
+        depth: dict[int, int] = {}  # id(call) -> its depth in an elementwise chain
+        fused = 0
+        for c in calls:
+            if c.prim.elementwise:
+                d = 1 + max([depth.get(id(n.call), 0) for n in c.inputs if type(n) is Node], default=0)
+                depth[id(c)] = d
+                fused += d
+        return self.COMPILE_FIXED + len(calls) * self.COMPILE_PER_OP + fused * self.COMPILE_PER_FUSED
 
     def step_seconds(self, prim: Primitive, result_elements: int) -> float:
         """What a compile saves on one interpreted run of an operation of `prim` whose largest
