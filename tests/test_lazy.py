@@ -214,8 +214,9 @@ def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
 
 
 def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
-    """The same program takes the same tiers whatever the clocks say: run a loop twice, the
-    second time with every clock jumping by random amounts, and compare the tiers."""
+    """The same program compiles at the same run whatever the clocks say: run a loop twice, the
+    second time with every clock jumping by random amounts, and compare the compiles. (Only
+    the feedback reads the clock, to go back to interpreting: see the next test.)"""
     import time
 
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays within 40 runs
@@ -237,6 +238,58 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     for name in ("perf_counter", "monotonic", "time", "process_time"):
         monkeypatch.setattr(time, name, lambda: float(rng.uniform(0, 1e6)))
     assert tiers() == first
+
+
+@pytest.mark.parametrize("compiled_seconds", [10.0, 0.0])
+def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
+    monkeypatch, override_settings, capsys, compiled_seconds
+):
+    """The feedback (Program.ran_compiled), with the compiled runs' times injected: after
+    FEEDBACK_RUNS compiled runs slower than the fastest interpreted run, the program is
+    interpreted again for good, the log says why, and the values keep their bits; compiled
+    runs faster than interpreting stay compiled."""
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    ran_compiled = _program.Program.ran_compiled
+    monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, seconds: ran_compiled(self, compiled_seconds))
+    override_settings(X10ARRAY_LOG_COMPILES=True)
+    w = xp.asarray(np.random.default_rng(3).standard_normal((64, 64)), device=LAZY)
+    tiers, values = [], []
+    for _ in range(10):
+        before = xp.metrics()
+        values.append(np.asarray(xp.sqrt(xp.abs(w)) * 0.5 + w * w))  # (correctly rounded: exact on both tiers)
+        d = delta(before)
+        tiers.append("i" if d.interpreted_graphs else "c")
+    n = _program.FEEDBACK_RUNS
+    log = capsys.readouterr().out
+    if compiled_seconds:
+        assert tiers == ["i"] + ["c"] * (1 + n) + ["i"] * (8 - n)  # (compiled at its second sighting)
+        assert "interpreting again a graph of 5 operations: its compiled runs took 1e+04 ms at best" in log
+    else:
+        assert tiers == ["i"] + ["c"] * 9
+        assert "interpreting again" not in log
+    assert all(np.array_equal(v, values[0]) for v in values)  # the tiers' bits: the same
+
+
+def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_settings):
+    """With X10ARRAY_COMPILE_THRESHOLD=1 (every graph compiled at once) and in a multi-process
+    run, the feedback never sends a program back to interpreting."""
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    w = xp.asarray(np.arange(6.0), device=LAZY)
+    np.asarray(xp.sin(w) + 3.0)  # interpreted once
+    (program,) = _program.RUNTIME.programs.values()
+    assert program.interpret_best < math.inf
+    program.compiled = object()  # (as if compiled)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted and not program.interprets()
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=2)
+    program.compiled_runs = 0
+    monkeypatch.setattr(_program, "_several_processes", lambda: True)
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted
 
 
 def test_compile_threshold_one_compiles_at_once(override_settings):

@@ -18,6 +18,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import math
+import time
 from typing import Any
 
 import numpy as np
@@ -67,7 +69,7 @@ class Program:
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
-        "operand_dtypes", "unpack", "one", "agreed",
+        "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -86,6 +88,12 @@ class Program:
         self.unpack = unpack
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
+        # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
+        # compiled runs, and whether the compiled program lost
+        self.interpret_best = math.inf
+        self.compiled_runs = 0
+        self.compiled_best = math.inf
+        self.demoted = False
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -103,16 +111,60 @@ class Program:
         if not placement_of(self.key.device).interprets:
             return False
         threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
-        return threshold >= NEVER or (
-            self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self)))
+        return (
+            threshold >= NEVER
+            or (self.demoted and threshold > 1)
+            or (self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self))))
         )
 
     def interpret(self, traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
         """The interpreted run (the cold tier): the values of `targets`, counted as what a
-        compile could have saved."""
+        compile could have saved (and timed, for the feedback: see ran_compiled)."""
+        start = time.perf_counter()
         out = interpret(traced, targets, device)
+        self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
         self.interpreted += self.interpret_cost
         return out
+
+    # -- the feedback --
+
+    def measures(self) -> bool:
+        """Whether this compiled run is one of the FEEDBACK_RUNS that the feedback times to its
+        end (the caller waits for its outputs: a compiled run is otherwise asynchronous)."""
+        return (
+            not self.demoted
+            and self.compiled is not None
+            and self.compiled_runs < FEEDBACK_RUNS
+            and self.interpret_best < math.inf
+        )
+
+    def ran_compiled(self, seconds: float) -> None:
+        """The feedback: a compiled run (not the first, which compiled) took `seconds`. After
+        FEEDBACK_RUNS of them, a program whose fastest compiled run was slower than its fastest
+        interpreted run goes back to interpreting for good (`demoted`), and
+        X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
+        clock changes speed, never values; but every process of a multi-process run must run
+        the same programs (see `agree`), so there, and where the cost rule is off
+        (X10ARRAY_COMPILE_THRESHOLD=1), the deterministic rule alone decides."""
+        if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
+            return
+        self.compiled_runs += 1
+        self.compiled_best = min(self.compiled_best, seconds)
+        if (
+            self.compiled_runs == FEEDBACK_RUNS
+            and self.compiled_best > self.interpret_best
+            and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1
+            and not _several_processes()
+        ):
+            self.demoted = True
+            if _metrics.log_compiles():
+                _, filename, lineno = user_location()
+                print(
+                    f"x10array: interpreting again a graph of {len(self.calls)} operations: its compiled runs took"
+                    f" {1e3 * self.compiled_best:.3g} ms at best, its interpreted runs {1e3 * self.interpret_best:.3g}"
+                    f" ms, at {filename}:{lineno}",
+                    flush=True,
+                )
 
     def function(self, leaf_values: list[Any]) -> Any:
         """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax
@@ -245,6 +297,16 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
         mask.append(donate)
         del node
     return tuple(mask)
+
+
+FEEDBACK_RUNS = 3  # compiled runs timed to their end, after the compiling one (see ran_compiled)
+
+
+def _several_processes() -> bool:
+    """Whether this is one process of a multi-process jax run (see Program.ran_compiled)."""
+    import jax
+
+    return bool(jax.process_count() > 1 or settings.get("X10ARRAY_NUM_PROCESSES") > 1)
 
 
 def _compile_pays(program: Program) -> bool:
@@ -440,6 +502,7 @@ def count_compiled_run(
     else:
         COUNTERS.cache_hits += 1
         COUNTERS.execute_seconds += elapsed
+        program.ran_compiled(elapsed)
     COUNTERS.donated_buffers += donated
     COUNTERS.execute_count += 1
 
