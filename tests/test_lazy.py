@@ -272,8 +272,9 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
 
 
 def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_settings):
-    """With X10ARRAY_COMPILE_THRESHOLD=1 (every graph compiled at once) and in a multi-process
-    run, the feedback never sends a program back to interpreting."""
+    """With X10ARRAY_COMPILE_THRESHOLD=1 (every graph compiled at once), with
+    X10ARRAY_TIER_FEEDBACK=0 and in a multi-process run, the feedback never sends a program
+    back to interpreting."""
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     w = xp.asarray(np.arange(6.0), device=LAZY)
     np.asarray(xp.sin(w) + 3.0)  # interpreted once
@@ -284,7 +285,12 @@ def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_se
     for _ in range(_program.FEEDBACK_RUNS):
         program.ran_compiled(10.0)
     assert not program.demoted and not program.interprets()
-    override_settings(X10ARRAY_COMPILE_THRESHOLD=2)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=2, X10ARRAY_TIER_FEEDBACK=False)
+    program.compiled_runs = 0
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted
+    override_settings(X10ARRAY_TIER_FEEDBACK=True)
     program.compiled_runs = 0
     monkeypatch.setattr(_program, "_several_processes", lambda: True)
     for _ in range(_program.FEEDBACK_RUNS):

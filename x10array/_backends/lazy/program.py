@@ -144,8 +144,10 @@ class Program:
         interpreted run goes back to interpreting for good (`demoted`), and
         X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
         clock changes speed, never values; but every process of a multi-process run must run
-        the same programs (see `agree`), so there, and where the cost rule is off
-        (X10ARRAY_COMPILE_THRESHOLD=1), the deterministic rule alone decides."""
+        the same programs (see `agree`), so there, where the cost rule is off
+        (X10ARRAY_COMPILE_THRESHOLD=1) and with X10ARRAY_TIER_FEEDBACK=0, the deterministic
+        rule alone decides. (Where the tiers differ within their ulp bounds, in transcendental
+        functions, the feedback may then change the last bits of a result from run to run.)"""
         if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
             return
         self.compiled_runs += 1
@@ -154,6 +156,7 @@ class Program:
             self.compiled_runs == FEEDBACK_RUNS
             and self.compiled_best > self.interpret_best
             and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1
+            and settings.get("X10ARRAY_TIER_FEEDBACK")
             and not _several_processes()
         ):
             self.demoted = True
