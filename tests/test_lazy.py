@@ -252,7 +252,7 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     ran_compiled = _program.Program.ran_compiled
     monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, seconds: ran_compiled(self, compiled_seconds))
-    override_settings(X10ARRAY_LOG_COMPILES=True)
+    override_settings(X10ARRAY_LOG_COMPILES=True, X10ARRAY_TIER_FEEDBACK=True)
     w = xp.asarray(np.random.default_rng(3).standard_normal((64, 64)), device=LAZY)
     tiers, values = [], []
     for _ in range(10):
@@ -281,7 +281,7 @@ def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_se
     (program,) = _program.RUNTIME.programs.values()
     assert program.interpret_best < math.inf
     program.compiled = object()  # (as if compiled)
-    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_TIER_FEEDBACK=True)
     for _ in range(_program.FEEDBACK_RUNS):
         program.ran_compiled(10.0)
     assert not program.demoted and not program.interprets()

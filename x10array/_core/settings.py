@@ -152,9 +152,9 @@ SETTINGS: dict[str, Setting] = _declare(
         " cost of its compile (a fixed cost model, no clock; 0 compiles at the threshold)", minimum=0,
     ),
     Setting(
-        "X10ARRAY_TIER_FEEDBACK", "bool", True,
+        "X10ARRAY_TIER_FEEDBACK", "bool", False,
         "a compiled lazy program whose first runs are slower than its interpreted runs goes back to"
-        " interpreting (a clock decides: off for tiers that depend on nothing but the script)",
+        " interpreting (a clock decides, so the last bits of transcendental functions may vary between runs)",
     ),
     Setting("X10ARRAY_CACHE_SIZE", "int", 256, "compiled lazy programs kept (LRU)", minimum=1),
     Setting(

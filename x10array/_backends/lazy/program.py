@@ -132,10 +132,11 @@ class Program:
         """Whether this compiled run is one of the FEEDBACK_RUNS that the feedback times to its
         end (the caller waits for its outputs: a compiled run is otherwise asynchronous)."""
         return (
-            not self.demoted
+            self.compiled_runs < FEEDBACK_RUNS
+            and not self.demoted
             and self.compiled is not None
-            and self.compiled_runs < FEEDBACK_RUNS
             and self.interpret_best < math.inf
+            and settings.get("X10ARRAY_TIER_FEEDBACK")
         )
 
     def ran_compiled(self, seconds: float) -> None:
@@ -144,10 +145,10 @@ class Program:
         interpreted run goes back to interpreting for good (`demoted`), and
         X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
         clock changes speed, never values; but every process of a multi-process run must run
-        the same programs (see `agree`), so there, where the cost rule is off
-        (X10ARRAY_COMPILE_THRESHOLD=1) and with X10ARRAY_TIER_FEEDBACK=0, the deterministic
-        rule alone decides. (Where the tiers differ within their ulp bounds, in transcendental
-        functions, the feedback may then change the last bits of a result from run to run.)"""
+        the same programs (see `agree`), so there and where the cost rule is off
+        (X10ARRAY_COMPILE_THRESHOLD=1) the deterministic rule alone decides. Opt-in
+        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ within their ulp bounds (tanh by one
+        ulp), a result's last bits would depend on the clock, which the default keeps out."""
         if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
             return
         self.compiled_runs += 1
