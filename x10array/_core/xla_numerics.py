@@ -275,7 +275,8 @@ for _t in (np.float16, np.float32, np.float64):
     _size = np.dtype(_t).itemsize
     _uint, _sint = {2: (np.uint16, np.int16), 4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}[_size]
     _tiny_bits = int(np.array(np.finfo(_t).tiny, _t).view(_uint)[()])
-    _TINY_BITS[np.dtype(_t)] = (_uint, _sint, _uint(_tiny_bits - 1), _sint(np.iinfo(_sint).min + _tiny_bits - 1))
+    _int_min = -(1 << (8 * _size - 1))
+    _TINY_BITS[np.dtype(_t)] = (_uint, _sint, _uint(_tiny_bits - 1), _sint(_int_min + _tiny_bits - 1))
 
 
 # Primitives whose real floating-point result cannot hold a subnormal when their operands
