@@ -91,7 +91,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     """Ski rental on estimates: interpreted until the estimated cost of its interpreted runs
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.04)
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
     # none from other tests
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
@@ -123,12 +123,40 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     assert program_of(3).compiled is None
 
 
+def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypatch):
+    """The compile estimate (calibrated by benchmarks/bench_tiers.py, see _CostModel): grows
+    with the number of operations; an unbroken chain of elementwise operations, one fusion
+    for XLA, costs more than the same operations cut into short chains by matmuls; and its
+    constants are of the measured order of magnitude (a fixed ~0.1 s, under a millisecond per
+    operation)."""
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    cost = _program.COST
+    assert 0.01 < cost.COMPILE_FIXED < 1.0 and 1e-4 < cost.COMPILE_PER_OP < 1e-2 and cost.COMPILE_PER_FUSED > 0
+    a = xp.asarray(np.ones((4, 4)), device=LAZY)
+
+    def estimate(n: int, cut_every: int | None) -> float:
+        _program.RUNTIME.programs.clear()
+        x = a
+        for i in range(1, n + 1):
+            x = x @ a if cut_every and i % cut_every == 0 else x + 1.0
+        with _program.compile_threshold(None):
+            np.asarray(x)
+        return next(p.compile_cost for p in _program.RUNTIME.programs.values() if len(p.calls) == n)
+
+    chains = [estimate(n, None) for n in (10, 100, 1000)]
+    assert chains[0] < chains[1] < chains[2]
+    assert chains[2] - cost.COMPILE_FIXED > 10 * (chains[1] - cost.COMPILE_FIXED)  # the fusion: superlinear
+    cut = [estimate(n, 8) for n in (100, 1000)]
+    assert cut[0] < cut[1] < chains[2]
+    assert cut[1] == pytest.approx(cost.COMPILE_FIXED + 1000 * cost.COMPILE_PER_OP, rel=0.1)  # about linear
+
+
 def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     """A compile is credited with what it saves (dispatch, passes over arithmetic results),
     not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
     writes into a large buffer (in place in both tiers): a graph of those stays interpreted
     at sightings where a graph of as many elementwise passes over as many elements compiles."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays after 10 ms
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
     deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)
@@ -174,7 +202,7 @@ def _compile_prim(name: str) -> Any:
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.002)
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.002)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
@@ -186,11 +214,12 @@ def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
 
 
 def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
-    """The same program takes the same tiers whatever the clocks say: run a loop twice, the
-    second time with every clock jumping by random amounts, and compare the tiers."""
+    """The same program compiles at the same run whatever the clocks say: run a loop twice, the
+    second time with every clock jumping by random amounts, and compare the compiles. (Only
+    the feedback reads the clock, to go back to interpreting: see the next test.)"""
     import time
 
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda n_ops: 0.02)  # pays within 40 runs
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
         monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
@@ -209,6 +238,64 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     for name in ("perf_counter", "monotonic", "time", "process_time"):
         monkeypatch.setattr(time, name, lambda: float(rng.uniform(0, 1e6)))
     assert tiers() == first
+
+
+@pytest.mark.parametrize("compiled_seconds", [10.0, 0.0])
+def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
+    monkeypatch, override_settings, capsys, compiled_seconds
+):
+    """The feedback (Program.ran_compiled), with the compiled runs' times injected: after
+    FEEDBACK_RUNS compiled runs slower than the fastest interpreted run, the program is
+    interpreted again for good, the log says why, and the values keep their bits; compiled
+    runs faster than interpreting stay compiled."""
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    ran_compiled = _program.Program.ran_compiled
+    monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, seconds: ran_compiled(self, compiled_seconds))
+    override_settings(X10ARRAY_LOG_COMPILES=True, X10ARRAY_TIER_FEEDBACK=True)
+    w = xp.asarray(np.random.default_rng(3).standard_normal((64, 64)), device=LAZY)
+    tiers, values = [], []
+    for _ in range(10):
+        before = xp.metrics()
+        values.append(np.asarray(xp.sqrt(xp.abs(w)) * 0.5 + w * w))  # (correctly rounded: exact on both tiers)
+        d = delta(before)
+        tiers.append("i" if d.interpreted_graphs else "c")
+    n = _program.FEEDBACK_RUNS
+    log = capsys.readouterr().out
+    if compiled_seconds:
+        assert tiers == ["i"] + ["c"] * (1 + n) + ["i"] * (8 - n)  # (compiled at its second sighting)
+        assert "interpreting again a graph of 5 operations: its compiled runs took 1e+04 ms at best" in log
+    else:
+        assert tiers == ["i"] + ["c"] * 9
+        assert "interpreting again" not in log
+    assert all(np.array_equal(v, values[0]) for v in values)  # the tiers' bits: the same
+
+
+def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_settings):
+    """With X10ARRAY_COMPILE_THRESHOLD=1 (every graph compiled at once), with
+    X10ARRAY_TIER_FEEDBACK=0 and in a multi-process run, the feedback never sends a program
+    back to interpreting."""
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    w = xp.asarray(np.arange(6.0), device=LAZY)
+    np.asarray(xp.sin(w) + 3.0)  # interpreted once
+    (program,) = _program.RUNTIME.programs.values()
+    assert program.interpret_best < math.inf
+    program.compiled = object()  # (as if compiled)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_TIER_FEEDBACK=True)
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted and not program.interprets()
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=2, X10ARRAY_TIER_FEEDBACK=False)
+    program.compiled_runs = 0
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted
+    override_settings(X10ARRAY_TIER_FEEDBACK=True)
+    program.compiled_runs = 0
+    monkeypatch.setattr(_program, "_several_processes", lambda: True)
+    for _ in range(_program.FEEDBACK_RUNS):
+        program.ran_compiled(10.0)
+    assert not program.demoted
 
 
 def test_compile_threshold_one_compiles_at_once(override_settings):
@@ -639,9 +726,10 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """xla_numerics.has_subnormal (small arrays, large ones scanned in pieces, strided views,
-    0-d) against the definition, 0 < |x| < tiny, on arrays salted with zeros, NaN, infinities,
-    the smallest normal and subnormal numbers of each real dtype."""
+    """xla_numerics.has_subnormal and both of its ways (the bits, the magnitudes; small arrays,
+    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny,
+    on arrays salted with zeros, NaN, infinities, the smallest normal and subnormal numbers of
+    each real dtype."""
     rng = np.random.default_rng(0)
     for dtype in (np.float16, np.float32, np.float64):
         info = np.finfo(dtype)
@@ -662,6 +750,11 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                     magnitude = np.abs(view)
                     expected = bool(((magnitude < tiny) & (magnitude > 0)).any())
                     assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
+                    # both ways of the scan, whichever the first element picks
+                    assert _xla_numerics._magnitudes_hold_subnormal(view, tiny) == expected, (dtype, n)
+                    if view.ndim:
+                        found = _xla_numerics._TINY_BITS[np.dtype(dtype)]
+                        assert _xla_numerics._bits_hold_subnormal(view, found, None) == expected, (dtype, n)
 
 
 def test_results_kept_clean_hold_no_subnormal():

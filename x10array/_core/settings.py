@@ -151,6 +151,11 @@ SETTINGS: dict[str, Setting] = _declare(
         "...and then until the estimated cost of interpreting it has reached this many times the estimated"
         " cost of its compile (a fixed cost model, no clock; 0 compiles at the threshold)", minimum=0,
     ),
+    Setting(
+        "X10ARRAY_TIER_FEEDBACK", "bool", False,
+        "a compiled lazy program whose first runs are slower than its interpreted runs goes back to"
+        " interpreting (a clock decides, so the last bits of transcendental functions may vary between runs)",
+    ),
     Setting("X10ARRAY_CACHE_SIZE", "int", 256, "compiled lazy programs kept (LRU)", minimum=1),
     Setting(
         "X10ARRAY_SHAPE_CACHE_SIZE", "int", 8192,

@@ -202,30 +202,56 @@ if hasattr(np, "longdouble"):
 
 
 def has_subnormal(part: np.ndarray, tiny: Any) -> bool:
-    """Whether a real array holds a subnormal. Two passes (abs, min) in the common case that
-    no magnitude is below `tiny`; zeros, subnormals and NaN take a closer look (_below_tiny).
-    A large contiguous array is scanned in pieces through one small buffer that stays in the
-    cache, rather than through a temporary of its size (one pass over memory, not three)."""
+    """Whether a real array holds a subnormal.
+
+    Two ways, the same answer (tests/test_lazy.py::test_has_subnormal checks both):
+    - `_bits_hold_subnormal`: one elementwise pass (the bits minus 1, into a scratch buffer)
+      and two reductions, whatever the values: the way for an array holding zeros, the common
+      case of a mostly-zero field, where the magnitude test below cannot decide;
+    - `_magnitudes_hold_subnormal`: two passes (abs, min) where no magnitude is below `tiny`,
+      then the closer look of the bits.
+    Which one runs is a guess from the first element (a zero: the bits), never a change of the
+    answer. A large contiguous array is scanned in pieces through one small buffer that stays
+    in the cache, rather than through a temporary of its size."""
     n = part.size
+    found = _TINY_BITS.get(part.dtype)
+    if part.ndim == 0 or found is None:
+        return _magnitudes_hold_subnormal(part, tiny)
     if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
         flat = part.reshape(-1)
-        scratch = np.empty(_SCAN_CHUNK, part.dtype)
+        scratch = np.empty(_SCAN_CHUNK, found[0])
         for start in range(0, n, _SCAN_CHUNK):
             piece = flat[start : start + _SCAN_CHUNK]
-            magnitude = scratch[: piece.size]
-            np.abs(piece, out=magnitude)
-            if not magnitude.min() >= tiny and _below_tiny(magnitude):
+            if _bits_hold_subnormal(piece, found, scratch[: piece.size]):
                 return True
         return False
+    if part.flat[0] == 0:
+        return _bits_hold_subnormal(part, found, None)
+    return _magnitudes_hold_subnormal(part, tiny)
+
+
+_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
+
+
+def _bits_hold_subnormal(part: np.ndarray, found: tuple[Any, Any, Any, Any], out: np.ndarray | None) -> bool:
+    """Whether a real array holds a subnormal, from its bits `u` minus 1 (unsigned, so zero
+    wraps around to the largest value), into `out` (or a new buffer): as unsigned integers the
+    positive subnormals, and only they, fall below bits(tiny) - 1 (a negative number's sign
+    bit puts it above); as signed integers of the same bits the negative subnormals, and only
+    they, fall below INT_MIN + bits(tiny) - 1 (-0 wraps around to INT_MAX, positive numbers
+    are at least -1). No absolute value, no temporary of floats."""
+    uint, sint, below_u, below_s = found
+    d = np.subtract(part.view(uint), uint(1), out=out)
+    return bool(d.min() < below_u or d.view(sint).min() < below_s)
+
+
+def _magnitudes_hold_subnormal(part: np.ndarray, tiny: Any) -> bool:
     magnitude = np.abs(part)
     if magnitude.min() >= tiny:
         return False
     if type(magnitude) is not np.ndarray:  # (a 0-d operand's abs is a NumPy scalar)
         return bool(0 < magnitude < tiny)
     return _below_tiny(magnitude)
-
-
-_SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
 
 
 def _below_tiny(magnitude: np.ndarray) -> bool:
@@ -236,17 +262,21 @@ def _below_tiny(magnitude: np.ndarray) -> bool:
     found = _TINY_BITS.get(magnitude.dtype)
     if found is None:  # (no unsigned integer of its size: a long double)
         return bool(magnitude[magnitude < _TINY[magnitude.dtype]].any())
-    uint, limit = found
+    uint, _, limit, _ = found
     bits = magnitude.view(uint)
     np.subtract(bits, uint(1), out=bits)
     return bool(bits.min() < limit)
 
 
-# per real floating-point dtype: the unsigned integer of its size, and bits(tiny) - 1
-_TINY_BITS: dict[np.dtype, tuple[Any, Any]] = {}
+# per real floating-point dtype: the unsigned and signed integers of its size, bits(tiny) - 1
+# and INT_MIN + bits(tiny) - 1 (see _bits_hold_subnormal)
+_TINY_BITS: dict[np.dtype, tuple[Any, Any, Any, Any]] = {}
 for _t in (np.float16, np.float32, np.float64):
-    _uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(_t).itemsize]
-    _TINY_BITS[np.dtype(_t)] = (_uint, np.array(np.finfo(_t).tiny, _t).view(_uint)[()] - _uint(1))
+    _size = np.dtype(_t).itemsize
+    _uint, _sint = {2: (np.uint16, np.int16), 4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}[_size]
+    _tiny_bits = int(np.array(np.finfo(_t).tiny, _t).view(_uint)[()])
+    _int_min = -(1 << (8 * _size - 1))
+    _TINY_BITS[np.dtype(_t)] = (_uint, _sint, _uint(_tiny_bits - 1), _sint(_int_min + _tiny_bits - 1))
 
 
 # Primitives whose real floating-point result cannot hold a subnormal when their operands

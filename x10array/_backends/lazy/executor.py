@@ -391,6 +391,10 @@ def run_compiled(
             loaded = loads > counts[0] and writes == counts[1]  # served from the disk, not compiled
         else:
             _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
+            if program.measures():  # (the feedback times a few runs to their end: Program.ran_compiled)
+                for n in targets:
+                    if hasattr(n.value, "block_until_ready"):
+                        n.value.block_until_ready()
     elapsed = time.perf_counter() - start
     placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
     program.compiled = compiled

@@ -18,6 +18,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import math
+import time
 from typing import Any
 
 import numpy as np
@@ -66,8 +68,8 @@ class Program:
     scalars as they are, and a NumPy 1.0."""
 
     __slots__ = (
-        "calls", "outputs", "n_leaves", "seen", "interpret_cost", "interpreted", "compiled", "key", "operand_dtypes",
-        "unpack", "one", "agreed",
+        "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
+        "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -79,12 +81,19 @@ class Program:
         self.n_leaves = len(key.leaf_avals)
         self.seen = 0
         self.interpret_cost = interpret_cost  # estimated seconds a compile saves per run (COST)
+        self.compile_cost = COST.compile_seconds(calls)  # its estimated compile (COST)
         self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
         self.compiled: Any = None
         self.key = key
         self.unpack = unpack
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
+        # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
+        # compiled runs, and whether the compiled program lost
+        self.interpret_best = math.inf
+        self.compiled_runs = 0
+        self.compiled_best = math.inf
+        self.demoted = False
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -102,16 +111,64 @@ class Program:
         if not placement_of(self.key.device).interprets:
             return False
         threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
-        return threshold >= NEVER or (
-            self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self)))
+        return (
+            threshold >= NEVER
+            or (self.demoted and threshold > 1)
+            or (self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self))))
         )
 
     def interpret(self, traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
         """The interpreted run (the cold tier): the values of `targets`, counted as what a
-        compile could have saved."""
+        compile could have saved (and timed, for the feedback: see ran_compiled)."""
+        start = time.perf_counter()
         out = interpret(traced, targets, device)
+        self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
         self.interpreted += self.interpret_cost
         return out
+
+    # -- the feedback --
+
+    def measures(self) -> bool:
+        """Whether this compiled run is one of the FEEDBACK_RUNS that the feedback times to its
+        end (the caller waits for its outputs: a compiled run is otherwise asynchronous)."""
+        return (
+            self.compiled_runs < FEEDBACK_RUNS
+            and not self.demoted
+            and self.compiled is not None
+            and self.interpret_best < math.inf
+            and settings.get("X10ARRAY_TIER_FEEDBACK")
+        )
+
+    def ran_compiled(self, seconds: float) -> None:
+        """The feedback: a compiled run (not the first, which compiled) took `seconds`. After
+        FEEDBACK_RUNS of them, a program whose fastest compiled run was slower than its fastest
+        interpreted run goes back to interpreting for good (`demoted`), and
+        X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
+        clock changes speed, never values; but every process of a multi-process run must run
+        the same programs (see `agree`), so there and where the cost rule is off
+        (X10ARRAY_COMPILE_THRESHOLD=1) the deterministic rule alone decides. Opt-in
+        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ within their ulp bounds (tanh by one
+        ulp), a result's last bits would depend on the clock, which the default keeps out."""
+        if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
+            return
+        self.compiled_runs += 1
+        self.compiled_best = min(self.compiled_best, seconds)
+        if (
+            self.compiled_runs == FEEDBACK_RUNS
+            and self.compiled_best > self.interpret_best
+            and settings.get("X10ARRAY_COMPILE_THRESHOLD") > 1
+            and settings.get("X10ARRAY_TIER_FEEDBACK")
+            and not _several_processes()
+        ):
+            self.demoted = True
+            if _metrics.log_compiles():
+                _, filename, lineno = user_location()
+                print(
+                    f"x10array: interpreting again a graph of {len(self.calls)} operations: its compiled runs took"
+                    f" {1e3 * self.compiled_best:.3g} ms at best, its interpreted runs {1e3 * self.interpret_best:.3g}"
+                    f" ms, at {filename}:{lineno}",
+                    flush=True,
+                )
 
     def function(self, leaf_values: list[Any]) -> Any:
         """The graph as a jitted function of (donated leaves, kept leaves, scalars); jax
@@ -246,13 +303,23 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
     return tuple(mask)
 
 
+FEEDBACK_RUNS = 3  # compiled runs timed to their end, after the compiling one (see ran_compiled)
+
+
+def _several_processes() -> bool:
+    """Whether this is one process of a multi-process jax run (see Program.ran_compiled)."""
+    import jax
+
+    return bool(jax.process_count() > 1 or settings.get("X10ARRAY_NUM_PROCESSES") > 1)
+
+
 def _compile_pays(program: Program) -> bool:
     """Ski rental: compile once interpreting the graph has cost X10ARRAY_COMPILE_PAYBACK times
     what its compile is expected to. Both costs are estimates from the graph alone (COST),
     never measured time: the same program takes the same tier at the same run, every time it
     is run, so its numbers do not depend on the machine's load."""
     payback = settings.get("X10ARRAY_COMPILE_PAYBACK")
-    return program.interpreted >= payback * COST.compile_seconds(len(program.calls))
+    return program.interpreted >= payback * program.compile_cost
 
 
 class _CostModel:
@@ -261,10 +328,19 @@ class _CostModel:
     right within a factor of a few, since the ski-rental rule stays within a small factor of
     the best choice whatever the error).
 
-    - compiling an n-operation graph: COMPILE_FIXED + n * COMPILE_PER_OP (XLA's CPU compiles
-      of jax 0.10 measured 3-10 ms per recorded operation, more for the functions whose
-      accurate lowering is a formula of several operations, and about 100 ms for the
-      smallest graph (tracing, lowering, XLA's passes));
+    - compiling a graph of n operations: COMPILE_FIXED + n * COMPILE_PER_OP + COMPILE_PER_FUSED
+      * the sum over its elementwise operations of their depth in a chain of elementwise
+      operations (1 + the deepest elementwise operand's; any other operation starts a new
+      chain): XLA fuses such a chain into one loop, and its compile of the fusion grows with the
+      chain's square. Measured by benchmarks/bench_tiers.py (2026-12-03, jax 0.10.2, the 2-core
+      x86-64 machine, loaded by other work: about twice its CPU time), first runs of graphs
+      never seen: the heat stencil without a barrier (slices and slice writes; chains of ~5)
+      0.32 s for 57 operations, 0.61 s for 407, 0.96 s for 1,513, 2.47 s for 3,011 (0.6-0.8
+      ms per operation; issue 26 measured 1.14 s for 2,800 on an idle machine, where the
+      previous model, 0.1 s + 5 ms per operation, estimated 14.1 s); chains cut by a matmul
+      and a reduction every 8 operations 0.15 s / 52, 0.56 s / 401, 1.53 s / 1,501; one
+      unbroken float64 chain 0.13 s / 51, 1.14 s / 401, 8.6 s / 1,501 (exp, tanh, log1p, sqrt
+      in it alike: 8.5 s / 1,501);
     - what interpreting one operation costs *more than* running it compiled, i.e. what a
       compile saves (never the work both tiers do alike):
       - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
@@ -289,12 +365,21 @@ class _CostModel:
     """
 
     COMPILE_FIXED = 0.1
-    COMPILE_PER_OP = 0.005
+    COMPILE_PER_OP = 7e-4
+    COMPILE_PER_FUSED = 7.5e-6
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
 
-    def compile_seconds(self, n_ops: int) -> float:
-        return self.COMPILE_FIXED + n_ops * self.COMPILE_PER_OP
+    def compile_seconds(self, calls: list[Call]) -> float:
+        """The estimated compile of the graph `calls` (topological order; see above)."""
+        depth: dict[int, int] = {}  # id(call) -> its depth in an elementwise chain
+        fused = 0
+        for c in calls:
+            if c.prim.elementwise:
+                d = 1 + max([depth.get(id(n.call), 0) for n in c.inputs if type(n) is Node], default=0)
+                depth[id(c)] = d
+                fused += d
+        return self.COMPILE_FIXED + len(calls) * self.COMPILE_PER_OP + fused * self.COMPILE_PER_FUSED
 
     def step_seconds(self, prim: Primitive, result_elements: int) -> float:
         """What a compile saves on one interpreted run of an operation of `prim` whose largest
@@ -421,6 +506,7 @@ def count_compiled_run(
     else:
         COUNTERS.cache_hits += 1
         COUNTERS.execute_seconds += elapsed
+        program.ran_compiled(elapsed)
     COUNTERS.donated_buffers += donated
     COUNTERS.execute_count += 1
 

@@ -1,0 +1,111 @@
+"""The tier decision's compile estimate against measured compile times (issue 26).
+
+The lazy device interprets a graph until interpreting it has cost X10ARRAY_COMPILE_PAYBACK
+times its estimated compile (program._CostModel.compile_seconds, from the graph's operations
+and its chains of elementwise operations). This benchmark builds graphs of 50-3000 recorded
+operations of four kinds,
+
+- `elementwise`: a chain of float64 arithmetic on a 64 x 64 array (x * c + d, ...);
+- `mixed`: the same with a reduction and a 64 x 64 matmul every 8 operations;
+- `transcendental`: exp, log1p, tanh and sqrt in the chain (lowerings of several XLA ops);
+- `stencil`: bench_dayone's heat stencil without a barrier (slices and a slice write per step),
+
+compiles each at its first sighting (compile_threshold(1)), a structure never seen before,
+and reports the measured first run (trace, lowering, XLA's compile, one run: what
+`metrics().compile_seconds` counts) against the estimate, their ratio, and the measured time
+per operation. Nothing is asserted: a unit test checks only the properties of the model that
+cannot flake (tests/test_tiers.py).
+
+Run: python benchmarks/bench_tiers.py [--sizes 50,200,800,3000] [--kinds elementwise,mixed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+
+def build(xp: object, kind: str, n_target: int, salt: int) -> object:
+    """A graph of about `n_target` recorded operations (`salt` makes its structure new)."""
+    import numpy as np
+
+    dev = xp.Device("cpu", 0, "xla")  # type: ignore[attr-defined]
+    rng = np.random.default_rng(salt)
+    x = xp.asarray(rng.random((64, 64)) + 0.5, device=dev)  # type: ignore[attr-defined]
+    w = xp.asarray(rng.random((64, 64)) / 64, device=dev)  # type: ignore[attr-defined]
+    ops = 0
+    i = 0
+    if kind == "stencil":  # bench_dayone's heat stencil without a barrier: slices, a slice write
+        u = xp.asarray(np.pad(rng.random((62, 62)), 1), device=dev)  # type: ignore[attr-defined]
+        while ops < n_target:
+            lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+            u[1:-1, 1:-1] = u[1:-1, 1:-1] + (0.1 + 1e-3 * (salt % 7)) * lap
+            ops += 14
+        return u
+    while ops < n_target:
+        i += 1
+        if kind == "mixed" and i % 4 == 0:
+            x = x @ w + xp.mean(x, axis=0)  # type: ignore[attr-defined]
+            ops += 3
+        elif kind == "transcendental" and i % 2 == 0:
+            f = (xp.exp, xp.log1p, xp.tanh, xp.sqrt)[i // 2 % 4]  # type: ignore[attr-defined]
+            x = f(x * 0.5) + 0.25
+            ops += 3
+        else:
+            x = x * (1.0 + 1e-3 * ((i + salt) % 7)) + 0.125
+            ops += 2
+    return x
+
+
+def measure(kind: str, n: int, salt: int) -> tuple[int, float, float]:
+    """(operations in the program, measured first-run seconds, estimated compile seconds)."""
+    import x10array as xp
+    from x10array._backends.lazy.program import compile_threshold
+    from x10array._backends.lazy.runtime import RUNTIME
+
+    with compile_threshold(1):
+        x = build(xp, kind, n, salt)
+        before = xp.metrics()
+        float(xp.sum(x))
+        m = xp.metrics() - before
+    assert m.compile_count == 1, m
+    program = max((p for p in RUNTIME.programs.values() if p.compiled is not None), key=lambda p: len(p.calls))
+    RUNTIME.programs.clear()
+    return len(program.calls), m.compile_seconds, program.compile_cost
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="50,200,800,3000")
+    ap.add_argument("--kinds", default="elementwise,mixed,transcendental,stencil")
+    ap.add_argument("--repeat", type=int, default=2, help="graphs per (kind, size): the median is reported")
+    args = ap.parse_args()
+    os.environ["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (measure compiles, not disk loads)
+    import x10array as xp
+
+    xp.asarray(1.0, device=xp.Device("cpu", 0, "xla")) + 1  # (jax's start-up, the probes)
+    measure("elementwise", 20, 0)
+    print(f"{'kind':<15} {'ops':>6} {'measured s':>11} {'estimate s':>11} {'est/meas':>9} {'ms/op':>7}")
+    salt = 1
+    ratios = []
+    for kind in args.kinds.split(","):
+        for size in [int(s) for s in args.sizes.split(",")]:
+            runs = []
+            for _ in range(args.repeat):
+                salt += 1
+                runs.append(measure(kind, size, salt))
+            n_ops = runs[0][0]
+            took = statistics.median(r[1] for r in runs)
+            estimate = runs[0][2]
+            ratios.append(estimate / took)
+            per_op = 1e3 * took / n_ops
+            print(f"{kind:<15} {n_ops:>6} {took:>11.3f} {estimate:>11.3f} {estimate / took:>9.2f} {per_op:>7.3f}")
+            sys.stdout.flush()
+    print(f"\nestimate/measured: median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
