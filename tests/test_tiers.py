@@ -419,3 +419,20 @@ def test_a_select_by_a_comparison_of_its_own_operands_keeps_subnormals_on_both_t
         ("where(x * 1 < y, x * 1, y)", lambda a, b: xp.where(a * 1 < b, a * 1, b)),
     ]:
         assert_same(fn, [x, y], f"{what} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_0d_quotient_by_a_python_float_keeps_its_dtype_on_both_tiers(dtype):
+    """`vector_norm(x) / -4.25` of a float32 `x`: the compiled tier gave a float64 (the Python
+    float's runtime input is weakly typed until the divide kernel's rounding step made it a
+    strong float64; found by tests/test_fuzz_differential.py)."""
+    x = np.array([1.5, -2.0, 3.0, 4.0, 5.0], dtype)
+    for what, fn in [
+        ("vector_norm(x) / -4.25", lambda a: xp.linalg.vector_norm(a) / -4.25),
+        ("sum(x) / 3", lambda a: xp.sum(a) / 3),
+        ("(x * 1)[0] / -4.25", lambda a: (a * 1)[0] / -4.25),
+        ("-4.25 / sum(x)", lambda a: -4.25 / xp.sum(a)),
+    ]:
+        interpreted, compiled = on_both_tiers(fn, x)
+        assert interpreted.dtype == compiled.dtype == np.dtype(dtype), f"{what}: {interpreted.dtype}, {compiled.dtype}"
+        assert same_bits(interpreted, compiled), f"{what} {dtype}"

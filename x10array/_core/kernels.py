@@ -121,7 +121,9 @@ def _quotient(jnp: Any, lax: Any, a: Any, b: Any) -> Any:
     if jnp.shape(b) != shape:
         b = lax.optimization_barrier(jnp.broadcast_to(jnp.asarray(b, dtype=dtype), shape))
     else:
-        b = _rounded(b)
+        # (in the quotient's dtype first: a Python scalar's runtime input is weakly typed, and
+        # the runtime 1.0's product would make it a strong float64, and the quotient with it)
+        b = _rounded(jnp.asarray(b, dtype=dtype))
     return _rounded(jnp.divide(a, b))
 
 
