@@ -1,5 +1,5 @@
 """Helpers shared by the tests: comparing results with NumPy / array-api-strict; running the
-code blocks of a docs page."""
+code blocks of a docs page; running a benchmark script."""
 
 from __future__ import annotations
 
@@ -103,3 +103,21 @@ def check_doc_page(page: Path, min_blocks: int = 1, env: dict[str, str] | None =
     assert len(outputs) == len(pairs)
     for (code, expected), got in zip(pairs, outputs):
         assert numbers_close(got, expected), f"the block\n{code}\nprinted\n{got}\nwhere the page shows\n{expected}"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_benchmark(script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python benchmarks/<script> <args>` in a subprocess, with this checkout first on the path
+    (and `env` added to the environment); asserts it exits 0, showing the ends of its output."""
+    environ = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc

@@ -3,26 +3,14 @@ benchmarks/README.md). (`bench_soak.py`'s smoke run is in test_caches.py.)"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from _util import run_benchmark
 
 
 def test_dayone_benchmark_quick_run():
     """`bench_dayone.py --quick`: every workload runs in every mode it has, the table has a
     row per workload, and the captured MLP (optim.Adam under x10array.compile) replays
     without a fallback."""
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "bench_dayone.py"), "--quick"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = run_benchmark("bench_dayone.py", "--quick")
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "workload" not in line]
     assert len(rows) == 7, proc.stdout
     for row in rows:

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import numpy as np
+from _util import run_benchmark
 
 import x10array as xp
 from x10array._backends import eager as _eager
@@ -185,18 +186,9 @@ def test_evicted_programs_free_their_executables_and_jax_traces():
 def test_soak_benchmark_smoke():
     """A few steps of benchmarks/bench_soak.py: it runs every phase and reports the caches
     within their bounds (the long run's figures are in benchmarks/README.md)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""), X10ARRAY_CACHE_SIZE="4")
     args = ["--steps", "3", "--batch-sizes", "4,8", "--eval-every", "2", "--eval-size", "4"]
     args += ["--graphs", "30", "--compiles", "8", "--check"]
-    proc = subprocess.run(
-        [sys.executable, os.path.join(root, "benchmarks", "bench_soak.py"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    proc = run_benchmark("bench_soak.py", *args, X10ARRAY_CACHE_SIZE="4")
     table = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "phase" not in line]
     phases = {tuple(cell.strip() for cell in line.split("|")[1:3]) for line in table}
     assert phases == {("xla", "train"), ("xla", "graphs"), ("xla", "compiles"), ("eager", "train"), ("eager", "graphs")}
