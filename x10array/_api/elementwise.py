@@ -702,14 +702,19 @@ def _product_power(x: Array, n: int) -> Array:
     return bind(_MULTIPLY, x._device, square, x if n == 3 else square)
 
 
+def _is_product_power(x: Any, n: Any) -> bool:
+    """Whether `x ** n` is recorded as products: a Python int `n` of _SMALL_POWERS."""
+    return type(n) is int and type(x) is Array and n in _SMALL_POWERS and x._dtype.kind in _PRODUCT_KINDS
+
+
 def pow(x1: Any, x2: Any, /) -> Array:  # noqa: A001 - the standard's name
-    if type(x2) is int and type(x1) is Array and x2 in _SMALL_POWERS and x1._dtype.kind in _PRODUCT_KINDS:
+    if _is_product_power(x1, x2):
         return _product_power(x1, x2)
     return _pow_general(x1, x2)
 
 
 def _pow_operator(self: Array, other: Any, /) -> Any:
-    if type(other) is int and other in _SMALL_POWERS and self._dtype.kind in _PRODUCT_KINDS:
+    if _is_product_power(self, other):
         return _product_power(self, other)
     return _pow_general.operator(self, other)  # type: ignore[attr-defined]
 
