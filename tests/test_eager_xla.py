@@ -213,7 +213,8 @@ def test_a_cast_on_the_cpu_gives_the_xla_programs_bits():
     import jax
 
     from x10array._core.convert import ASTYPE
-    from x10array._core.kernels import jax_namespace, xla_flushes
+    from x10array._core.kernels import jax_namespace
+    from x10array._core.xla_numerics import xla_flushes
 
     k = jax_namespace()
     host_kernel = _eager._HOST_KERNELS[ASTYPE]
@@ -329,7 +330,7 @@ def test_a_host_kernel_gives_the_xla_programs_bits(prim):
     the special values of every dtype it takes, subnormals and Python scalars included."""
     import jax
 
-    from x10array._core.kernels import xla_flushes
+    from x10array._core.xla_numerics import xla_flushes
 
     host_kernel = _eager._HOST_KERNELS[prim]
     compared = 0

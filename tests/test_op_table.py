@@ -13,7 +13,7 @@ import pytest
 import x10array as xp
 from x10array._core import backend as _backend
 from x10array._core import primitive as _ops
-from x10array._core.kernels import xla_flushes
+from x10array._core.xla_numerics import xla_flushes
 from x10array.nn import functional as F
 
 EAGER = xp.Device("cpu", 0, "eager")

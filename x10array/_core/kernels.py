@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .xla_numerics import flush_subnormals, xla_flushes  # noqa: F401  # (xla_flushes: imported from here by tests)
+from .xla_numerics import flush_subnormals
 
 
 def _numpy_index_update(x: np.ndarray, index: Any, value: Any) -> np.ndarray:
