@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _util import NUMPY_DLPACK_WRITES
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
@@ -527,6 +528,9 @@ def test_lazy_buffers_are_exported_read_only_or_as_the_value():
     np.testing.assert_array_equal(np.asarray(x + 0.0), [1.0, 2.0, 3.0])
     z = x * 2.0  # pending when x's buffer is handed out
     shared = np.from_dlpack(x)
+    if not NUMPY_DLPACK_WRITES:  # (NumPy 2.1 imports read-only, its own arrays too)
+        assert not shared.flags.writeable
+        shared = np.asarray(x)  # numpy.asarray's buffer: the same rule
     shared[0] = 99.0
     np.testing.assert_array_equal(np.asarray(z), [2.0, 4.0, 6.0])
     np.testing.assert_array_equal(np.asarray(x + 0.0), [99.0, 2.0, 3.0])

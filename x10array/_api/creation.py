@@ -313,6 +313,8 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         ) from None
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
+    if not copy and not host.flags.writeable and type(x) is np.ndarray and x.flags.writeable:
+        host = x  # (NumPy before 2.2 imports every capsule read-only, a writable ndarray's too)
     out = from_host(host, target, shared=not copy)
     if not copy and target.is_lazy and target.kind is DeviceKind.CPU and target.mesh is None:
         # The producer's memory is the array's value, as on the eager CPU: a write into it (a
