@@ -417,10 +417,19 @@ def _kind(dtype: str) -> str:
 # -- the machine ------------------------------------------------------------------------------
 
 
-# manipulations that return views in x10array (as in NumPy), copies in array-api-strict
+# functions that return views in x10array (as in NumPy: real and imag of a complex array,
+# linalg.diagonal too), copies in array-api-strict
 _VIEW_FUNCTIONS = frozenset(
     {"reshape", "flip", "expand_dims", "permute_dims", "moveaxis", "squeeze", "matrix_transpose", "T", "broadcast_to"}
+    | {"real", "imag", "diagonal"}
 )
+
+
+def _detached(ns: Any, t: str, name: str, out: Any) -> Any:
+    """`out` of the function `name` as the fuzzer compares it: x10array returns views where
+    NumPy does (writes through them reach the base and back: tests/test_view_functions.py
+    checks that against NumPy); array-api-strict copies, so an x10array view is copied too."""
+    return ns.asarray(out, copy=True) if t != "strict" and name in _VIEW_FUNCTIONS else out
 
 
 class DifferentialMachine(RuleBasedStateMachine):
@@ -626,7 +635,7 @@ class DifferentialMachine(RuleBasedStateMachine):
             f = as_operator[name]
             outs = self.run(lambda ns, t, x: f(x), a)
         else:
-            outs = self.run(lambda ns, t, x: getattr(ns, name)(x), a)
+            outs = self.run(lambda ns, t, x: _detached(ns, t, name, getattr(ns, name)(x)), a)
         ulps, scale = _unary_allowance(name, cost, a.ulps, a.scale)
         self.add(outs, ulps, scale, f"{name}({a.label})")
         self.after(name)
@@ -990,11 +999,7 @@ class DifferentialMachine(RuleBasedStateMachine):
             return getattr(ns, name)(x, *args)
 
         def copied(ns: Any, t: str, x: Any) -> Any:
-            # x10array returns views where NumPy does (writes through them reach the base and
-            # back: tests/test_view_functions.py checks that against NumPy); array-api-strict
-            # copies. The fuzzer compares values with strict, so it takes a copy of a view.
-            out = fn(ns, t, x)
-            return ns.asarray(out, copy=True) if t != "strict" and name in _VIEW_FUNCTIONS else out
+            return _detached(ns, t, name, fn(ns, t, x))
 
         data_axis = data.draw(st.one_of(st.none(), st.integers(-nd, nd - 1) if nd else st.none()), label="axis")
         roll_axis = data.draw(st.integers(-nd, nd - 1) if nd else st.none(), label="axis")
@@ -1297,7 +1302,7 @@ class DifferentialMachine(RuleBasedStateMachine):
         elif name in ("trace", "diagonal"):
             if len(a.shape) < 2:
                 return
-            outs = self.run(lambda ns, t, x: getattr(ns.linalg, name)(x), a)
+            outs = self.run(lambda ns, t, x: _detached(ns, t, name, getattr(ns.linalg, name)(x)), a)
             m = min(a.shape[-2:]) if name == "trace" else 0
             self.add(outs, a.ulps + m, max(a.scale, 1.0) * max(m, 1), f"{name}({a.label})")
         elif name in ("vector_norm", "matrix_norm"):
