@@ -36,8 +36,14 @@ def operations(ns: object) -> dict[str, Callable[[], object]]:
     y = ns.asarray(np.linspace(1.0, 2.0, 100))
     add, exp, sum_ = ns.add, ns.exp, ns.sum
 
+    u = ns.asarray(np.zeros((16, 16)))
+    v = ns.asarray(np.ones((14, 14)))
+
     def setitem() -> None:
         x[10] = 1.0
+
+    def setitem_slices() -> None:  # the heat stencil's write (benchmarks/bench_dayone.py)
+        u[1:-1, 1:-1] = v
 
     return {
         "add": lambda: add(x, y),
@@ -45,6 +51,9 @@ def operations(ns: object) -> dict[str, Callable[[], object]]:
         "sum": lambda: sum_(x),
         "getitem x[10]": lambda: x[10],
         "setitem x[10]=1.0": setitem,
+        "getitem u[1:-1, 2:]": lambda: u[1:-1, 2:],
+        "setitem u[1:-1, 1:-1]=v": setitem_slices,
+        "multiply 4.0 * x": lambda: 4.0 * x,
     }
 
 
@@ -72,13 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         for op, fn in operations(ns).items():
             results.setdefault(op, {})[label] = best_us(fn, args.number, args.repeat)
 
-    header = f"{'operation':<20}{'numpy us':>10}{'strict us':>11}{'x10array us':>13}{'x10/numpy':>11}{'strict/x10':>12}"
-    print(f"Per-call time, 100-element float64, best of {args.repeat} x {args.number} calls")
+    header = f"{'operation':<26}{'numpy us':>10}{'strict us':>11}{'x10array us':>13}{'x10/numpy':>11}{'strict/x10':>12}"
+    print(f"Per-call time, 100-element float64 (u: 16x16), best of {args.repeat} x {args.number} calls")
     print(header)
     print("-" * len(header))
     for op, row in results.items():
         n, s, x = row["numpy"], row["array-api-strict"], row["x10array"]
-        print(f"{op:<20}{n:>10.2f}{s:>11.2f}{x:>13.2f}{x / n:>10.1f}x{s / x:>11.1f}x")
+        print(f"{op:<26}{n:>10.2f}{s:>11.2f}{x:>13.2f}{x / n:>10.1f}x{s / x:>11.1f}x")
 
     add = results["add"]
     speedup = add["array-api-strict"] / add["x10array"]

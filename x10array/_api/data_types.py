@@ -130,8 +130,33 @@ def iinfo(type: DType | Array, /) -> iinfo_object:  # noqa: A002 - the standard'
     return _IINFO[dtype]
 
 
+# isdtype's answers for a DType and a kind made of kind names and DTypes (the exact types
+# only: a NumPy dtype or a str subclass may compare equal to them and takes the checks below):
+# autodiff and optim ask the same few questions at every operation (issue 26).
+_ISDTYPE: dict[tuple[DType, Any], builtins.bool] = {}
+
+
+def _plain_kind(kind: Any) -> builtins.bool:
+    k = type(kind)
+    if k is str or k is DType:
+        return True
+    return k is tuple and all(type(part) is str or type(part) is DType for part in kind)
+
+
 def isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> builtins.bool:
     """Whether `dtype` is `kind` (a dtype), of `kind` (a kind name), or of any in a tuple."""
+    if type(dtype) is DType and _plain_kind(kind):
+        found = _ISDTYPE.get((dtype, kind))
+        if found is None:
+            found = _isdtype(dtype, kind)  # (a bad kind raises: never stored)
+            if len(_ISDTYPE) >= 1024:  # (distinct tuples of kinds are few in any program)
+                _ISDTYPE.clear()
+            _ISDTYPE[(dtype, kind)] = found
+        return found
+    return _isdtype(dtype, kind)
+
+
+def _isdtype(dtype: DType, kind: DType | str | tuple[DType | str, ...]) -> builtins.bool:
     dtype = check_dtype(dtype, "isdtype")
     kinds = kind if isinstance(kind, tuple) else (kind,)
     found = False

@@ -136,10 +136,23 @@ def _binary(
         except OperandTypeError:
             return NotImplemented
 
-    function.__name__ = function.__qualname__ = operator.__name__ = name
+    def reflected(self: Array, other: Any, /) -> Any:
+        """The reflected method (`other op self`, `4.0 * u`): a Python float or int with a
+        floating-point array inline, as `function` tests it; else `function(other, self)`'s
+        general path, NotImplemented for an operand it cannot take."""
+        t1 = type(other)
+        if (t1 is float or t1 is int) and self._dtype in inexact:
+            return bind(prim, self._device, other, self)
+        try:
+            return general(other, self)
+        except OperandTypeError:
+            return NotImplemented
+
+    function.__name__ = function.__qualname__ = operator.__name__ = reflected.__name__ = name
     function.__doc__ = doc or f"{name}, elementwise with broadcasting; accepts {category} dtypes and Python scalars."
     function.primitive = prim  # type: ignore[attr-defined]  # an attribute on a function (tests/_numerics.py reads it)
     function.operator = operator  # type: ignore[attr-defined]  # (operators.install takes it as the method)
+    function.reflected = reflected  # type: ignore[attr-defined]  # (and this as the reflected one)
     return function
 
 

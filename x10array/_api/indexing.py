@@ -672,7 +672,117 @@ def _zero_d_bools_combined(x: Array, key: Any, fname: str) -> tuple[Array, Any] 
     return view, tuple(new_key)
 
 
+# -- the fast path: basic keys seen before --------------------------------------------------
+# A key made only of Python ints, slices of Python ints (or None), Ellipsis and None (the
+# stencil's `u[1:-1, 2:]`, a loop's `x[i]`) is validated and described by `_parse` once per
+# (shape, key structure); the entry is reused while both repeat. The structure holds the
+# slices' bounds (the description is canonical for them and the shape) but not the ints'
+# values: those become operands, checked against their axis at every call. Anything else (a
+# NumPy integer, a bool, an array, an int out of range, a bad slice) takes the general path,
+# so results and error messages are those of `_parse`.
+
+
+class _Basic:
+    """What `_parse` made of a basic key for one shape: its description, which key items
+    are ints (position in the key, the axis's size), whether the result is a view, and the
+    selection's shape (for `__setitem__`'s value)."""
+
+    __slots__ = ("desc", "ints", "view", "ellipsis", "selection")
+
+    def __init__(self, idx: _Index, ints: tuple[tuple[int, int], ...], selection: tuple[int, ...]) -> None:
+        self.desc = idx.desc
+        self.ints = ints
+        self.view = _is_view(idx)
+        self.ellipsis = idx.ellipsis
+        self.selection = selection
+
+
+_BASIC: dict[tuple[Any, ...], _Basic] = {}
+_BASIC_LIMIT = 4096  # entries; the table is emptied when full (a program uses a few dozen)
+_INT_MARK = ("i",)  # an int's place in a structure (never equal to a slice's bounds)
+
+
+def _structure(key: Any) -> tuple[Any, ...] | None:
+    """The cache-key form of a basic key (see above), or None where it is not one."""
+    items = key if type(key) is tuple else (key,)
+    out: list[Any] = []
+    for item in items:
+        kind = type(item)
+        if kind is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or (type(step) is int and step != 0))
+            ):
+                out.append((start, stop, step))
+            else:
+                return None
+        elif kind is int:
+            out.append(_INT_MARK)
+        elif item is None or item is Ellipsis:
+            out.append(item)
+        else:
+            return None
+    return tuple(out)
+
+
+def _basic(x: Array, key: Any, fname: str) -> tuple[_Basic, tuple[int, ...]] | None:
+    """(the entry, the int operands) of the basic `key` on `x`, or None: not a basic key,
+    or an int out of range (the general path then raises as it always does)."""
+    structure = _structure(key)
+    if structure is None:
+        return None
+    shape = x._data.shape
+    entry = _BASIC.get((shape, structure))
+    if entry is None:
+        idx = _parse(x, key, fname)  # (a bad key raises here, as on the general path)
+        items = key if type(key) is tuple else (key,)
+        axis_of = _int_axes(items, len(shape))
+        ints = tuple((position, shape[axis_of[position]]) for position in range(len(items)) if position in axis_of)
+        selection = _selection_shape(x, idx)
+        assert selection is not None  # (basic indexing: the shape depends on the key only)
+        entry = _Basic(idx, ints, selection)
+        if len(_BASIC) >= _BASIC_LIMIT:
+            _BASIC.clear()
+        _BASIC[(shape, structure)] = entry
+    if not entry.ints:
+        return entry, ()
+    items = key if type(key) is tuple else (key,)
+    operands = []
+    for position, n in entry.ints:
+        i = items[position]
+        if not -n <= i < n:
+            return None
+        operands.append(i % n)
+    return entry, tuple(operands)
+
+
+def _int_axes(items: tuple[Any, ...], ndim: int) -> dict[int, int]:
+    """{position of an int in the basic key `items`: the axis it indexes}."""
+    n_axes = sum(1 for item in items if item is not None and item is not Ellipsis)
+    out: dict[int, int] = {}
+    axis = 0
+    for position, item in enumerate(items):
+        if item is Ellipsis:
+            axis += ndim - n_axes
+        elif item is not None:
+            if type(item) is int:
+                out[position] = axis
+            axis += 1
+    return out
+
+
 def getitem(x: Array, key: Any, /) -> Array:
+    fast = _basic(x, key, "__getitem__")
+    if fast is not None:
+        entry, operands = fast
+        if entry.view:
+            with WRITE_LOCK:  # indexed and registered between writes (see _core.primitive.WRITE_LOCK)
+                out = bind(GETITEM, x._device, x, *operands, index=entry.desc)
+                Alias.register(x, out, entry.desc, operands)
+            return out
+        return bind(GETITEM, x._device, x, *operands, index=entry.desc)
     combined = _zero_d_bools_combined(x, key, "__getitem__")
     if combined is not None:
         return getitem(*combined)
@@ -1077,7 +1187,7 @@ def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: st
             value = cast(value, x._dtype)
         if target is not None:
             try:
-                ok = broadcast_shapes(target, value.shape) == target
+                ok = value.shape == target or broadcast_shapes(target, value.shape) == target
             except ValueError:
                 ok = False
             if not ok:
@@ -1145,6 +1255,21 @@ def _float_into_integers(value: float, dtype: DType, fname: str) -> int:
 def setitem(x: Array, key: Any, value: Any, /) -> None:
     fname = "__setitem__"
     check_writable(x, fname)
+    fast = _basic(x, key, fname)
+    if fast is not None:
+        entry, operands = fast
+        if type(value) is Array:
+            if value._device is not x._device and value._device != x._device:
+                _, _, value = _meet(x, key, value, fname)
+            alias = value._alias
+            if alias is not None and alias.base is not None:
+                idx = _Index()
+                idx.desc, idx.operands = entry.desc, operands
+                if _is_its_own_view(x, value, idx):
+                    return  # (see below)
+        value = _check_value(x, value, entry.selection, fname)
+        rebind(x, bind(SETITEM, x._device, x, value, *operands, index=entry.desc))
+        return
     combined = _zero_d_bools_combined(x, key, fname)
     if combined is not None:
         view, key = combined

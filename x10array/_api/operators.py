@@ -68,6 +68,10 @@ def _forward(fn: Callable[..., Array]) -> Callable[..., Any]:
 
 
 def _reflected(fn: Callable[..., Array]) -> Callable[..., Any]:
+    own = getattr(fn, "reflected", None)
+    if own is not None:  # elementwise's, with the Python-scalar case inline
+        return own
+
     def method(self: Array, other: Any, /) -> Any:
         try:
             return fn(other, self)

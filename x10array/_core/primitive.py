@@ -138,15 +138,15 @@ _TAGGED_BOOLS = {True: (bool, "True"), False: (bool, "False")}
 def _tag(value: Any) -> Any:
     """A cache-key form of a parameter value in which equal keys mean identical values:
     -0.0 and 0.0, True and 1, and NaN and NaN compare equal as Python values, not here.
-    A value that is already exact (ints, strings, tuples of them, nested) is returned as it
-    is, not rebuilt."""
+    A value that is already exact (ints, strings, None, tuples of them, nested: shapes, axes,
+    index descriptions with their open slice ends) is returned as it is, not rebuilt."""
     kind = type(value)
     if kind is tuple:
         for v in value:
             k = type(v)
-            if k is not int and k is not str and (k is not tuple or _tag(v) is not v):
+            if k is not int and k is not str and v is not None and (k is not tuple or _tag(v) is not v):
                 return tuple([_tag(v) for v in value])  # something inside needs a tag
-        return value  # ints and strings only (shapes, axes, index descriptions): already exact
+        return value  # ints, strings and None only (shapes, axes, index descriptions): already exact
     if kind is bool:
         return _TAGGED_BOOLS[value]
     if kind is float or kind is complex:
