@@ -799,7 +799,7 @@ def test_results_kept_clean_hold_no_subnormal():
 def _scalar_step(ns: Any, x: Any, lr: float, shift: float) -> Any:
     # float32 operands with Python floats (weakly typed: the result stays float32) and Python
     # ints: a packing that lost the weak type or the order would show
-    return (x * lr + shift) * 2 - x / (lr + 1.0) + (x > shift) * 3
+    return (x * lr + shift) * 2 - x / (lr + 1.0) + (x > shift) * 3 + 0.5 * x - 0.25
 
 
 def test_barrier_program_takes_its_python_floats_packed(override_settings):
@@ -825,12 +825,15 @@ def test_barrier_program_takes_its_python_floats_packed(override_settings):
 
 
 def test_packed_floats_pack_only_exact_floats():
-    """Only Python floats are packed: an int, a complex number or a NumPy scalar (a float
+    """Only Python floats are packed, from PACK_FROM of them on: an int, a complex number or a NumPy scalar (a float
     subclass, its own dtype) goes as it is, in the graph's order."""
-    ops = ((None, (), (("s", 0, float), ("s", 1, int))), (None, (), (("s", 2, np.float32), ("s", 3, float))))
+    n = _program.PACK_FROM
+    first = (None, (), (("s", 0, float), ("s", 1, int)))
+    ops = (first, (None, (), (("s", 2, np.float32), *[("s", 3 + i, float) for i in range(n - 1)])))
     floats = _program.PackedFloats.of(ops)
-    assert floats is not None and floats.floats == [0, 3] and floats.others == [1, 2]
-    packed, others = floats.pack([0.5, 7, np.float32(1.5), -0.0])
-    assert packed[0].tolist() == [0.5, -0.0] and math.copysign(1.0, packed[0][1]) == -1.0
+    assert floats is not None and floats.floats == [0, *range(3, n + 2)] and floats.others == [1, 2]
+    packed, others = floats.pack([0.5, 7, np.float32(1.5), -0.0, *[float(i) for i in range(n - 2)]])
+    assert packed[0].tolist()[:2] == [0.5, -0.0] and math.copysign(1.0, packed[0][1]) == -1.0
     assert others == [7, np.float32(1.5)]
-    assert _program.PackedFloats.of(((None, (), (("s", 0, int),)),)) is None
+    # fewer floats than PACK_FROM: passed as they are (packing would cost more than it saves)
+    assert _program.PackedFloats.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
