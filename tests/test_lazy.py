@@ -19,6 +19,7 @@ from x10array._backends import lazy as _lazy
 from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import interpreter as _interpreter
 from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import runtime as _runtime
 from x10array._backends.lazy import trace as _trace
 from x10array._core import lru as _lru
 from x10array._core import settings
@@ -797,3 +798,46 @@ def test_results_kept_clean_hold_no_subnormal():
         for name, r in results.items():
             values = np.abs(np.asarray(r, dtype=np.float64)).astype(dtype)
             assert not ((values < tiny) & (values > 0)).any(), (name, dtype, np.asarray(r))
+
+
+def _scalar_step(ns: Any, x: Any, lr: float, shift: float) -> Any:
+    # float32 operands with Python floats (weakly typed: the result stays float32) and Python
+    # ints: a packing that lost the weak type or the order would show
+    return (x * lr + shift) * 2 - x / (lr + 1.0) + (x > shift) * 3 + 0.5 * x - 0.25
+
+
+def test_barrier_program_takes_its_python_floats_packed(override_settings):
+    """A compiled barrier program gets its Python floats in one packed array (program.PackedFloats),
+    its other scalars as they are: same values (and dtype) as eager, and a new learning rate
+    (or -0.0, inf, nan) compiles nothing."""
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    host = np.linspace(-2.0, 2.0, 9, dtype=np.float32)
+    x = xp.asarray(host, device=LAZY)
+    e = xp.asarray(host, device=EAGER)
+    before = xp.metrics()
+    for i, (lr, shift) in enumerate([(0.1, 0.25), (0.3, -0.0), (math.inf, 1.5), (0.7, math.nan), (1e-300, 0.5)]):
+        y = _scalar_step(xp, x, lr, shift)
+        xp.lazy_barrier()
+        want = np.asarray(_scalar_step(xp, e, lr, shift))
+        got = np.asarray(y)
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+        if i == 0:
+            programs = [p for _, p in _runtime.RUNTIME.programs.items() if p.pack is not None and p.compiled]
+            assert programs, "the compiled barrier program packs its floats"
+    assert delta(before).compile_count == 1
+
+
+def test_packed_floats_pack_only_exact_floats():
+    """Only Python floats are packed, from PACK_FROM of them on: an int, a complex number or a NumPy scalar (a float
+    subclass, its own dtype) goes as it is, in the graph's order."""
+    n = _program.PACK_FROM
+    first = (None, (), (("s", 0, float), ("s", 1, int)))
+    ops = (first, (None, (), (("s", 2, np.float32), *[("s", 3 + i, float) for i in range(n - 1)])))
+    floats = _program.PackedFloats.of(ops)
+    assert floats is not None and floats.floats == [0, *range(3, n + 2)] and floats.others == [1, 2]
+    packed, others = floats.pack([0.5, 7, np.float32(1.5), -0.0, *[float(i) for i in range(n - 2)]])
+    assert packed[0].tolist()[:2] == [0.5, -0.0] and math.copysign(1.0, packed[0][1]) == -1.0
+    assert others == [7, np.float32(1.5)]
+    # fewer floats than PACK_FROM: passed as they are (packing would cost more than it saves)
+    assert _program.PackedFloats.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None

@@ -51,7 +51,7 @@ from . import spmd
 from .executor import barrier, deferred_signals, materialize_nodes, run_compiled
 from .graph import Node
 from .placement import placement_of
-from .program import ONE, Program, build, donation
+from .program import ONE, Program, build, donation, unpacked
 from .runtime import RUNTIME, Watch
 from .trace import outside_references, walk
 
@@ -128,20 +128,9 @@ class ScalarPlan:
 
     def unpack(self, packed_args: Any) -> list[Any]:
         """Inside the program's trace: the graph's scalars, in order, from (packed constants,
-        scalar arguments)."""
-        from jax._src.lax.lax import _convert_element_type
-
+        scalar arguments): program.unpacked."""
         packed, args = packed_args
-        out = []
-        for tag, a, b in self.where:
-            if tag == "a":
-                out.append(args[a])
-            elif tag == "c":
-                dtype, weak = self.kinds[a]
-                out.append(_convert_element_type(packed[a][b], dtype, weak_type=weak))
-            else:
-                out.append(a)
-        return out
+        return unpacked(self.where, self.kinds, packed, args)
 
 
 _PLACED_SCALARS = 64  # the scalar argument values a Captured keeps placed (all dropped when full)

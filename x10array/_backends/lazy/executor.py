@@ -374,8 +374,8 @@ def run_compiled(
     if copy_donated:
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
-    if scalars is None:
-        scalars = traced.scalars
+    if scalars is None:  # a barrier's: its floats packed (program.PackedFloats)
+        scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
     start = time.perf_counter()
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):

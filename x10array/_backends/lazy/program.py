@@ -64,12 +64,14 @@ class Program:
 
     `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
     programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
-    _core.kernels._rounded, placed on the device once); a barrier's takes the graph's Python
-    scalars as they are, and a NumPy 1.0."""
+    _core.kernels._rounded, placed on the device once); a barrier's takes its Python floats
+    packed into one float64 array per call (`pack`, see PackedFloats; None: none to pack),
+    its other scalars as they are, and a NumPy 1.0."""
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
+        "pack",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -86,6 +88,7 @@ class Program:
         self.compiled: Any = None
         self.key = key
         self.unpack = unpack
+        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedFloats.pack)
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
         # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
@@ -191,6 +194,8 @@ class Program:
         jitted = self.function(leaf_values)
         donated = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if d]
         kept = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if not d]
+        if self.pack is not None:
+            scalars = self.pack(scalars)
         with jax.enable_x64(True), jax.default_device(self.key.device.jax_device):
             return jitted.func.lower(*jitted.args, donated, kept, scalars)
 
@@ -259,13 +264,94 @@ def build(
     program of its own (x10array.compile's, with its `unpack`/`one`; debug's)."""
     key = key_for(traced, targets, device, donate)
     if not cached:
-        return Program(traced.calls, key, 0.0, unpack, one)
+        program = Program(traced.calls, key, 0.0, unpack, one)
+        if unpack is None:  # (debug's: the barrier's program)
+            _pack_floats(program)
+        return program
     programs = RUNTIME.programs
     program = programs.get(key)
     if program is None:
         program = programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, ONE))
+        _pack_floats(program)
     program.seen += 1
     return program
+
+
+def _pack_floats(program: Program) -> None:
+    """Make a barrier's program take its Python floats packed (PackedFloats), if it has any."""
+    floats = PackedFloats.of(program.key.ops)
+    if floats is not None:
+        program.unpack, program.pack = floats.unpack, floats.pack
+
+
+def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed: Any, args: Any) -> list[Any]:
+    """Inside a program's trace: the graph's scalars, in order, from arrays of scalars packed
+    by kind (`packed`, one per (dtype, weak type) of `kinds`) and scalars passed as they are
+    (`args`); per scalar, `where` says which: ("c", kind, index) a packed one, taken apart as
+    the same weakly typed value it was (still a runtime input, never a constant of the
+    program), ("a", index, None) one of `args`, ("k", value, None) the value itself. The one
+    unpacking of x10array.compile's programs (capture.ScalarPlan) and the barrier's
+    (PackedFloats)."""
+    from jax._src.lax.lax import _convert_element_type
+
+    out = []
+    for tag, a, b in where:
+        if tag == "a":
+            out.append(args[a])
+        elif tag == "c":
+            dtype, weak = kinds[a]
+            out.append(_convert_element_type(packed[a][b], dtype, weak_type=weak))
+        else:
+            out.append(a)
+    return out
+
+
+_FLOAT64 = np.dtype(np.float64)
+# Packing pays from this many floats on (a jitted call, min of 5 x 1,000, 2026-12-03, 2-core
+# machine: 1 float 36 us as it is / 46 us packed, 2: 34 / 35, 4: 37 / 30, 8: 94 / 42, 24: 298 / 48)
+PACK_FROM = 4
+
+
+class PackedFloats:
+    """How a barrier's compiled program takes its Python scalars: the floats (type `float`
+    exactly, as the key's "s" refs say; PACK_FROM of them or more) in one float64 array made
+    at each call, the others
+    (ints, bools, complex numbers, NumPy scalars) as they are. jax converts each Python scalar
+    argument on its own (~5 us each: an Adam step's 24 took ~170 of its ~190 us per call, one
+    packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24 floats). Inside
+    the program each float is unpacked as the weakly typed float64 it was (`unpacked`, as
+    x10array.compile's), so promotions and bits are those of the unpacked program."""
+
+    __slots__ = ("where", "floats", "others")
+
+    def __init__(self, types: list[type]):
+        self.where: list[tuple[Any, ...]] = []
+        self.floats: list[int] = []  # indices of the floats among the graph's scalars
+        self.others: list[int] = []  # and of the scalars passed as they are
+        for i, t in enumerate(types):
+            if t is float:
+                self.where.append(("c", 0, len(self.floats)))
+                self.floats.append(i)
+            else:
+                self.where.append(("a", len(self.others), None))
+                self.others.append(i)
+
+    @classmethod
+    def of(cls, ops: tuple[Any, ...]) -> PackedFloats | None:
+        """The packing of a graph's scalars (its "s" refs, numbered in order), or None when it
+        reads fewer than PACK_FROM Python floats."""
+        types: dict[int, type] = {r[1]: r[2] for _, _, refs in ops for r in refs if r[0] == "s"}
+        if list(types.values()).count(float) < PACK_FROM:
+            return None
+        return cls([types[i] for i in range(len(types))])
+
+    def pack(self, scalars: list[Any]) -> tuple[list[Any], list[Any]]:
+        """A call's argument for the scalars: ([the floats, packed], [the others])."""
+        return [np.array([scalars[i] for i in self.floats], dtype=_FLOAT64)], [scalars[i] for i in self.others]
+
+    def unpack(self, packed_args: Any) -> list[Any]:
+        packed, args = packed_args
+        return unpacked(self.where, [(_FLOAT64, True)], packed, args)
 
 
 def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = None) -> tuple[bool, ...]:
