@@ -451,10 +451,10 @@ def test_products_and_quotients_by_python_scalars_flush_alike_on_both_tiers(dtyp
     x = np.concatenate([specials(dtype), np.array([tiny, -tiny, 1.5 * tiny, 3 * tiny, -7 * tiny], dt)])
     for s in (4.0, -1.0, 1.0, 0.0, -0.0, 1.0000001, 3, 0.5, -0.25, 1e-30, math.inf, math.nan):
         for what, fn in [
-            (f"x * {s}", lambda a: a * s),
-            (f"{s} * (x + 0)", lambda a: s * (a + 0.0)),
-            (f"x / {s}", lambda a: a / s),
-            (f"(x * 1) / {s}", lambda a: (a * 1.0) / s),
+            (f"x * {s}", lambda a, s=s: a * s),
+            (f"{s} * (x + 0)", lambda a, s=s: s * (a + 0.0)),
+            (f"x / {s}", lambda a, s=s: a / s),
+            (f"(x * 1) / {s}", lambda a, s=s: (a * 1.0) / s),
         ]:
             a, b = on_both_tiers(fn, x)
             assert same_bits(a, b), f"{what} {dtype}: interpreted {a} compiled {b}"
