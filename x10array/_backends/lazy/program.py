@@ -345,16 +345,12 @@ class _CostModel:
     - what interpreting one operation costs *more than* running it compiled, i.e. what a
       compile saves (never the work both tiers do alike):
       - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
-      - PER_ELEMENT for each element of the result of an elementwise arithmetic operation:
-        the pass that stores it to memory where XLA fuses it into its consumer, and the
-        subnormal scan the interpreter runs on it (the saving of a compiled chain of
-        elementwise operations on 10^6 float64 elements measured 4.5 ns per element and
-        operation; the heat stencil without a barrier, 1,000 elementwise operations on 254 x
-        254 elements, ~200-300 ms interpreted against ~60 ms compiled, 2.3-4.6 ns, 2026-12-03
-        issue 26: at the former 2 ns its compile paid only at the 7th sighting);
-      - PER_RESULT_ELEMENT for each element of the result of another arithmetic operation (a
-        reduction, a matmul, tensordot or convolution), which XLA fuses less: a 10,000 x 100 by
-        100 x 100 matmul measured 1.3 ns per result element.
+      - PER_ELEMENT for each element of the result of an arithmetic operation (an
+        elementwise function, a reduction, a matmul, tensordot or convolution): the pass that
+        stores it to memory where XLA fuses it into its consumer, and the subnormal scan the
+        interpreter runs on it (~1-4 ns for float64: the saving of a compiled chain of
+        elementwise operations on 10^6 elements measured 4.5 ns per element and operation, a
+        10,000 x 100 by 100 x 100 matmul 1.3 ns per result element).
       Not counted, because a compiled program spends the same on it: the multiply-adds of a
       matmul, tensordot or convolution (the same GEMM, ~7.6 ms `jax.jit` against 7.0 ms NumPy
       for a float64 10,000 x 100 by 100 x 100 product); data movement (`moves_data`: views and
@@ -373,8 +369,7 @@ class _CostModel:
     COMPILE_PER_OP = 7e-4
     COMPILE_PER_FUSED = 7.5e-6
     PER_OP = 1e-5
-    PER_ELEMENT = 4.5e-9
-    PER_RESULT_ELEMENT = 2e-9
+    PER_ELEMENT = 2e-9
 
     def compile_seconds(self, calls: list[Call]) -> float:
         """The estimated compile of the graph `calls` (topological order; see above)."""
@@ -394,8 +389,7 @@ class _CostModel:
             return 0.0
         if prim.moves_data or prim.in_place:
             return self.PER_OP
-        per_element = self.PER_ELEMENT if prim.elementwise else self.PER_RESULT_ELEMENT
-        return self.PER_OP + per_element * result_elements
+        return self.PER_OP + self.PER_ELEMENT * result_elements
 
 
 COST = _CostModel()
