@@ -10,6 +10,8 @@ kernel family and with XLA's code generation capped at AVX2 (see there).
 
 from __future__ import annotations
 
+import math
+
 import _numerics
 import numpy as np
 import pytest
@@ -436,3 +438,32 @@ def test_a_0d_quotient_by_a_python_float_keeps_its_dtype_on_both_tiers(dtype):
         interpreted, compiled = on_both_tiers(fn, x)
         assert interpreted.dtype == compiled.dtype == np.dtype(dtype), f"{what}: {interpreted.dtype}, {compiled.dtype}"
         assert same_bits(interpreted, compiled), f"{what} {dtype}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_products_and_quotients_by_python_scalars_flush_alike_on_both_tiers(dtype):
+    """The interpreter skips the subnormal scan of `x * s` for |s| >= 1 or s == 0 and of
+    `x / s` for |s| <= 1 (interpreter._scales_up: the result's magnitude is at least its clean
+    operand's); the other scalars, which can make a subnormal of a normal (tiny * 0.5), are
+    scanned. Either way the same bits on both tiers, and no subnormal from the interpreter."""
+    dt = np.dtype(dtype)
+    tiny = np.finfo(dt).tiny
+    x = np.concatenate([specials(dtype), np.array([tiny, -tiny, 1.5 * tiny, 3 * tiny, -7 * tiny], dt)])
+    for s in (4.0, -1.0, 1.0, 0.0, -0.0, 1.0000001, 3, 0.5, -0.25, 1e-30, math.inf, math.nan):
+        for what, fn in [
+            (f"x * {s}", lambda a, s=s: a * s),
+            (f"{s} * (x + 0)", lambda a, s=s: s * (a + 0.0)),
+            (f"x / {s}", lambda a, s=s: a / s),
+            (f"(x * 1) / {s}", lambda a, s=s: (a * 1.0) / s),
+        ]:
+            a, b = on_both_tiers(fn, x)
+            assert same_bits(a, b), f"{what} {dtype}: interpreted {a} compiled {b}"
+            if _lazy_flushes():
+                finite = a[np.isfinite(a) & (a != 0)]
+                assert (np.abs(finite) >= tiny).all(), f"{what} {dtype}: a subnormal interpreted"
+
+
+def _lazy_flushes() -> bool:
+    from x10array._core.xla_numerics import xla_flushes
+
+    return xla_flushes()

@@ -249,7 +249,31 @@ def _numpy_step(
         and all(type(a) is np.ndarray for a in args)
     ):
         return out  # (no scan: it cannot hold a subnormal, see KEEPS_CLEAN)
+    if _scales_up(prim.name, args, out):
+        return out
     return flush_subnormals(out)
+
+
+def _scales_up(name: str, args: list[Any], out: Any) -> bool:
+    """Whether `out`, the real floating-point result of `name` on flushed `args`, is an array
+    and a product of a clean array by a Python scalar of magnitude at least 1 (or 0), or its
+    quotient by one of magnitude at most 1: a result that cannot hold a subnormal, whose scan
+    is skipped (`4.0 * u` in a stencil). Its magnitude is at least its operand's, which is 0 or
+    normal, and rounding keeps it so (the scalar, rounded to the array's dtype, stays on its
+    side of 1; a NaN or an infinity gives NaN, infinities or zeros)."""
+    if type(out) is not np.ndarray or out.dtype.kind != "f" or len(args) != 2:
+        return False
+    if name == "multiply":
+        array, scalar = args if type(args[1]) in (float, int) else args[::-1]
+        if type(scalar) not in (float, int) or type(array) is not np.ndarray or array.dtype != out.dtype:
+            return False
+        return not 0 < abs(scalar) < 1
+    if name == "divide":
+        array, scalar = args
+        if type(scalar) not in (float, int) or type(array) is not np.ndarray or array.dtype != out.dtype:
+            return False
+        return not abs(scalar) > 1
+    return False
 
 
 def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...]) -> bool:

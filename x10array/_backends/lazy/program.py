@@ -150,8 +150,9 @@ class Program:
         clock changes speed, never values; but every process of a multi-process run must run
         the same programs (see `agree`), so there and where the cost rule is off
         (X10ARRAY_COMPILE_THRESHOLD=1) the deterministic rule alone decides. Opt-in
-        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ within their ulp bounds (tanh by one
-        ulp), a result's last bits would depend on the clock, which the default keeps out."""
+        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ within their ulp bounds (real tanh,
+        exp, expm1, float32 sin and log in their last bits at some values, docs/eager-and-lazy.md
+        "Cold code is not compiled"), a result's last bits would depend on the clock, which the default keeps out."""
         if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
             return
         self.compiled_runs += 1
