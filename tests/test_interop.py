@@ -357,6 +357,28 @@ def test_writes_through_dlpack_exports_and_imports(device: xp.Device, tier: Any)
         assert float(y[0, 0]) == -3.0
 
 
+@DEVICES
+@pytest.mark.parametrize("copy", [None, False])
+def test_from_dlpack_of_numpy_allocates_no_copy(device: xp.Device, copy: bool | None) -> None:
+    """Importing a writable NumPy array (copy None or False) makes its memory the array's value
+    on both devices: nothing of the buffer's size is allocated on the way in (the lazy import
+    once placed a copy, then dropped it for the producer's buffer), and the array's export is
+    the producer's memory. Measured with tracemalloc, which NumPy reports its buffers to."""
+    import tracemalloc
+
+    a = np.arange(1 << 18, dtype=np.float64)  # 2 MiB
+    tracemalloc.start()
+    try:
+        y = xp.from_dlpack(a, device=device, copy=copy)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < a.nbytes // 4, peak
+    assert np.shares_memory(np.from_dlpack(y), a)
+    a[7] = -1.0
+    assert float(y[7]) == -1.0
+
+
 def test_from_dlpack_refuses_non_producers() -> None:
     with pytest.raises(AttributeError):
         xp.from_dlpack([1, 2, 3])
