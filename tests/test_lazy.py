@@ -793,3 +793,27 @@ def test_results_kept_clean_hold_no_subnormal():
         for name, r in results.items():
             values = np.abs(np.asarray(r, dtype=np.float64)).astype(dtype)
             assert not ((values < tiny) & (values > 0)).any(), (name, dtype, np.asarray(r))
+
+
+def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(override_settings):
+    """The compile refusal (X10ARRAY_COMPILE_LIMIT): a graph of more operations than the limit
+    is interpreted even where every graph is compiled (XLA's compile memory grows with the
+    graph: SciPy's permutation_test recorded 14,437 operations and took gigabytes), and gives
+    the bits the compiled tier gives (the same graph under a higher limit)."""
+    values = np.linspace(-1.0, 1.0, 7)
+
+    def chain() -> Any:
+        x = xp.asarray(values, device=LAZY)
+        for k in range(40):
+            x = xp.sin(x) * 1.25 + float(k)
+        return x
+
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_COMPILE_LIMIT=50)
+    before = xp.metrics()
+    refused = np.asarray(chain(), copy=True)
+    assert delta(before).compile_count == 0 and delta(before).interpreted_graphs == 1
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_COMPILE_LIMIT=10_000)
+    before = xp.metrics()
+    compiled = np.asarray(chain(), copy=True)
+    assert delta(before).interpreted_graphs == 0
+    np.testing.assert_array_equal(refused, compiled)
