@@ -364,6 +364,51 @@ def test_writes_through_dlpack_exports_and_imports(device: xp.Device, tier: Any)
         assert float(y[0, 0]) == -3.0
 
 
+@DEVICES
+@pytest.mark.parametrize("copy", [None, False])
+def test_from_dlpack_of_numpy_allocates_no_copy(device: xp.Device, copy: bool | None) -> None:
+    """Importing a writable NumPy array (copy None or False) makes its memory the array's value
+    on both devices: nothing of the buffer's size is allocated on the way in (the lazy import
+    once placed a copy, then dropped it for the producer's buffer), and the array's export is
+    the producer's memory. Measured with tracemalloc, which NumPy reports its buffers to."""
+    import tracemalloc
+
+    a = np.arange(1 << 18, dtype=np.float64)  # 2 MiB
+    tracemalloc.start()
+    try:
+        y = xp.from_dlpack(a, device=device, copy=copy)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < a.nbytes // 4, peak
+    assert np.shares_memory(np.from_dlpack(y), a)
+    a[7] = -1.0
+    assert float(y[7]) == -1.0
+
+
+@DEVICES
+def test_numpy_ufuncs_convert_and_operators_refuse(device: xp.Device) -> None:
+    """docs/interop.md's ufunc rule: a NumPy ufunc called by name reads the array (a pending
+    lazy value computed) and returns a NumPy array, as with array-api-strict (SciPy's
+    `np.abs(zpk[1])`); NumPy's operators, in place too, stay a TypeError; an Array as a
+    ufunc's `out=` is refused, so no result is written where it could be lost."""
+    x = pending(sample("float64"), device)
+    got = np.abs(x)
+    assert type(got) is np.ndarray
+    np.testing.assert_array_equal(got, np.abs(sample("float64")))
+    np.testing.assert_array_equal(np.maximum(x, 0.0), np.maximum(sample("float64"), 0.0))
+    b = np.ones((2, 3))
+    for mix in (lambda: b + x, lambda: b * x, lambda: b < x, lambda: x - b):
+        with pytest.raises(TypeError, match="do not mix"):
+            mix()
+    with pytest.raises(TypeError, match="do not mix"):
+        b += x
+    np.testing.assert_array_equal(b, np.ones((2, 3)))
+    with pytest.raises(TypeError):
+        np.negative(b, out=x)
+    np.testing.assert_array_equal(np.asarray(x), sample("float64"))
+
+
 def test_from_dlpack_refuses_non_producers() -> None:
     with pytest.raises(AttributeError):
         xp.from_dlpack([1, 2, 3])

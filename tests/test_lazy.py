@@ -153,6 +153,7 @@ def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypa
     assert cut[1] == pytest.approx(cost.COMPILE_FIXED + 1000 * cost.COMPILE_PER_OP, rel=0.1)  # about linear
 
 
+@pytest.mark.slow  # a clock against the estimate: run on an idle machine (`-m slow`), not in the default run
 def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeypatch):
     """The compile estimate against the compile it estimates, on graphs never seen (a heat
     stencil without a barrier, 5 and 40 steps; an unbroken chain of additions): estimate over
@@ -881,3 +882,27 @@ def test_packed_floats_pack_only_exact_floats():
     assert others == [7, np.float32(1.5)]
     # fewer floats than PACK_FROM: passed as they are (packing would cost more than it saves)
     assert _program.PackedFloats.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
+
+
+def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(override_settings):
+    """The compile refusal (X10ARRAY_COMPILE_LIMIT): a graph of more operations than the limit
+    is interpreted even where every graph is compiled (XLA's compile memory grows with the
+    graph: SciPy's permutation_test recorded 14,437 operations and took gigabytes), and gives
+    the bits the compiled tier gives (the same graph under a higher limit)."""
+    values = np.linspace(-1.0, 1.0, 7)
+
+    def chain() -> Any:
+        x = xp.asarray(values, device=LAZY)
+        for k in range(40):
+            x = xp.sin(x) * 1.25 + float(k)
+        return x
+
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_COMPILE_LIMIT=50)
+    before = xp.metrics()
+    refused = np.asarray(chain(), copy=True)
+    assert delta(before).compile_count == 0 and delta(before).interpreted_graphs == 1
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_COMPILE_LIMIT=10_000)
+    before = xp.metrics()
+    compiled = np.asarray(chain(), copy=True)
+    assert delta(before).interpreted_graphs == 0
+    np.testing.assert_array_equal(refused, compiled)

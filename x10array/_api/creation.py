@@ -315,14 +315,24 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
     if not copy and not host.flags.writeable and type(x) is np.ndarray and x.flags.writeable:
         host = x  # (NumPy before 2.2 imports every capsule read-only, a writable ndarray's too)
-    out = from_host(host, target, shared=not copy)
-    if not copy and target.is_lazy and target.kind is DeviceKind.CPU and target.mesh is None:
+    if (
+        not copy
+        and target.is_lazy
+        and target.kind is DeviceKind.CPU
+        and target.mesh is None
+        and (copy is False or host.flags.writeable)
+    ):
         # The producer's memory is the array's value, as on the eager CPU: a write into it (a
         # NumPy array written after the import) is seen by the next read and operation, run
         # interpreted or compiled (the backend's host buffer: never donated or written in place).
         # With copy=None only where the producer may write it; a read-only buffer is copied.
-        if copy is False or host.flags.writeable:
-            backend_impl(target).share_host(out, host)
+        # share_host gives the new array its value (no placement first: that would copy the
+        # buffer only to drop the copy); where it cannot (inside a recording of
+        # x10array.compile), the array is placed as a copy.
+        out = Array._new(None, FROM_NUMPY[host.dtype], target, shared=True)
+        if backend_impl(target).share_host(out, host):
+            return placed(out, device)
+    out = from_host(host, target, shared=not copy)
     return placed(out, device)
 
 

@@ -41,11 +41,13 @@ class Array:
 
     __slots__ = ("_data", "_dtype", "_device", "_shared", "_alias", "_committed", "__weakref__")
 
-    # NumPy must not treat an Array as a foreign array in its operators: mixing the two is a
-    # TypeError, as in array-api-strict. `numpy.asarray(x)` still works (`__array__`), and so
-    # do NumPy functions (`numpy.concatenate`, `numpy.may_share_memory`, ...), which convert
-    # through `__array__` (no `__array_function__`: None there would make them all raise).
-    __array_ufunc__ = None
+    # NumPy's operators defer to an Array's (the priority, with no `__array_ufunc__`), whose
+    # reflected forms refuse NumPy operands: `np_array + x` and `np_array += x` are a TypeError.
+    # NumPy's functions and ufuncs called by name (`np.abs(x)`, `np.concatenate`, ...) convert
+    # an Array through `__array__` (a read: a pending lazy value is computed) and return NumPy
+    # arrays, as with array-api-strict; NumPy refuses an Array as a ufunc's `out=` (TypeError),
+    # so no NumPy result is written into one, where a lazy device could lose it. docs/interop.md.
+    __array_priority__ = 1000.0
     __hash__ = None  # type: ignore[assignment]  # unhashable (mutable), as the standard's arrays; object's is a method
 
     _data: Any

@@ -152,6 +152,11 @@ SETTINGS: dict[str, Setting] = _declare(
         " cost of its compile (a fixed cost model, no clock; 0 compiles at the threshold)", minimum=0,
     ),
     Setting(
+        "X10ARRAY_COMPILE_LIMIT", "int", 10_000,
+        "a lazy graph of more operations than this is always interpreted on a single device, never compiled"
+        " (XLA's compile memory grows with the graph: 2.9 GB for 14,437 operations)", minimum=1,
+    ),
+    Setting(
         "X10ARRAY_TIER_FEEDBACK", "bool", False,
         "a compiled lazy program whose first runs are slower than its interpreted runs goes back to"
         " interpreting (a clock decides, so the last bits of transcendental functions may vary between runs)",

@@ -110,12 +110,16 @@ class Program:
 
     def interprets(self) -> bool:
         """The tier decision: whether this run is interpreted (a cold graph, or one whose
-        compile has not paid yet), else compiled (or run compiled). A mesh always compiles."""
+        compile has not paid yet), else compiled (or run compiled). A mesh always compiles.
+        A graph of more than X10ARRAY_COMPILE_LIMIT operations is always interpreted (the
+        compile refusal: XLA's compile memory grows with the graph, gigabytes for ten thousand
+        operations; the tiers give the same bits, so only the speed differs)."""
         if not placement_of(self.key.device).interprets:
             return False
         threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
         return (
             threshold >= NEVER
+            or len(self.calls) > settings.get("X10ARRAY_COMPILE_LIMIT")
             or (self.demoted and threshold > 1)
             or (self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self))))
         )
