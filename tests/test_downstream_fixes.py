@@ -243,3 +243,34 @@ def test_format_of_a_0d_array(device: Any) -> None:
     assert f"{xp.asarray([1.0, 2.0], device=device)}" == str(np.asarray([1.0, 2.0]))
     with pytest.raises(TypeError, match="^__format__: the format '.3f' needs a 0-D array"):
         f"{xp.asarray([1.0, 2.0], device=device):.3f}"
+
+
+# -- a materialized view keeps its layout (SciPy's TestMoments on the lazy device) -----------
+
+
+@pytest.mark.parametrize("shape, axes", [((10, 2), (1, 0)), ((7, 33, 5), (2, 0, 1)), ((9, 4, 130), (1, 2, 0))])
+def test_a_reduction_of_a_moved_view_rounds_the_same_across_a_barrier(
+    shape: tuple[int, ...], axes: tuple[int, ...], override_settings: Any
+) -> None:
+    """NumPy's summation order follows the memory layout (pairwise along the innermost axis),
+    so the eager device's reduction of a transposed view rounds as a reduction walking the
+    original memory. The lazy device's interpreted tier runs the same kernels: a transposed
+    array stored by a barrier (or read back) keeps its view's axis order, so reducing it gives
+    the eager bits whether or not a barrier came between (SciPy's `moment` of several orders
+    against one by one, issue 24). Compiled graphs reduce in XLA's order, not compared here."""
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=10**9)
+    host = np.random.default_rng(7).random(shape)
+    results = {}
+    for label, device, barrier in [
+        ("eager", xp.Device("cpu", 0), False),
+        ("lazy, one graph", xp.Device("cpu", 0, "xla"), False),
+        ("lazy, stored between", xp.Device("cpu", 0, "xla"), True),
+    ]:
+        y = xp.permute_dims(xp.asarray(host, device=device), axes)
+        if barrier:
+            xp.lazy_barrier()
+        results[label] = [np.asarray(xp.mean(y * y, axis=a)) for a in range(len(shape))]
+        results[label] += [np.asarray(xp.sum(y, axis=a)) for a in range(len(shape))]
+    for label, got in results.items():
+        for i, (g, e) in enumerate(zip(got, results["eager"], strict=True)):
+            assert np.array_equal(g, e), f"{label}, reduction {i}: {g.ravel()[:4]} vs eager {e.ravel()[:4]}"

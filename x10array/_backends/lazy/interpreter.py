@@ -292,12 +292,17 @@ def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...])
 def as_node_value(value: Any, dtype: Any) -> np.ndarray:
     """A host buffer as a node's value: the recorded dtype (the lowering's is the contract),
     in memory of its own (never a view of another value), and read-only: node values are
-    immutable, and an export (DLPack, `__array__`) must not write into them."""
+    immutable, and an export (DLPack, `__array__`) must not write into them. A view is copied
+    in its own axis order (`order="K"`: a moved axis stays strided as in the view), so that a
+    later interpreted reduction walks memory as NumPy does on the eager device's view: NumPy's
+    summation order follows the layout (pairwise along the innermost axis in memory), and the
+    same code must not round differently on the two devices (SciPy's `moment` of several
+    orders against one by one)."""
     value = np.asarray(value)
     if value.dtype != dtype:
-        value = value.astype(dtype)
+        value = value.astype(dtype, order="K")
     elif value.base is not None:
-        value = value.copy()
+        value = value.copy(order="K")
     value.flags.writeable = False
     return value
 

@@ -54,7 +54,7 @@ class SingleDevice:
         `owned`: nobody else may write it), and placed with jax only when a compiled program
         reads it (see executor.run_compiled)."""
         if self.device.kind is DeviceKind.CPU:
-            return as_node_value(host if owned else host.copy(), host.dtype)
+            return as_node_value(host if owned else host.copy(order="K"), host.dtype)
         import jax
 
         with jax.enable_x64(True):
