@@ -406,6 +406,67 @@ def test_a_quotient_by_a_broadcast_divisor_is_correctly_rounded_on_both_tiers(di
     assert same_bits(compiled, expected), f"{dtype} / a {divisor}: not the correctly rounded quotient"
 
 
+def _empty_sum(e, dtype):
+    """A zero that XLA makes a graph constant: the sum of an empty extent."""
+    return xp.sum(xp.astype(e, dtype), axis=1)
+
+
+# A graph-constant zero (what XLA makes of an empty contraction or reduction) divided by a
+# runtime zero that LLVM can prove is never NaN (an integer converted to float, the floor of
+# one): with every graph compiled these gave 0 instead of NaN (array-api-extra's
+# TestCov::test_empty; docs/scipy-devices.md), and the rest of the class around them.
+ZERO_QUOTIENTS = {
+    "cov of a (2, 0) array": lambda n, i, e, f: __import__("array_api_extra").cov(xp.astype(e, f), xp=xp),
+    "(e @ e.T) / float(n)": lambda n, i, e, f: (xp.astype(e, f) @ xp.astype(e, f).T) / xp.astype(n, f),
+    "(e @ e.T) / float(n - 0)": lambda n, i, e, f: (xp.astype(e, f) @ xp.astype(e, f).T) / xp.astype(n - 0, f),
+    "sum(e) / float(n)": lambda n, i, e, f: _empty_sum(e, f) / xp.astype(n, f),
+    "sum(e) / float(int32 n)": lambda n, i, e, f: _empty_sum(e, f) / xp.astype(xp.astype(n, xp.int32), f),
+    "sum(e) / float(uint8 n)": lambda n, i, e, f: _empty_sum(e, f) / xp.astype(xp.astype(n, xp.uint8), f),
+    "sum(e) / float(n > 0)": lambda n, i, e, f: _empty_sum(e, f) / xp.astype(n > 0, f),
+    "sum(e) / floor(float(n))": lambda n, i, e, f: _empty_sum(e, f) / xp.floor(xp.astype(n, f)),
+    "sum(e)[:, None] / float(ints)": lambda n, i, e, f: _empty_sum(e, f)[:, None] / xp.astype(i, f),
+    "sum(e) * (sum(e) / float(n))": lambda n, i, e, f: _empty_sum(e, f) * (_empty_sum(e, f) / xp.astype(n, f)),
+    "cumulative_sum(sum(e)) / float(n)": lambda n, i, e, f: xp.cumulative_sum(_empty_sum(e, f)) / xp.astype(n, f),
+    "floor_divide(sum(e), float(n))": lambda n, i, e, f: xp.floor_divide(_empty_sum(e, f), xp.astype(n, f)),
+    "remainder(sum(e), float(n))": lambda n, i, e, f: xp.remainder(_empty_sum(e, f), xp.astype(n, f)),
+    "sum(e) / sum(e)": lambda n, i, e, f: _empty_sum(e, f) / _empty_sum(e, f),
+    "float(n) / sum(e)": lambda n, i, e, f: xp.astype(n, f) / _empty_sum(e, f),
+    "sum(e) * (1 / float(n))": lambda n, i, e, f: _empty_sum(e, f) * (1.0 / xp.astype(n, f)),
+    "full(inf) * float(n)": lambda n, i, e, f: xp.full((2, 2), math.inf, dtype=f, device=n.device) * xp.astype(n, f),
+    "full(inf) / float(n)": lambda n, i, e, f: xp.full((2, 2), math.inf, dtype=f, device=n.device) / xp.astype(n, f),
+    "zeros / float(n)": lambda n, i, e, f: xp.zeros((2, 2), dtype=f, device=n.device) / xp.astype(n, f),
+    "float(n) / float(n)": lambda n, i, e, f: xp.astype(n, f) / xp.astype(n, f),
+    "mean, var, std of e": lambda n, i, e, f: xp.stack(
+        [xp.mean(xp.astype(e, f), axis=1), xp.var(xp.astype(e, f), axis=1), xp.std(xp.astype(e, f), axis=1)]
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom <= 0:RuntimeWarning")  # (xpx.cov's, as NumPy's)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", sorted(ZERO_QUOTIENTS))
+def test_a_graph_constant_zero_over_a_runtime_zero_is_nan_on_every_device_and_tier(name, dtype):
+    """0 / 0 is NaN (0 * inf too) on eager, interpreted and compiled: jaxlib 0.10.2's LLVM
+    folds `0.0 / x` to a zero wherever it proves x never NaN, ignoring x = 0
+    (llvm/llvm-project#202482), so the compiled quotient's divisor goes through the graph's
+    runtime 1.0 (`_core.kernels._quotient`). The expectation is eager NumPy's IEEE value."""
+    fn = ZERO_QUOTIENTS[name]
+    f = getattr(xp, dtype)
+    results = {}
+    for what, device, threshold in (("eager", EAGER, None), ("interpreted", LAZY, None), ("compiled", LAZY, 1)):
+        n = xp.asarray(0, dtype=xp.int64, device=device)
+        ints = xp.asarray([0, 0, 0, 0], dtype=xp.int64, device=device)
+        e = xp.zeros((2, 0), dtype=xp.float64, device=device)
+        with _lazy.compile_threshold(threshold):
+            results[what] = np.asarray(fn(n, ints, e, f))
+    eager = results["eager"]
+    assert eager.size and eager.dtype.kind == "f"  # (cov computes in float64)
+    if name != "full(inf) / float(n)":
+        assert np.isnan(eager).all(), f"{name}: eager gave {eager}"
+    for what in ("interpreted", "compiled"):
+        assert same_bits(eager, results[what]), f"{name} {dtype}: eager {eager.ravel()} {what} {results[what].ravel()}"
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_a_select_by_a_comparison_of_its_own_operands_keeps_subnormals_on_both_tiers(dtype):
     """`where(x < y, x, y)` is a select (subnormals kept), but on x86 LLVM compiles it to

@@ -110,20 +110,27 @@ def _quotient(jnp: Any, lax: Any, a: Any, b: Any) -> Any:
     ulp off in about a fifth of the elements), (A / B) / C as A / (B * C), A / sqrt(B) as
     A * rsqrt(B), A / exp(B) as A * exp(-B). So, for real floating-point results: a
     broadcast divisor is broadcast to the result's shape behind an optimization barrier (a
-    plain operand again: ~10% on a 1e6-element float64 quotient), a divisor computed in the
-    graph and the quotient itself are stored (`_rounded`: a product with the graph's runtime
-    1.0, which XLA cannot fold), so that no rewrite sees a quotient or a square root next to a
-    division. Outside a compiled graph (`ROUNDING_GUARD` unset) only the barrier applies."""
+    plain operand again: ~10% on a 1e6-element float64 quotient), the divisor (before any
+    broadcast) and the quotient itself are stored (`_rounded`: a product with the graph's
+    runtime 1.0, which XLA cannot fold), so that no rewrite sees a quotient or a square root
+    next to a division, and LLVM knows nothing of the divisor (see below). Outside a compiled
+    graph (`ROUNDING_GUARD` unset) only the barrier applies."""
     dtype = jnp.result_type(a, b)
     if not jnp.issubdtype(dtype, jnp.floating):
         return jnp.divide(a, b)
     shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
+    # The divisor always goes through the runtime 1.0 (before its broadcast: one product per
+    # divisor element), also for LLVM: the barrier is gone by code generation, and jaxlib
+    # 0.10.2's LLVM folds `0.0 / x` into a signed zero inside a fused loop wherever it can
+    # prove x is never NaN (an integer converted to float is such an x), although x = 0 makes
+    # the quotient NaN (llvm/llvm-project#202482). The graph-constant zero that XLA makes of an
+    # empty contraction or reduction (cov of a (2, 0) array: m @ m.T / 0) then came out 0. A
+    # divisor times a runtime input is a value LLVM knows nothing about.
+    # (in the quotient's dtype first: a Python scalar's runtime input is weakly typed, and the
+    # runtime 1.0's product would make it a strong float64, and the quotient with it)
+    b = _rounded(jnp.asarray(b, dtype=dtype))
     if jnp.shape(b) != shape:
-        b = lax.optimization_barrier(jnp.broadcast_to(jnp.asarray(b, dtype=dtype), shape))
-    else:
-        # (in the quotient's dtype first: a Python scalar's runtime input is weakly typed, and
-        # the runtime 1.0's product would make it a strong float64, and the quotient with it)
-        b = _rounded(jnp.asarray(b, dtype=dtype))
+        b = lax.optimization_barrier(jnp.broadcast_to(b, shape))
     return _rounded(jnp.divide(a, b))
 
 
