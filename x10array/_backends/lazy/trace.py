@@ -330,17 +330,15 @@ def follow(
     reference counts that program.planned checks). `targets` are the walk's targets before it
     joins held values (`heads`: where each is, (call, output))."""
     calls: list[Any] = [None] * (len(steps))
-    for t, (j, index) in zip(targets, heads):
+    internal: list[Any] = [None] * n_slots
+    for t, (j, _) in zip(targets, heads):
         c = calls[j]
-        if t.index != index:
-            return None
         if c is None:
             calls[j] = t.call
         elif c is not t.call:
             return None
     leaves: list[Any] = [None] * n_leaves
     scalars: list[Any] = [None] * n_scalars
-    internal: list[Any] = [None] * n_slots
     for j, prim, key_params, specs in steps:
         c = calls[j]
         if c is None or c.prim is not prim or c.key_params != key_params or len(c.inputs) != len(specs):
@@ -348,16 +346,15 @@ def follow(
         for i, s in zip(c.inputs, specs):
             code = s[0]
             if code == FOLLOW_PENDING:
-                if type(i) is not Node or i.value is not None or i.index != s[2]:
+                # (a plan's calls have one output each, the primitives checked say so: one
+                # node per call, output 0, so the call's identity is the node's)
+                if type(i) is not Node or i.value is not None:
                     return None
                 p = calls[s[1]]
                 if p is None:
                     calls[s[1]] = i.call
-                elif p is not i.call:
-                    return None
-                if internal[s[3]] is None:
                     internal[s[3]] = i
-                elif internal[s[3]] is not i:
+                elif p is not i.call:
                     return None
             elif code == FOLLOW_LEAF:
                 if type(i) is not Node or i.value is None:
