@@ -51,10 +51,10 @@ def fit(steps: int, plans: bool) -> np.ndarray:
 
 
 def test_a_repeated_step_hits_its_plan_and_computes_the_same_bits(tier: str) -> None:
-    fit(2, True)  # (the structure's first sighting, on this tier)
+    fit(3, True)  # (the step's first sightings on this tier: a plan from the second on)
     before = xp.metrics()
     planned = fit(6, True)
-    assert hits(before) >= 6  # every barrier of the loop (and the read) follows the plan
+    assert hits(before) >= 5  # every barrier of the loop but the first (the weights made) follows the plan
     before = xp.metrics()
     walked = fit(6, False)
     assert hits(before) <= 1  # (the read after the loop)
@@ -76,6 +76,7 @@ def test_another_structure_dtype_or_shape_misses() -> None:
     w, x = xp.ones((4, 3), device=LAZY), xp.ones((4, 3), device=LAZY)
     xp.lazy_barrier()
     run(w, x)
+    run(w, x)  # (a plan from the second sighting on)
     assert run(w, x) == 1  # the same structure
     assert run(w, x, lambda w, x: xp.sum(w * 2.0 - x, axis=0)) == 0  # another primitive
     assert run(w, x, lambda w, x: xp.sum(w * 2.0 + x, axis=1)[:3]) == 0  # other parameters
@@ -122,12 +123,12 @@ def test_a_changed_python_float_is_an_input_of_the_plan(tier: str) -> None:
     xp.lazy_barrier()
     outs = []
     before = xp.metrics()
-    for k in range(4):
+    for k in range(5):
         z = x * (0.5 + k) + 1.0
         xp.lazy_barrier()
         outs.append(np.asarray(z))
     assert hits(before) >= 3
-    np.testing.assert_array_equal(np.stack(outs), np.array([[1.5 + k] * 4 for k in range(4)]))
+    np.testing.assert_array_equal(np.stack(outs), np.array([[1.5 + k] * 4 for k in range(5)]))
 
 
 def read_loss(w: Any, hold: bool) -> tuple[float, Any]:
@@ -152,7 +153,8 @@ def test_a_held_intermediate_is_kept_whatever_the_plan_saw(first: bool, tier: st
     if not first:  # `t` was held this time: computed with the read, kept
         assert t._data.value is not None
         np.testing.assert_array_equal(np.asarray(t), np.arange(4.0) * 2.0)
-    value, t = read_loss(w, not first)  # again, with a plan of this case now
+    read_loss(w, not first)  # again: a plan of this case now
+    value, t = read_loss(w, not first)
     assert hits(before) >= 1
     assert (t is None) == first
 
@@ -179,7 +181,7 @@ def test_a_held_input_is_never_donated_whatever_the_plan_saw(held_first: bool, o
         expected = np.asarray(w).copy()  # (an exported buffer is never donated: a copy from here on)
         w = w * 1.0
         xp.lazy_barrier()
-        for repeat in range(2):  # the other case: the plan's facts differ (walked), then a plan of its own
+        for repeat in range(3):  # the other case: the plan's facts differ (walked), then a plan of its own
             before = xp.metrics()
             old = w
             w = update(w, g)
@@ -187,7 +189,8 @@ def test_a_held_input_is_never_donated_whatever_the_plan_saw(held_first: bool, o
                 del old  # not held now: donated
             xp.lazy_barrier()
             d = xp.metrics() - before
-            assert d.plan_hits == repeat
+            if repeat != 1:  # (the second: a hit if an earlier test had compiled this key)
+                assert d.plan_hits == (repeat == 2)
             if held_first:
                 assert d.donated_buffers == 1
             else:
@@ -203,7 +206,7 @@ def test_a_held_input_is_never_donated_whatever_the_plan_saw(held_first: bool, o
 def test_a_plan_whose_program_left_the_cache_walks_again() -> None:
     x = xp.ones(3, device=LAZY)
     xp.lazy_barrier()
-    for _ in range(2):
+    for _ in range(3):
         a = x * 2.0 + 1.0
         xp.lazy_barrier()
     _runtime.RUNTIME.programs.clear()  # (the plan stays)
@@ -219,7 +222,7 @@ def test_a_plan_whose_program_left_the_cache_walks_again() -> None:
 
 def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) -> None:
     x = xp.ones(3, device=LAZY)
-    for _ in range(2):
+    for _ in range(3):
         a = x * 2.0 + 1.0
         xp.lazy_barrier()
     real = _program._planned

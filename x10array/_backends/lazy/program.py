@@ -82,7 +82,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack",
+        "pack", "plan_tries",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -108,6 +108,7 @@ class Program:
         self.compiled_runs = 0
         self.compiled_best = math.inf
         self.demoted = False
+        self.plan_tries = 0  # the barrier's plans of it that could not be kept (see barrier_program)
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -339,6 +340,7 @@ class Plan:
         self.donate_on = settings.get("X10ARRAY_DONATE")
 
 
+PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
 PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), newest first
 
 
@@ -368,7 +370,11 @@ def barrier_program(targets: list[Node], device: Device) -> tuple[Traced, Progra
     traced = walk(targets, device)
     mask, private, rerun = _donation(traced, targets)
     program = build(traced, targets, device, mask)
-    _remember(head, traced, targets, n_heads, program, private, rerun)
+    # a plan from the key's second sighting on (a graph seen once, a read of a new value, costs
+    # no plan), until PLAN_TRIES of them could not be kept (a graph that cannot have one)
+    if program.seen > 1 and program.plan_tries < PLAN_TRIES:
+        if not _remember(head, traced, targets, n_heads, program, private, rerun):
+            program.plan_tries += 1
     return traced, program
 
 
@@ -474,35 +480,35 @@ def _remember(
     program: Program,
     private: tuple[bool, ...] | None,
     rerun: set[int] | None,
-) -> None:
+) -> bool:
     """Keep a plan of the graph just walked (`targets`: the barrier's `n_heads`, then those
     the walk joined) if it can have one (see Plan) and its facts, counted as a later barrier
-    counts them, reproduce the walk's and donation's decisions."""
+    counts them, reproduce the walk's and donation's decisions; whether it was kept."""
     key = program.key
     if rerun or key.shardings or any([c.prim.multiple_results for c in traced.calls]):
-        return
+        return False
     for n in targets[:n_heads]:  # (a transpose keeps its pending operands: the walk adds them to the targets)
         origin = getattr(n, "origin", None)
         if origin is not None and any([type(i) is Node and i.value is None for i in origin[2]]):
-            return
+            return False
     plan = Plan(key, traced, n_heads)
     got = follow(plan.steps, plan.heads, len(traced.leaves), plan.n_scalars, len(plan.slots), targets[:n_heads])
     if got is None:
-        return
+        return False
     calls, leaves, _, internal = got
     del got
     if any([a is not b for a, b in zip(calls, traced.calls)]) or any([a is not b for a, b in zip(leaves, traced.leaves)]):
-        return
+        return False
     call_index = {id(c): j for j, c in enumerate(calls)}
     slot_index = {s: k for k, s in enumerate(plan.slots)}
     order = [slot_index.get((call_index[id(n.call)], n.index), -1) for n in targets[n_heads:]]
     if -1 in order:  # (a joined value that the graph does not read: a sibling)
-        return
+        return False
     owned = [(a := n.owner() if n.owner is not None else None) is not None and a._data is n for n in targets[n_heads:]]
     walk_joined = sorted(zip(order, owned))
     joined, mine, free = _facts(plan, calls, leaves, internal, True, 1, frozenset(order))
     if joined != walk_joined or mine != private or (rerun is not None and not free):
-        return  # (facts that a later barrier could not read as the walk did: no plan)
+        return False  # (facts that a later barrier could not read as the walk did: no plan)
     plan.joined, plan.joined_order, plan.private, plan.calls_free = joined, order, private, rerun is not None
     plans = RUNTIME.plans.get(head)
     if plans is None:
@@ -510,6 +516,7 @@ def _remember(
     else:
         plans.insert(0, plan)
         del plans[PLANS_PER_HEAD:]
+    return True
 
 
 def _pack_floats(program: Program) -> None:
