@@ -356,7 +356,7 @@ def barrier_program(targets: list[Node], device: Device) -> tuple[Traced, Progra
     structure and the facts its decisions depended on were seen before (Plan), else walked
     (trace.walk), its donation decided and its program built (a plan kept for next time).
     X10ARRAY_PLAN_CHECK walks a planned graph too and raises if anything differs."""
-    if device.mesh is not None:
+    if not placement_of(device).plans:  # (a mesh: see Plan)
         traced = walk(targets, device)
         return traced, build(traced, targets, device, donation(traced, targets))
     head = _head(targets, device)
