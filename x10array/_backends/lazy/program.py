@@ -497,7 +497,9 @@ def _remember(
         return False
     calls, leaves, _, internal = got
     del got
-    if any([a is not b for a, b in zip(calls, traced.calls)]) or any([a is not b for a, b in zip(leaves, traced.leaves)]):
+    if any([a is not b for a, b in zip(calls, traced.calls)]) or any(
+        [a is not b for a, b in zip(leaves, traced.leaves)]
+    ):
         return False
     call_index = {id(c): j for j, c in enumerate(calls)}
     slot_index = {s: k for k, s in enumerate(plan.slots)}
