@@ -139,10 +139,12 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
     state = _step_state()
     _step(state)
     with monkeypatch.context() as patch:
-        if stage == "before trace":
-            patch.setattr(_executor, "walk", _raising)
-        elif stage == "after trace":
-            patch.setattr(_executor, "donation", _raising)
+        if stage == "before trace":  # (the walk of a new structure, or the plan of one seen before)
+            patch.setattr(_program, "walk", _raising)
+            patch.setattr(_program, "follow", _raising)
+        elif stage == "after trace":  # (the donation analysis, or the plan's check of its facts)
+            patch.setattr(_program, "_donation", _raising)
+            patch.setattr(_program, "_facts", _raising)
         elif stage == "in a kernel":
             real_step = _interpreter._numpy_step
 

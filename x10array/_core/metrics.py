@@ -17,6 +17,7 @@ class Metrics:
     disk_cache_loads: int = 0  # programs loaded from the persistent compile cache instead
     cache_hits: int = 0
     interpreted_graphs: int = 0
+    plan_hits: int = 0  # barriers that reused the plan of a graph structure seen before (no walk)
     execute_count: int = 0
     compile_seconds: float = 0.0  # first runs: compiles and disk-cache loads
     execute_seconds: float = 0.0
@@ -53,7 +54,8 @@ def metrics() -> Metrics:
 
     The counters (a `Metrics`): programs compiled (`compile_count`, `compile_seconds`) and
     loaded from the disk cache (`disk_cache_loads`), runs of cached programs (`cache_hits`, of
-    which `captured_replays` by `compile`), graphs interpreted (`interpreted_graphs`),
+    which `captured_replays` by `compile`), graphs interpreted (`interpreted_graphs`), graphs
+    run from the plan of a structure seen before, without walking them (`plan_hits`),
     operations recorded, graph breaks and implicit reads (`graph_breaks`, `transfers_to_host`),
     barriers and more. In a healthy training loop `compile_count` stops growing after the first
     steps and `graph_breaks` stays 0::

@@ -191,6 +191,11 @@ SETTINGS: dict[str, Setting] = _declare(
         " if the graph differs from the captured one (0: never)", minimum=0,
     ),
     Setting(
+        "X10ARRAY_PLAN_CHECK", "bool", False,
+        "debug: a lazy barrier that reuses the plan of a graph structure seen before also walks the graph and"
+        " raises if the plan's key, outputs, leaves or scalars differ from the walk's",
+    ),
+    Setting(
         "X10ARRAY_COMPILE_CACHE_DIR", "dir_or_off", None,
         "where compiled programs are kept across processes (unset: `$XDG_CACHE_HOME/x10array/xla`, else"
         " `~/.cache/x10array/xla`)",

@@ -9,7 +9,8 @@ spmd.py, which only `OnMesh` calls):
 - placing host data (`place`) and, on a mesh, copying an array into another layout
   (`relayout`);
 - the part of a graph's key that layouts make (`key_shardings`: empty on one device);
-- whether a graph may be interpreted (`interprets`: a mesh always compiles);
+- whether a graph may be interpreted (`interprets`: a mesh always compiles) and whether a
+  barrier may reuse a plan of its structure (`plans`: not on a mesh, whose keys hold layouts);
 - the jitted program's in/out shardings (`jit`) and, across processes, its checked runs
   (`checked_runs`, `agree`);
 - the programs in flight (`launched`: bounded on a CPU mesh);
@@ -41,6 +42,7 @@ class SingleDevice:
 
     __slots__ = ("device", "host_buffers")
     interprets = True  # a graph may run on the interpreted tier
+    plans = True  # a barrier may reuse a graph structure's plan (program.Plan: its key holds no layout)
     mesh = False
 
     def __init__(self, device: Device):
@@ -115,6 +117,7 @@ class OnMesh(SingleDevice):
 
     __slots__ = ()
     interprets = False  # no interpreted tier, no cost model: every graph compiles at once
+    plans = False  # a key holds the leaves' layouts, which a plan does not check: every graph is walked
     mesh = True
 
     def __init__(self, device: Device):

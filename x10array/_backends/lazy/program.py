@@ -38,7 +38,18 @@ from .interpreter import interpret, keeps_bits
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
-from .trace import GraphKey, Ref, Traced, outside_references, replay, rerun_leaves
+from .trace import (
+    GraphKey,
+    Ref,
+    Slot,
+    Traced,
+    follow,
+    follow_specs,
+    outside_references,
+    replay,
+    rerun_leaves,
+    walk,
+)
 
 NEVER = 2**62  # a compile threshold no graph reaches: see compile_threshold
 
@@ -71,7 +82,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack",
+        "pack", "plan_tries",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -97,6 +108,7 @@ class Program:
         self.compiled_runs = 0
         self.compiled_best = math.inf
         self.demoted = False
+        self.plan_tries = 0  # the barrier's plans of it that could not be kept (see barrier_program)
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -282,6 +294,233 @@ def build(
     return program
 
 
+# -- plans: a barrier's graph structure seen before ---------------------------------------------
+
+
+class Plan:
+    """What a barrier decided for a graph structure, reused when the same structure comes back
+    (a repeated step): the barrier then follows the plan from its targets (trace.follow: the
+    graph's calls, leaves and Python scalars, each checked against the plan's), checks the
+    runtime facts the decisions depended on (`_facts`), and runs the plan's program, skipping
+    the walk (trace.walk), the donation analysis (`donation`) and the key building (`key_for`).
+
+    The facts, read from reference counts (trace.outside_references) as the walk and donation
+    read them: which pending values inside the graph something outside it holds, and whether
+    an array owns each (the walk makes them outputs, the owned ones first: `joined`); per leaf,
+    whether it is private, i.e. nothing outside sees it and it was never exported (donation);
+    and, where donation asked for the rerun leaves, that no call of the graph is held from
+    outside (then rerun_leaves is empty, as it was: `calls_free`). Equal facts on an equal
+    structure give the walk's key, outputs and donation exactly; other facts fall back to the
+    walk. A plan is kept only where its own check of the facts reproduced the walk's decisions
+    (`remember`), on one device (a mesh key holds layouts), for graphs of one-output calls
+    whose targets keep no pending operand (a transpose's origin), and no rerun leaf: others
+    take the walk every time."""
+
+    __slots__ = (
+        "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
+        "leaf_uses", "private", "calls_free", "donate_on",
+    )  # fmt: skip
+
+    def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
+        self.key = key
+        self.steps, self.slots = follow_specs(key.ops, key.leaf_avals)
+        self.heads = key.outputs[:n_heads]  # where the barrier's targets are
+        self.n_scalars = len(traced.scalars)
+        uses: collections.Counter[Slot] = collections.Counter()
+        for _, _, refs in key.ops:
+            uses.update([(r[1], r[2]) for r in refs if r[0] == "c"])
+        self.slot_uses = [uses[s] for s in self.slots]  # how many times the graph reads each pending value
+        heads = set(self.heads)
+        self.head_slot = [s in heads for s in self.slots]
+        self.joined: list[tuple[int, bool]] = []  # the facts: (slot, owned by an array) of each held value
+        self.joined_order: list[int] = []  # the slots the walk joined to the targets, in its order
+        self.leaf_uses = traced.leaf_uses
+        self.private: tuple[bool, ...] | None = None  # the facts: per leaf, private (donation)
+        self.calls_free = False  # the facts: no call held from outside (checked where donation asked)
+        self.donate_on = settings.get("X10ARRAY_DONATE")
+
+
+PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
+PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), newest first
+
+
+def _head(targets: list[Node], device: Device) -> tuple[Any, ...]:
+    """The plan cache's key of a barrier's targets: the device, their primitives and shapes
+    (what `follow` then checks is the rest of the graph)."""
+    return (device, tuple([n.call.prim for n in targets]), tuple([n.shape for n in targets]))  # type: ignore[union-attr]
+
+
+def barrier_program(targets: list[Node], device: Device) -> tuple[Traced, Program]:
+    """The traced graph behind `targets` (which the walk extends in place by the held values
+    it makes outputs) and its program, as a barrier runs it: from a plan when the graph's
+    structure and the facts its decisions depended on were seen before (Plan), else walked
+    (trace.walk), its donation decided and its program built (a plan kept for next time).
+    X10ARRAY_PLAN_CHECK walks a planned graph too and raises if anything differs."""
+    if not placement_of(device).plans:  # (a mesh: see Plan)
+        traced = walk(targets, device)
+        return traced, build(traced, targets, device, donation(traced, targets))
+    head = _head(targets, device)
+    check = _walked(targets, device) if settings.get("X10ARRAY_PLAN_CHECK") else None
+    found = _planned(head, targets, device)
+    if found is not None:
+        if check is not None:
+            _check_plan(check, found, targets)
+        return found
+    n_heads = len(targets)
+    traced = walk(targets, device)
+    mask, private, rerun = _donation(traced, targets)
+    program = build(traced, targets, device, mask)
+    # a plan from the key's second sighting on (a graph seen once, a read of a new value, costs
+    # no plan), until PLAN_TRIES of them could not be kept (a graph that cannot have one)
+    if program.seen > 1 and program.plan_tries < PLAN_TRIES:
+        if not _remember(head, traced, targets, n_heads, program, private, rerun):
+            program.plan_tries += 1
+    return traced, program
+
+
+def _walked(targets: list[Node], device: Device) -> tuple[Any, ...]:
+    """The walk's result for `targets` (left as they are), as ids and the key (X10ARRAY_PLAN_CHECK)."""
+    walked = list(targets)
+    traced = walk(walked, device)
+    key = key_for(traced, walked, device, donation(traced, walked))
+    return key, [id(n) for n in walked], [id(n) for n in traced.leaves], [id(c) for c in traced.calls], traced.scalars
+
+
+def _check_plan(check: tuple[Any, ...], found: tuple[Traced, Program], targets: list[Node]) -> None:
+    key, walked, leaves, calls, scalars = check
+    traced, program = found
+    differs = [
+        what
+        for what, same in (
+            ("key", program.key == key),
+            ("targets", [id(n) for n in targets] == walked),
+            ("leaves", [id(n) for n in traced.leaves] == leaves),
+            ("calls", [id(c) for c in traced.calls] == calls),
+            ("scalars", len(scalars) == len(traced.scalars) and all(a is b for a, b in zip(scalars, traced.scalars))),
+        )
+        if not same
+    ]
+    if differs:
+        raise RuntimeError(f"x10array: X10ARRAY_PLAN_CHECK: the plan's {', '.join(differs)} differ from the walk's")
+
+
+def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tuple[Traced, Program] | None:
+    """A plan's traced graph and program for `targets` (joined in place as the walk would),
+    or None if no plan of this head fits the graph and its facts, or its program left the cache."""
+    plans = RUNTIME.plans.get(head)
+    if plans is None:
+        return None
+    for plan in plans:
+        got = follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
+        if got is not None:
+            break
+    else:
+        return None
+    calls, leaves, scalars, internal = got
+    del got
+    if plan.donate_on != settings.get("X10ARRAY_DONATE"):
+        return None
+    joined, private, calls_free = _facts(plan, calls, leaves, internal, plan.calls_free)
+    if joined != plan.joined or private != plan.private or (plan.calls_free and not calls_free):
+        return None
+    program = RUNTIME.programs.get(plan.key)
+    if program is None:  # (evicted: built again by the walk's path)
+        return None
+    targets.extend([internal[k] for k in plan.joined_order])
+    key = plan.key
+    program.seen += 1
+    COUNTERS.plan_hits += 1
+    return Traced(key.ops, key.outputs, key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
+
+
+def _facts(
+    plan: Plan,
+    calls: list[Call],
+    leaves: list[Node],
+    internal: list[Node],
+    with_calls: bool,
+    extra: int = 0,
+    in_targets: frozenset[int] = frozenset(),
+) -> tuple[list[tuple[int, bool]], tuple[bool, ...] | None, bool]:
+    """The runtime facts (see Plan) of the graph `trace.follow` found (`calls`, `leaves`, the
+    pending values it reads, `internal`, by slot): the held values (slot, owned by an array),
+    each leaf's privacy (None without donation) and, `with_calls`, whether no call is held
+    from outside. `extra`: references to each call and leaf beyond the graph's and these
+    lists (remember's: the walk's lists); `in_targets`: the slots whose value a target list
+    holds too (the ones the walk joined)."""
+    slot_uses, head_slot = plan.slot_uses, plan.head_slot
+    joined = []
+    for k in range(len(internal)):
+        # known references: the graph's uses, `internal` (and the walk's targets)
+        if not head_slot[k] and outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
+            owner = internal[k].owner
+            array = owner() if owner is not None else None
+            joined.append((k, array is not None and array._data is internal[k]))
+            array = None
+    private = None
+    if plan.donate_on:
+        leaf_uses = plan.leaf_uses
+        # known references: the graph's uses and `leaves` (and the walk's)
+        private = tuple(
+            [
+                outside_references(leaves[i], leaf_uses[i] + 1 + extra) == 0 and not leaves[i].exported
+                for i in range(len(leaves))
+            ]
+        )
+    # known references: the call's one output node and `calls` (and the walk's)
+    free = with_calls and all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
+    return joined, private, free
+
+
+def _remember(
+    head: tuple[Any, ...],
+    traced: Traced,
+    targets: list[Node],
+    n_heads: int,
+    program: Program,
+    private: tuple[bool, ...] | None,
+    rerun: set[int] | None,
+) -> bool:
+    """Keep a plan of the graph just walked (`targets`: the barrier's `n_heads`, then those
+    the walk joined) if it can have one (see Plan) and its facts, counted as a later barrier
+    counts them, reproduce the walk's and donation's decisions; whether it was kept."""
+    key = program.key
+    if rerun or key.shardings or any([c.prim.multiple_results for c in traced.calls]):
+        return False
+    for n in targets[:n_heads]:  # (a transpose keeps its pending operands: the walk adds them to the targets)
+        origin = getattr(n, "origin", None)
+        if origin is not None and any([type(i) is Node and i.value is None for i in origin[2]]):
+            return False
+    plan = Plan(key, traced, n_heads)
+    got = follow(plan.steps, plan.heads, len(traced.leaves), plan.n_scalars, len(plan.slots), targets[:n_heads])
+    if got is None:
+        return False
+    calls, leaves, _, internal = got
+    del got
+    if any([a is not b for a, b in zip(calls, traced.calls)]) or any(
+        [a is not b for a, b in zip(leaves, traced.leaves)]
+    ):
+        return False
+    call_index = {id(c): j for j, c in enumerate(calls)}
+    slot_index = {s: k for k, s in enumerate(plan.slots)}
+    order = [slot_index.get((call_index[id(n.call)], n.index), -1) for n in targets[n_heads:]]
+    if -1 in order:  # (a joined value that the graph does not read: a sibling)
+        return False
+    owned = [(a := n.owner() if n.owner is not None else None) is not None and a._data is n for n in targets[n_heads:]]
+    walk_joined = sorted(zip(order, owned))
+    joined, mine, free = _facts(plan, calls, leaves, internal, True, 1, frozenset(order))
+    if joined != walk_joined or mine != private or (rerun is not None and not free):
+        return False  # (facts that a later barrier could not read as the walk did: no plan)
+    plan.joined, plan.joined_order, plan.private, plan.calls_free = joined, order, private, rerun is not None
+    plans = RUNTIME.plans.get(head)
+    if plans is None:
+        RUNTIME.plans.put(head, [plan])
+    else:
+        plans.insert(0, plan)
+        del plans[PLANS_PER_HEAD:]
+    return True
+
+
 def _pack_floats(program: Program) -> None:
     """Make a barrier's program take its Python floats packed (PackedFloats), if it has any."""
     floats = PackedFloats.of(program.key.ops)
@@ -367,12 +606,22 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
     graph reads again (trace.rerun_leaves). x10array.compile's: the leaves in `rebound`, the
     previous values of arguments rebound in place (its replay checks at each call that
     nothing else sees them)."""
+    return _donation(traced, targets, rebound)[0]
+
+
+def _donation(
+    traced: Traced, targets: list[Node], rebound: set[int] | None = None
+) -> tuple[tuple[bool, ...], tuple[bool, ...] | None, set[int] | None]:
+    """`donation`, and what a barrier's depended on (for its Plan): per leaf whether it was
+    private (nothing outside the graph sees it, never exported; None without X10ARRAY_DONATE
+    or for a capture), and the rerun leaves if they were asked for (None if not)."""
     leaves = traced.leaves
     if not settings.get("X10ARRAY_DONATE"):
-        return (False,) * len(leaves)
+        return (False,) * len(leaves), None, None
     leaf_uses = traced.leaf_uses
     slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
     mask = []
+    privates = []
     rerun: set[int] | None = None
     for i in range(len(leaves)):
         node = leaves[i]
@@ -381,8 +630,9 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
             donate = i in rebound and slots[aval] > 0
         else:
             # known references: the graph's uses, `leaves` and `node`
-            private = outside_references(node, leaf_uses[i] + 2) == 0
-            donate = private and not node.exported and slots[aval] > 0
+            private = outside_references(node, leaf_uses[i] + 2) == 0 and not node.exported
+            privates.append(private)
+            donate = private and slots[aval] > 0
             if donate:
                 if rerun is None:
                     rerun = rerun_leaves(traced.calls, targets)
@@ -391,7 +641,7 @@ def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = Non
             slots[aval] -= 1
         mask.append(donate)
         del node
-    return tuple(mask)
+    return tuple(mask), (tuple(privates) if rebound is None else None), rerun
 
 
 FEEDBACK_RUNS = 3  # compiled runs timed to their end, after the compiling one (see ran_compiled)

@@ -8,7 +8,9 @@ one place:
 - `watching`: the capture watch, the `Watch` of the function x10array.compile is recording
   (one slot: read on the materialize and rebind paths), and `watched()`, this thread's;
 - `in_flight`: per device, the results of its last replayed captured program;
-- `programs`: the program cache (program.py's entries, bounded by X10ARRAY_CACHE_SIZE).
+- `programs`: the program cache (program.py's entries, bounded by X10ARRAY_CACHE_SIZE);
+- `plans`: the plan cache (program.Plan: a barrier's decisions per graph structure, by the
+  barrier's targets' primitives and shapes; bounded by X10ARRAY_CACHE_SIZE).
 
 Threads (docs/eager-and-lazy.md, "Threads"): the lock is one for all lazy devices, reentrant.
 It is held while a graph is traced, run and its results stored (executor.materialize_nodes:
@@ -71,7 +73,7 @@ def _evicted_programs(evicted: list[tuple[Any, Any]]) -> None:
 class Runtime:
     """The lazy backend's state (see the module docstring). One instance, `RUNTIME`."""
 
-    __slots__ = ("lock", "live", "watching", "in_flight", "programs")
+    __slots__ = ("lock", "live", "watching", "in_flight", "programs", "plans")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -87,6 +89,9 @@ class Runtime:
         self.programs = LRU(
             "lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs
         )
+        # the barrier's targets' (device, primitives, shapes) -> the plans of their graphs (a few
+        # structures each, newest first; program.Plan), bounded as the programs
+        self.plans = LRU("lazy plans", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"))
 
     def watched(self) -> Watch | None:
         """The watch of the recording this thread is making, if any."""

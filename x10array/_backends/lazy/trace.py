@@ -281,3 +281,98 @@ def replay(
                     if dropped is not None:
                         dropped(r, slot)
     return tuple(values[c][i] for c, i in outputs)
+
+
+# -- following a plan (program.Plan) ------------------------------------------------------------
+
+# A plan's step (program.Plan.steps), per call in reverse topological order: (call index,
+# primitive, key parameters, input specs), an input spec being one of
+FOLLOW_PENDING = 0  # (0, producer call, output, slot): the output of an earlier call of the graph
+FOLLOW_LEAF = 1  # (1, leaf, shape, dtype): a materialized input
+FOLLOW_SCALAR = 2  # (2, scalar, type): a Python scalar
+FOLLOW_NONE = 3  # (3,): None
+
+
+def follow_specs(ops: tuple[Op, ...], leaf_avals: tuple[ShapeDtype, ...]) -> tuple[list[Any], list[Slot]]:
+    """The steps `follow` takes for a graph whose key has `ops` and `leaf_avals`, and the
+    slots (call, output) its pending inputs are numbered by (the slot numbers in the specs)."""
+    slots: dict[Slot, int] = {}
+    steps = []
+    for j, (prim, key_params, refs) in enumerate(ops):
+        specs: list[tuple[Any, ...]] = []
+        for r in refs:
+            tag = r[0]
+            if tag == "c":
+                slot = slots.setdefault((r[1], r[2]), len(slots))
+                specs.append((FOLLOW_PENDING, r[1], r[2], slot))
+            elif tag == "l":
+                specs.append((FOLLOW_LEAF, r[1], *leaf_avals[r[1]]))
+            elif tag == "s":
+                specs.append((FOLLOW_SCALAR, r[1], r[2]))
+            else:
+                specs.append((FOLLOW_NONE,))
+        steps.append((j, prim, key_params, tuple(specs)))
+    steps.reverse()  # consumers before producers: a call is found through the first that reads it
+    return steps, list(slots)
+
+
+def follow(
+    steps: list[Any], heads: tuple[Slot, ...], n_leaves: int, n_scalars: int, n_slots: int, targets: list[Node]
+) -> tuple[list[Call], list[Node], list[Any], list[Node]] | None:
+    """Follow a plan (program.Plan) from `targets`: the graph's calls in the plan's (topological)
+    order, its leaves, its Python scalars and the pending values it reads (by slot), if the
+    pending graph behind `targets` is the plan's, else None. It is the plan's when every call
+    has the plan's primitive and key parameters and inputs of the plan's kinds (pending values
+    of the plan's producers, leaves of the plan's shapes and dtypes, scalars of the plan's
+    types), and distinct calls and leaves of the plan are distinct objects: then the graph is
+    the plan's up to the identity of its leaves and the values of its scalars, and `walk`
+    would find the plan's ops, in the same order (the walk depends on nothing else but the
+    reference counts that program.planned checks). `targets` are the walk's targets before it
+    joins held values (`heads`: where each is, (call, output))."""
+    calls: list[Any] = [None] * (len(steps))
+    internal: list[Any] = [None] * n_slots
+    for t, (j, _) in zip(targets, heads):
+        c = calls[j]
+        if c is None:
+            calls[j] = t.call
+        elif c is not t.call:
+            return None
+    leaves: list[Any] = [None] * n_leaves
+    scalars: list[Any] = [None] * n_scalars
+    for j, prim, key_params, specs in steps:
+        c = calls[j]
+        if c is None or c.prim is not prim or c.key_params != key_params or len(c.inputs) != len(specs):
+            return None
+        for i, s in zip(c.inputs, specs):
+            code = s[0]
+            if code == FOLLOW_PENDING:
+                # (a plan's calls have one output each, the primitives checked say so: one
+                # node per call, output 0, so the call's identity is the node's)
+                if type(i) is not Node or i.value is not None:
+                    return None
+                p = calls[s[1]]
+                if p is None:
+                    calls[s[1]] = i.call
+                    internal[s[3]] = i
+                elif p is not i.call:
+                    return None
+            elif code == FOLLOW_LEAF:
+                if type(i) is not Node or i.value is None:
+                    return None
+                leaf = leaves[s[1]]
+                if leaf is None:
+                    if i.shape != s[2] or i.dtype != s[3]:
+                        return None
+                    leaves[s[1]] = i
+                elif leaf is not i:
+                    return None
+            elif code == FOLLOW_SCALAR:
+                if type(i) is not s[2]:
+                    return None
+                scalars[s[1]] = i
+            elif i is not None:
+                return None
+    i = c = leaf = p = None  # (no reference may stay behind: the caller counts them)
+    if len(set(map(id, calls))) != len(calls) or len(set(map(id, leaves))) != n_leaves:
+        return None  # (two of the plan's calls or leaves are one here: another graph)
+    return calls, leaves, scalars, internal

@@ -1,0 +1,242 @@
+"""A plan per graph structure (issue 26): a barrier whose pending graph has a structure seen
+before follows the plan (program.Plan) instead of walking the graph, and decides exactly what
+the walk would: the same key, outputs, leaves, scalars and donation (X10ARRAY_PLAN_CHECK, on
+in every test here, walks each planned graph too and raises on a difference), hence the same
+values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import runtime as _runtime
+
+LAZY = xp.Device("cpu", 0, "xla")
+TIERS = {"interpreted": None, "compiled": 1}
+
+
+@pytest.fixture(autouse=True)
+def _checked(override_settings: Any) -> None:
+    override_settings(X10ARRAY_PLAN_CHECK=True)
+    _runtime.RUNTIME.plans.clear()  # (no plan of another test's graphs)
+
+
+@pytest.fixture(params=list(TIERS))
+def tier(request: pytest.FixtureRequest) -> Any:
+    with _program.compile_threshold(TIERS[request.param]):
+        yield request.param
+
+
+def hits(before: Any) -> int:
+    return (xp.metrics() - before).plan_hits
+
+
+def descend(w: Any, g: Any, lr: float) -> Any:
+    return w - lr * (g * g + 0.5 * w)
+
+
+def fit(steps: int, plans: bool) -> np.ndarray:
+    w = xp.ones((16, 8), device=LAZY) * 1.0
+    g = xp.asarray(np.linspace(-1.0, 1.0, 128).reshape(16, 8), device=LAZY)
+    for step in range(steps):
+        w = descend(w, g, 0.1 / (1 + step))
+        if not plans:
+            _runtime.RUNTIME.plans.clear()
+        xp.lazy_barrier()
+    return np.asarray(w)
+
+
+def test_a_repeated_step_hits_its_plan_and_computes_the_same_bits(tier: str) -> None:
+    fit(3, True)  # (the step's first sightings on this tier: a plan from the second on)
+    before = xp.metrics()
+    planned = fit(6, True)
+    assert hits(before) >= 5  # every barrier of the loop but the first (the weights made) follows the plan
+    before = xp.metrics()
+    walked = fit(6, False)
+    assert hits(before) <= 1  # (the read after the loop)
+    assert planned.tobytes() == walked.tobytes()
+
+
+def step(w: Any, x: Any) -> Any:
+    return xp.sum(w * 2.0 + x, axis=0)
+
+
+def test_another_structure_dtype_or_shape_misses() -> None:
+    def run(w: Any, x: Any, fn: Any = step) -> int:
+        before = xp.metrics()
+        out = fn(w, x)
+        xp.lazy_barrier()
+        assert out._data.value is not None
+        return hits(before)
+
+    w, x = xp.ones((4, 3), device=LAZY), xp.ones((4, 3), device=LAZY)
+    xp.lazy_barrier()
+    run(w, x)
+    run(w, x)  # (a plan from the second sighting on)
+    assert run(w, x) == 1  # the same structure
+    assert run(w, x, lambda w, x: xp.sum(w * 2.0 - x, axis=0)) == 0  # another primitive
+    assert run(w, x, lambda w, x: xp.sum(w * 2.0 + x, axis=1)[:3]) == 0  # other parameters
+    assert run(w, xp.ones((1, 3), device=LAZY)) == 0  # another shape of a leaf (the output's is the same)
+    assert run(w, xp.ones((4, 3), dtype=xp.float32, device=LAZY)) == 0  # another dtype of a leaf
+    assert run(w, 2) == 0  # a Python int where a leaf was
+    assert run(w, x) == 1  # the first structure's plan is still there
+
+
+def test_one_leaf_read_twice_is_not_two_leaves(tier: str) -> None:
+    """`x * y` and `x * x` have equal primitives, shapes and dtypes: the plan of one must not
+    run the other (the plan's distinct leaves must be distinct arrays)."""
+    x = xp.asarray(np.arange(6.0), device=LAZY)
+    y = xp.asarray(np.arange(6.0) + 10.0, device=LAZY)
+    xp.lazy_barrier()
+    for _ in range(3):
+        z = x * y + 1.0
+        xp.lazy_barrier()
+    np.testing.assert_array_equal(np.asarray(z), np.arange(6.0) * (np.arange(6.0) + 10.0) + 1.0)
+    before = xp.metrics()
+    z = x * x + 1.0
+    xp.lazy_barrier()
+    assert hits(before) == 0
+    np.testing.assert_array_equal(np.asarray(z), np.arange(6.0) ** 2 + 1.0)
+
+
+def test_a_value_computed_once_and_read_twice_is_not_computed_twice() -> None:
+    """`t = exp(x); t + t` and `exp(x) + exp(x)`: one call read twice against two calls."""
+    x = xp.asarray(np.linspace(0.0, 1.0, 5), device=LAZY)
+    for _ in range(3):
+        t = xp.exp(x)
+        z = t + t
+        del t
+        xp.lazy_barrier()
+    before = xp.metrics()
+    z = xp.exp(x) + xp.exp(x)
+    xp.lazy_barrier()
+    assert hits(before) == 0
+    np.testing.assert_array_equal(np.asarray(z), 2 * np.exp(np.linspace(0.0, 1.0, 5)))
+
+
+def test_a_changed_python_float_is_an_input_of_the_plan(tier: str) -> None:
+    x = xp.ones(4, device=LAZY)
+    xp.lazy_barrier()
+    outs = []
+    before = xp.metrics()
+    for k in range(5):
+        z = x * (0.5 + k) + 1.0
+        xp.lazy_barrier()
+        outs.append(np.asarray(z))
+    assert hits(before) >= 3
+    np.testing.assert_array_equal(np.stack(outs), np.array([[1.5 + k] * 4 for k in range(5)]))
+
+
+def read_loss(w: Any, hold: bool) -> tuple[float, Any]:
+    """A read of `loss`: the graph behind it holds `t`, which the walk makes an output when
+    an array still holds it (so it is not computed again) and leaves inside otherwise."""
+    t = w * 2.0
+    loss = xp.sum(t + 1.0)
+    if not hold:
+        del t
+    value = float(loss)
+    return value, (t if hold else None)
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_a_held_intermediate_is_kept_whatever_the_plan_saw(first: bool, tier: str) -> None:
+    w = xp.asarray(np.arange(4.0), device=LAZY)
+    for _ in range(3):  # the plan is made with `t` held (first) or dropped
+        read_loss(w, first)
+    before = xp.metrics()
+    value, t = read_loss(w, not first)
+    assert value == float(np.sum(np.arange(4.0) * 2.0 + 1.0))
+    if not first:  # `t` was held this time: computed with the read, kept
+        assert t._data.value is not None
+        np.testing.assert_array_equal(np.asarray(t), np.arange(4.0) * 2.0)
+    read_loss(w, not first)  # again: a plan of this case now
+    value, t = read_loss(w, not first)
+    assert hits(before) >= 1
+    assert (t is None) == first
+
+
+def update(w: Any, g: Any) -> Any:
+    return w - 0.5 * g
+
+
+@pytest.mark.parametrize("held_first", [False, True])
+def test_a_held_input_is_never_donated_whatever_the_plan_saw(held_first: bool, override_settings: Any) -> None:
+    """The old weights `w` are donated to the update's program when nothing else holds them;
+    a user's variable holding them stops that at once, with a plan made when they were not
+    held (and the other way round: donation comes back once they are dropped)."""
+    g = xp.ones((32, 32), device=LAZY)
+    w = xp.zeros((32, 32), device=LAZY) * 1.0
+    xp.lazy_barrier()
+    with _program.compile_threshold(1):
+        for _ in range(3):  # the plan: made with the old weights held (held_first) or not
+            old = w
+            w = update(w, g)
+            if not held_first:
+                del old
+            xp.lazy_barrier()
+        expected = np.asarray(w).copy()  # (an exported buffer is never donated: a copy from here on)
+        w = w * 1.0
+        xp.lazy_barrier()
+        for repeat in range(3):  # the other case: the plan's facts differ (walked), then a plan of its own
+            before = xp.metrics()
+            old = w
+            w = update(w, g)
+            if held_first:
+                del old  # not held now: donated
+            xp.lazy_barrier()
+            d = xp.metrics() - before
+            if repeat != 1:  # (the second: a hit if an earlier test had compiled this key)
+                assert d.plan_hits == (repeat == 2)
+            if held_first:
+                assert d.donated_buffers == 1
+            else:
+                assert d.donated_buffers == 0
+                np.testing.assert_array_equal(np.asarray(old), expected)  # readable, unchanged
+                del old
+            expected = expected - 0.5
+            np.testing.assert_array_equal(np.asarray(w), expected)
+            w = w * 1.0  # (not exported)
+            xp.lazy_barrier()
+
+
+def test_a_plan_whose_program_left_the_cache_walks_again() -> None:
+    x = xp.ones(3, device=LAZY)
+    xp.lazy_barrier()
+    for _ in range(3):
+        a = x * 2.0 + 1.0
+        xp.lazy_barrier()
+    _runtime.RUNTIME.programs.clear()  # (the plan stays)
+    before = xp.metrics()
+    a = x * 2.0 + 1.0
+    xp.lazy_barrier()
+    assert hits(before) == 0
+    np.testing.assert_array_equal(np.asarray(a), [3.0, 3.0, 3.0])
+    a = x * 2.0 + 1.0
+    xp.lazy_barrier()
+    assert hits(before) == 1  # (a plan of the new program)
+
+
+def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) -> None:
+    x = xp.ones(3, device=LAZY)
+    for _ in range(3):
+        a = x * 2.0 + 1.0
+        xp.lazy_barrier()
+    real = _program._planned
+
+    def wrong(head: Any, targets: Any, device: Any) -> Any:
+        found = real(head, targets, device)
+        if found is None:
+            return None
+        traced, program = found
+        return traced._replace(leaves=list(reversed(traced.leaves)) + [x._data]), program
+
+    monkeypatch.setattr(_program, "_planned", wrong)
+    a = x * 2.0 + 1.0
+    with pytest.raises(RuntimeError, match="X10ARRAY_PLAN_CHECK: the plan's leaves differ"):
+        xp.lazy_barrier()
+    monkeypatch.undo()
+    np.testing.assert_array_equal(np.asarray(a), [3.0, 3.0, 3.0])  # (the failed barrier lost nothing)
