@@ -763,6 +763,12 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
 
 _PRODUCTS = frozenset({"multiply", "square"})
 _SUMS = frozenset({"add", "subtract"})
+# `passes_bits` steps whose result is an operand's bits with at most its sign changed (or one
+# part of a complex operand): rounding their operands flushes their result too, so the result
+# is not multiplied by the runtime 1.0 again (a second product next to the first split the
+# vectorised loop of bench_lazy's chain, sqrt(abs(y)): 1.21x against 1.09x jax.jit without
+# guards). Complex abs computes a hypot, so it keeps its result's rounding.
+_SIGN_AND_PARTS = frozenset({"negative", "positive", "copysign", "conj", "real", "imag"})
 
 
 class XlaSteps:
@@ -773,7 +779,9 @@ class XlaSteps:
     arithmetic flushes subnormals by itself, but not where a lowering passes an operand's bits
     through (abs, negation, copysign, a select) or tests them (atan2, pow): the operands and
     results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
-    runtime 1.0 (see _core.kernels._rounded), which flushes. So do the products (multiply,
+    runtime 1.0 (see _core.kernels._rounded), which flushes (the results of those that only
+    move an operand's bits, up to its sign, are flushed by their operands' rounding:
+    `_SIGN_AND_PARTS` and real `abs`). So do the products (multiply,
     square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
     And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
     through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
@@ -798,9 +806,17 @@ class XlaSteps:
             args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
         out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
-        if rounds or index in self.feeds_sum:
+        if (rounds and not self._operand_bits(prim, args)) or index in self.feeds_sum:
             outs = [k.rounded(o) for o in outs]
         return outs
+
+    @staticmethod
+    def _operand_bits(prim: Primitive, args: list[Any]) -> bool:
+        """Whether `prim`'s result is its (rounded) operands' bits up to a sign or a part."""
+        name = prim.name
+        if name in _SIGN_AND_PARTS:
+            return True
+        return name == "abs" and getattr(args[0], "dtype", None) is not None and args[0].dtype.kind != "c"
 
 
 def _flushed_steps(program: Program) -> frozenset[int]:
