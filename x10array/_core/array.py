@@ -211,7 +211,12 @@ class Array:
 
     def __index__(self) -> int:
         if self._dtype.kind not in ("signed", "unsigned"):
-            raise TypeError(f"__index__: only integer arrays can be used as an index, not {self._dtype.name}")
+            # (Python asks for __index__ where a sequence meets an array: `"ab" * x` and
+            # `[0] * x` are sequence repetitions, `seq[x]` an index; say so, not only "index")
+            raise TypeError(
+                f"__index__: a {self._dtype.name} array is not a Python integer (an index, a slice bound, or "
+                f"the repeat count of a sequence times an array such as 'ab' * x: use an integer 0-D array)"
+            )
         return int(self._scalar("__index__"))
 
     # -- indexing ------------------------------------------------------------------------
