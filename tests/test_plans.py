@@ -240,3 +240,36 @@ def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) ->
         xp.lazy_barrier()
     monkeypatch.undo()
     np.testing.assert_array_equal(np.asarray(a), [3.0, 3.0, 3.0])  # (the failed barrier lost nothing)
+
+
+def test_a_head_whose_plans_keep_missing_stops_following_them_for_a_while(monkeypatch: Any) -> None:
+    """More structures under one head than it keeps plans for, in a cycle (k-means' graph
+    breaks): every barrier followed and missed each plan and kept a new one. Once the head kept
+    2 * PLANS_PER_HEAD plans with fewer than half as many hits, its barriers walk without
+    following for RETRY_AFTER barriers, then try again; the values are the walk's throughout."""
+    follows = []
+    real = _program.follow
+    monkeypatch.setattr(_program, "follow", lambda *a, **k: follows.append(1) or real(*a, **k))
+    monkeypatch.setattr(_program, "RETRY_AFTER", 20)
+    w = xp.ones((4, 3), device=LAZY)
+    x = xp.asarray(np.arange(12.0).reshape(4, 3), device=LAZY)
+    xp.lazy_barrier()
+    n = _program.PLANS_PER_HEAD + 2  # structures with one head (a sum of shape (3,)): j additions
+
+    def cycle() -> None:
+        for j in range(1, n + 1):
+            y = w
+            for _ in range(j):
+                y = y + x
+            out = xp.sum(y, axis=0)
+            xp.lazy_barrier()
+            assert np.array_equal(np.asarray(out), np.sum(1.0 + j * np.arange(12.0).reshape(4, 3), axis=0))
+
+    for _ in range(4):
+        cycle()
+    follows.clear()
+    cycle()
+    assert not follows  # (thrashing: walked, nothing followed)
+    for _ in range(4):
+        cycle()
+    assert follows  # RETRY_AFTER (20) barriers later, the head plans again

@@ -342,6 +342,30 @@ class Plan:
 
 PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
 PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), newest first
+RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk before it plans again
+
+
+class _Plans(list):  # type: ignore[type-arg]  # (of Plan)
+    """The plans of one head, newest first, with the head's record: plans kept and plans hit.
+    A head whose graphs differ from barrier to barrier more than PLANS_PER_HEAD plans cover
+    (k-means' graph breaks: one head, the pending values each break joins) would follow and
+    miss every plan and keep a new one each time; once it kept 2 * PLANS_PER_HEAD plans and
+    hit with fewer than half as many, it walks without following or keeping plans for
+    RETRY_AFTER barriers, then starts its record again."""
+
+    __slots__ = ("kept", "hits", "skipped")
+
+    def __init__(self, plan: Plan):
+        super().__init__([plan])
+        self.kept, self.hits, self.skipped = 1, 0, 0
+
+    def thrashing(self) -> bool:
+        if self.kept < 2 * PLANS_PER_HEAD or self.hits * 2 >= self.kept:
+            return False
+        self.skipped += 1
+        if self.skipped >= RETRY_AFTER:
+            self.kept, self.hits, self.skipped = 0, 0, 0
+        return True
 
 
 def _head(targets: list[Node], device: Device) -> tuple[Any, ...]:
@@ -408,7 +432,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     """A plan's traced graph and program for `targets` (joined in place as the walk would),
     or None if no plan of this head fits the graph and its facts, or its program left the cache."""
     plans = RUNTIME.plans.get(head)
-    if plans is None:
+    if plans is None or plans.thrashing():
         return None
     for plan in plans:
         got = follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
@@ -429,6 +453,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     targets.extend([internal[k] for k in plan.joined_order])
     key = plan.key
     program.seen += 1
+    plans.hits += 1
     COUNTERS.plan_hits += 1
     return Traced(key.ops, key.outputs, key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
 
@@ -485,6 +510,9 @@ def _remember(
     the walk joined) if it can have one (see Plan) and its facts, counted as a later barrier
     counts them, reproduce the walk's and donation's decisions; whether it was kept."""
     key = program.key
+    plans = RUNTIME.plans.get(head)
+    if plans is not None and plans.skipped:  # (a thrashing head: see _Plans)
+        return True
     if rerun or key.shardings or any([c.prim.multiple_results for c in traced.calls]):
         return False
     for n in targets[:n_heads]:  # (a transpose keeps its pending operands: the walk adds them to the targets)
@@ -512,12 +540,12 @@ def _remember(
     if joined != walk_joined or mine != private or (rerun is not None and not free):
         return False  # (facts that a later barrier could not read as the walk did: no plan)
     plan.joined, plan.joined_order, plan.private, plan.calls_free = joined, order, private, rerun is not None
-    plans = RUNTIME.plans.get(head)
     if plans is None:
-        RUNTIME.plans.put(head, [plan])
+        RUNTIME.plans.put(head, _Plans(plan))
     else:
         plans.insert(0, plan)
         del plans[PLANS_PER_HEAD:]
+        plans.kept += 1
     return True
 
 
