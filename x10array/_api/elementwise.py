@@ -19,7 +19,7 @@ from typing import Any
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.kernels import numpy_on_flushed
-from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
+from .._core.policies import NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 from .indexing import Alias, Transform, index_view
@@ -740,6 +740,16 @@ negative = _unary("negative", "numeric", lambda k, x: k.negative(x), passes_bits
 positive = _unary("positive", "numeric", lambda k, x: k.positive(x), passes_bits=True)
 
 
+def _sign_steps(*fns: Any) -> None:
+    """Register `fns`' primitives in policies.SIGN_STEPS for every operand: their result is an
+    operand's bits up to its sign, or a part of a complex operand."""
+    for fn in fns:
+        SIGN_STEPS.register(fn.primitive, lambda *_: True)
+
+
+_sign_steps(negative, positive)
+
+
 def _abs(k: Any, x: Any) -> Any:
     # Complex: an infinite part gives +infinity even when the other part is NaN.
     if x.dtype.kind != "c":
@@ -748,6 +758,8 @@ def _abs(k: Any, x: Any) -> Any:
 
 
 abs = _unary("abs", "numeric", _abs, passes_bits=True)  # noqa: A001
+# (policies.SIGN_STEPS: a real operand's bits without the sign; a complex one's abs is a hypot)
+SIGN_STEPS.register(abs.primitive, lambda x, *_: x.dtype.kind != "c")  # type: ignore[attr-defined]
 
 
 def _square(k: Any, x: Any) -> Any:
@@ -845,6 +857,7 @@ maximum = _binary("maximum", "real numeric", _maximum)
 minimum = _binary("minimum", "real numeric", _minimum)
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
 copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b), passes_bits=True)
+_sign_steps(copysign)
 nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b), passes_bits=True)
 logaddexp = _binary(
     "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
@@ -1643,6 +1656,7 @@ round = _unary("round", "numeric", lambda k, x: k.round(x))  # noqa: A001
 conj = _unary("conj", "numeric", lambda k, x: k.conj(x), passes_bits=True)
 _real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
 _imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
+_sign_steps(conj, _real, _imag)
 
 
 def _with_part_kernel(k: Any, z: Any, v: Any, *, part: str) -> Any:

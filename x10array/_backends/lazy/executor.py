@@ -36,9 +36,9 @@ from ..._core.user_code import user_line
 from .graph import Check, Node, Recorder, graph_size
 from .interpreter import run_single
 from .placement import placement_of
-from .program import Program, barrier_program, build, count_compiled_run, donation
+from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
-from .trace import Traced, walk
+from .trace import Traced
 
 
 class LazyBackend:
@@ -327,10 +327,8 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     requested = None
     if any(n.checks for n in targets):
         requested, targets = targets, _bounds_targets(targets)
-        traced = walk(targets, device)
-        program = build(traced, targets, device, donation(traced, targets))
-    else:  # (a structure seen before is run from its plan)
-        traced, program = barrier_program(targets, device)
+    # (a structure seen before is run from its plan; bounds-checked targets are always walked)
+    traced, program = barrier_program(targets, device, plans=requested is None)
     if program.interprets():  # cold, or not yet worth a compile: run it op by op
         _run_and_adopt(targets, False, program.interpret, traced, targets, device)
         COUNTERS.interpreted_graphs += 1

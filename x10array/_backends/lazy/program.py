@@ -29,7 +29,7 @@ from ..._core import settings
 from ..._core.devices import Device
 from ..._core.kernels import ROUNDING_GUARD, jax_namespace
 from ..._core.metrics import COUNTERS
-from ..._core.policies import COST_LIBRARY
+from ..._core.policies import COST_LIBRARY, SIGN_STEPS
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
@@ -374,13 +374,14 @@ def _head(targets: list[Node], device: Device) -> tuple[Any, ...]:
     return (device, tuple([n.call.prim for n in targets]), tuple([n.shape for n in targets]))  # type: ignore[union-attr]
 
 
-def barrier_program(targets: list[Node], device: Device) -> tuple[Traced, Program]:
+def barrier_program(targets: list[Node], device: Device, plans: bool = True) -> tuple[Traced, Program]:
     """The traced graph behind `targets` (which the walk extends in place by the held values
     it makes outputs) and its program, as a barrier runs it: from a plan when the graph's
     structure and the facts its decisions depended on were seen before (Plan), else walked
     (trace.walk), its donation decided and its program built (a plan kept for next time).
-    X10ARRAY_PLAN_CHECK walks a planned graph too and raises if anything differs."""
-    if not placement_of(device).plans:  # (a mesh: see Plan)
+    X10ARRAY_PLAN_CHECK walks a planned graph too and raises if anything differs. Without
+    `plans` (the executor's bounds-checked targets), or on a mesh (see Plan), it walks."""
+    if not plans or not placement_of(device).plans:
         traced = walk(targets, device)
         return traced, build(traced, targets, device, donation(traced, targets))
     head = _head(targets, device)
@@ -791,12 +792,7 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
 
 _PRODUCTS = frozenset({"multiply", "square"})
 _SUMS = frozenset({"add", "subtract"})
-# `passes_bits` steps whose result is an operand's bits with at most its sign changed (or one
-# part of a complex operand): rounding their operands flushes their result too, so the result
-# is not multiplied by the runtime 1.0 again (a second product next to the first split the
-# vectorised loop of bench_lazy's chain, sqrt(abs(y)): 1.21x against 1.09x jax.jit without
-# guards). Complex abs computes a hypot, so it keeps its result's rounding.
-_SIGN_AND_PARTS = frozenset({"negative", "positive", "copysign", "conj", "real", "imag"})
+_SIGN_STEPS = SIGN_STEPS.rules  # (policies.SIGN_STEPS: no second rounding of their result)
 
 
 class XlaSteps:
@@ -809,7 +805,7 @@ class XlaSteps:
     results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
     runtime 1.0 (see _core.kernels._rounded), which flushes (the results of those that only
     move an operand's bits, up to its sign, are flushed by their operands' rounding:
-    `_SIGN_AND_PARTS` and real `abs`). So do the products (multiply,
+    policies.SIGN_STEPS). So do the products (multiply,
     square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
     And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
     through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
@@ -834,17 +830,12 @@ class XlaSteps:
             args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
         out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
-        if (rounds and not self._operand_bits(prim, args)) or index in self.feeds_sum:
+        if rounds and index not in self.feeds_sum:
+            sign_step = _SIGN_STEPS.get(prim)
+            rounds = sign_step is None or not sign_step(*args)
+        if rounds or index in self.feeds_sum:
             outs = [k.rounded(o) for o in outs]
         return outs
-
-    @staticmethod
-    def _operand_bits(prim: Primitive, args: list[Any]) -> bool:
-        """Whether `prim`'s result is its (rounded) operands' bits up to a sign or a part."""
-        name = prim.name
-        if name in _SIGN_AND_PARTS:
-            return True
-        return name == "abs" and getattr(args[0], "dtype", None) is not None and args[0].dtype.kind != "c"
 
 
 def _flushed_steps(program: Program) -> frozenset[int]:
