@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import _numerics
+import array_api_extra as xpx
 import numpy as np
 import pytest
 from test_numerics import check
@@ -416,7 +417,7 @@ def _empty_sum(e, dtype):
 # one): with every graph compiled these gave 0 instead of NaN (array-api-extra's
 # TestCov::test_empty; docs/scipy-devices.md), and the rest of the class around them.
 ZERO_QUOTIENTS = {
-    "cov of a (2, 0) array": lambda n, i, e, f: __import__("array_api_extra").cov(xp.astype(e, f), xp=xp),
+    "cov of a (2, 0) array": lambda n, i, e, f: xpx.cov(xp.astype(e, f), xp=xp),
     "(e @ e.T) / float(n)": lambda n, i, e, f: (xp.astype(e, f) @ xp.astype(e, f).T) / xp.astype(n, f),
     "(e @ e.T) / float(n - 0)": lambda n, i, e, f: (xp.astype(e, f) @ xp.astype(e, f).T) / xp.astype(n - 0, f),
     "sum(e) / float(n)": lambda n, i, e, f: _empty_sum(e, f) / xp.astype(n, f),
