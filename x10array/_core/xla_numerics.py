@@ -80,13 +80,32 @@ def _specials(dtype: np.dtype, few: bool) -> np.ndarray:
     return real[[0, 1, 3, 4, 8, 15, 16, 17, 32]] if few else real
 
 
-def _probe_operands(dtypes: tuple[np.dtype, ...]) -> list[np.ndarray]:
-    """Every combination of the operands' special values, as 1-D arrays of one length."""
-    grids = np.meshgrid(*[_specials(d, i >= 2) for i, d in enumerate(dtypes)], indexing="ij")
+def _probe_operands(dtypes: tuple[np.dtype, ...], near_underflow: bool = False) -> list[np.ndarray]:
+    """Every combination of the operands' special values, as 1-D arrays of one length (with
+    `near_underflow`: also, for the first two real floating-point operands, magnitudes where
+    a function's or a product's result is near or below the subnormal range: exp(-745),
+    1e-160 squared, ...)."""
+    values = []
+    for i, d in enumerate(dtypes):
+        v = _specials(d, i >= 2)
+        if near_underflow and i < 2 and d.kind == "f":
+            with np.errstate(all="ignore"):
+                extra = np.array(_NEAR_UNDERFLOW, np.float64).astype(d)
+            v = np.concatenate([v, extra, -extra])
+        values.append(v)
+    grids = np.meshgrid(*values, indexing="ij")
     return [np.ascontiguousarray(g.ravel()) for g in grids]
 
 
-def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+probe_operands = _probe_operands
+
+_NEAR_UNDERFLOW = (
+    1e-20, 1e-23, 1e-30, 1e-154, 1e-160, 1e-200, 1e-300, 1e-307, 0.75, 1.25, 1e10, 87.0, 88.0, 103.0, 104.0,
+    700.0, 708.0, 709.0, 710.0, 740.0, 745.0, 746.0, 1e20, 1e154, 1e160,
+)  # fmt: skip
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     """Bit for bit, any NaN matching any NaN (its sign and payload are not promised)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
@@ -158,7 +177,7 @@ def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> 
             _THROUGH.clear()
         for e, r, f in zip(entries, got_raw, got_flushed):
             pairs = zip(r, f) if isinstance(r, tuple) else [(r, f)]
-            _THROUGH[e] = not all(_same_values(np.asarray(a), flush_subnormals(np.asarray(b))) for a, b in pairs)
+            _THROUGH[e] = not all(same_values(np.asarray(a), flush_subnormals(np.asarray(b))) for a, b in pairs)
 
 
 def flush_subnormals(value: Any) -> Any:
@@ -292,3 +311,97 @@ KEEPS_CLEAN = frozenset(
         "log10",
     }
 )  # fmt: skip
+
+
+# -- the CPU's own flush-to-zero mode, for the lazy interpreter ---------------------------------
+#
+# XLA's CPU client runs its programs with the CPU's flush-to-zero and denormals-are-zero modes
+# on (tsl::port::ScopedFlushDenormal); the interpreter can run a NumPy kernel the same way
+# instead of scanning its result (`has_subnormal`, as costly as the kernel itself). Set from
+# Python through glibc's fegetenv/fesetenv (ctypes, no compiler): on x86-64 `fenv_t` is 32
+# bytes with MXCSR at offset 28 (FTZ: bit 15, DAZ: bit 6); on aarch64 it is {fpcr, fpsr} and
+# FPCR's FZ (bit 24) flushes operands and results. Elsewhere (macOS, Windows, musl, another
+# layout), or where the probe below does not see the mode act, there is no such mode (None)
+# and the interpreter scans, as before. The mode is per thread: it is set around one kernel
+# call and restored right after it (interpreter.NumpySteps), never left on between steps.
+
+
+class CpuFlushMode:
+    """The CPU's flush-to-zero + denormals-are-zero mode of this thread: `envs()` gives the
+    thread's current floating-point environment and the same with the mode on (two ctypes
+    buffers), `set(env)` installs one (one fesetenv call, ~0.3 us)."""
+
+    __slots__ = ("set", "_get", "_offset", "_bits")
+
+    def __init__(self, libm: Any, offset: int, bits: int):
+        self.set = libm.fesetenv
+        self._get = libm.fegetenv
+        self._offset = offset
+        self._bits = bits
+
+    def envs(self) -> tuple[Any, Any]:
+        import ctypes
+
+        plain = ctypes.create_string_buffer(_FENV_SIZE)
+        if self._get(plain) != 0:
+            raise OSError("fegetenv failed")
+        raw = bytearray(plain.raw)
+        o = self._offset
+        word = int.from_bytes(raw[o : o + 4], "little") | self._bits
+        raw[o : o + 4] = word.to_bytes(4, "little")
+        return plain, ctypes.create_string_buffer(bytes(raw), _FENV_SIZE)
+
+
+_FENV_SIZE = 64  # (larger than fenv_t on both layouts: fegetenv writes only its own part)
+
+
+@functools.cache  # no arguments: one entry
+def cpu_flush_mode() -> CpuFlushMode | None:
+    """The CPU's flush-to-zero mode where it can be set and is seen to act (probed once), or
+    None (`X10ARRAY_CPU_FLUSH=0` also gives None: the interpreter then scans every result)."""
+    import os
+    import platform
+    import sys
+
+    if os.environ.get("X10ARRAY_CPU_FLUSH", "1") == "0":
+        return None
+    machine = platform.machine().lower()
+    layout = {"x86_64": (28, 0x8040), "amd64": (28, 0x8040), "aarch64": (0, 1 << 24), "arm64": (0, 1 << 24)}
+    if not sys.platform.startswith("linux") or machine not in layout or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("m")
+        if name is None:
+            return None
+        libm = ctypes.CDLL(name)
+        mode = CpuFlushMode(libm, *layout[machine])
+        return mode if _mode_acts(mode) else None
+    except Exception:  # noqa: BLE001 - no libm, no symbol, an unknown layout: scan instead
+        return None
+
+
+def _mode_acts(mode: CpuFlushMode) -> bool:
+    """Whether the mode flushes results and reads subnormal operands as zeros in NumPy's
+    float32 and float64 arithmetic, and whether restoring gives back the plain arithmetic."""
+
+    def run() -> list[bool]:
+        seen = []
+        for t in (np.float32, np.float64):
+            tiny = np.full(16, np.finfo(t).tiny, t)
+            sub = np.full(16, np.nextafter(t(0), t(1)), t)
+            uint = _UINT[np.dtype(t).itemsize]
+            seen.append(bool((np.multiply(tiny, t(0.5)).view(uint) == 0).all()))  # results flushed
+            seen.append(bool((np.add(sub, sub).view(uint) == 0).all()))  # operands read as zeros
+        return seen
+
+    plain, flushing = mode.envs()
+    try:
+        mode.set(flushing)
+        under = run()
+    finally:
+        mode.set(plain)
+    after = run()
+    return all(under) and not any(after)

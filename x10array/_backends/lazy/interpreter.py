@@ -19,7 +19,15 @@ from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
-from ..._core.xla_numerics import KEEPS_CLEAN, flush_subnormals, xla_flushes
+from ..._core.xla_numerics import (
+    KEEPS_CLEAN,
+    CpuFlushMode,
+    cpu_flush_mode,
+    flush_subnormals,
+    probe_operands,
+    same_values,
+    xla_flushes,
+)
 from .graph import Node
 from .trace import Op, Ref, Slot, Traced, last_uses, replay
 
@@ -89,7 +97,7 @@ def _replay(
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
     share, with the NumPy steps of `NumpySteps`)."""
     last_use = last_uses(ops)
-    steps = NumpySteps(flush, leaves, last_use, set(outputs))
+    steps = NumpySteps(flush, leaves, last_use, set(outputs), ops)
     return replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
 
 
@@ -106,16 +114,27 @@ class NumpySteps:
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
 
-    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers")
+    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu")
 
-    def __init__(self, flush: bool, leaves: list[Node], last_use: dict[Slot, int], keep: set[Slot]):
+    def __init__(
+        self,
+        flush: bool,
+        leaves: list[Node],
+        last_use: dict[Slot, int],
+        keep: set[Slot],
+        ops: tuple[Op, ...] | None = None,
+    ):
         self.flush = flush
         self.leaves = leaves
         self.last_use = last_use
         self.keep = keep
-        self.clean: set[int] = set()  # steps whose results are flushed already
+        self.clean: set[int] = set()  # steps whose results hold no subnormal
         self.flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
         self.buffers = _Buffers()
+        self.ops = ops  # (the graph's ops: their key parameters key the CPU mode's probe)
+        mode = cpu_flush_mode() if flush and ops is not None else None
+        # the CPU's flush-to-zero mode and this thread's environments without and with it
+        self.cpu: tuple[CpuFlushMode, Any, Any] | None = (mode, *mode.envs()) if mode is not None else None
 
     def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
         flush = self.flush
@@ -123,6 +142,8 @@ class NumpySteps:
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
             arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
         library = prim in _LIBRARY
+        if flush and prim.moves_data and self._reads_clean(refs, args):
+            self.clean.add(index)  # (it moves values that hold no subnormal: they need no scan)
         if arithmetic:  # operands flushed, each value once while it lives, unless from a clean step
             clean, flushed = self.clean, self.flushed
             given, args = args, []
@@ -144,7 +165,10 @@ class NumpySteps:
             and refs[0][0] == "c"
             and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
-        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private)
+        cpu = None
+        if arithmetic and self.cpu is not None and prim.elementwise and not library:
+            cpu = self.cpu if _cpu_flushes(prim, self.ops[index][1], params, args, self.cpu) else None  # type: ignore[index]
+        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
@@ -156,6 +180,31 @@ class NumpySteps:
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
         return outs
+
+    def _reads_clean(self, refs: tuple[Ref, ...], args: list[Any]) -> bool:
+        """Whether every operand of a data movement is an array known to hold no subnormal
+        (a clean step's result, or a leaf seen to hold none): then so does its result, and
+        the arithmetic that reads it need not scan it (a slice of a flushed field)."""
+        clean, leaves = self.clean, self.leaves
+        found = False
+        for r, value in zip(refs, args):
+            tag = r[0]
+            if tag == "c":
+                if r[1] not in clean:
+                    return False
+            elif tag == "l":
+                node = leaves[r[1]]
+                if not node.clean:
+                    if r not in self.flushed:  # (scanned once, as an arithmetic read would)
+                        self.flushed[r] = _flush_leaf(node, value)
+                    if not node.clean:
+                        return False
+            elif tag != "none":
+                return False  # (a Python scalar written or filled in: it is not flushed)
+            else:
+                continue
+            found = True
+        return found
 
     def dropped(self, ref: Ref, slot: Slot) -> None:
         self.flushed.pop(ref, None)
@@ -222,11 +271,14 @@ def _numpy_step(
     flush: bool,
     args_clean: bool = False,
     first_is_private: bool = False,
+    cpu: tuple[CpuFlushMode, Any, Any] | None = None,
 ) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
     operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
     with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
-    flushed the operands already)."""
+    flushed the operands already; `cpu`: the CPU's flush-to-zero mode and the environments
+    without and with it, for an arithmetic step that _cpu_flushes: the kernel runs under the
+    mode, and its result needs no scan)."""
     if prim.in_place and not first_is_private:
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if prim.moves_data:
@@ -239,6 +291,16 @@ def _numpy_step(
         return prim.kernel(NUMPY, *args, **params)
     if not args_clean:
         args = [flush_subnormals(a) for a in args]
+    if cpu is not None:
+        mode, plain, flushing = cpu
+        mode.set(flushing)
+        try:
+            out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
+        finally:
+            mode.set(plain)
+        if prim.multiple_results:
+            return tuple(o if getattr(o, "dtype", None) in _CPU_FLUSHED else flush_subnormals(o) for o in out)
+        return out if getattr(out, "dtype", None) in _CPU_FLUSHED else flush_subnormals(out)
     out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim.multiple_results:
         return tuple(flush_subnormals(o) for o in out)
@@ -308,6 +370,87 @@ def as_node_value(value: Any, dtype: Any) -> np.ndarray:
 
 
 # -- subnormals ---------------------------------------------------------------------------------
+
+# The dtypes whose arithmetic the CPU's flush-to-zero mode flushes (SSE/AVX and NEON float32,
+# float64 and their complex): a float16 result is converted from float32 by an instruction or
+# routine the mode does not act on, a long double is x87 arithmetic; those are still scanned.
+_CPU_FLUSHED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+# (primitive, key parameters, operand dtypes or scalar types) -> whether its kernel run under
+# the CPU's flush-to-zero mode gives what the scan gives (see _cpu_flushes); bounded as
+# xla_numerics._THROUGH is
+_CPU_FLUSHES: dict[tuple[Any, ...], bool] = {}
+_CPU_FLUSHES_BOUND = 8192
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _cpu_flushes(
+    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
+) -> bool:
+    """Whether an elementwise arithmetic step on flushed `args` may run under the CPU's
+    flush-to-zero mode instead of having its result scanned: with the same values, bit for
+    bit (up to NaN payloads). Measured on this machine, once per primitive, key parameters
+    and operand dtypes (a Python scalar: its type): the kernel on special values (zeros,
+    subnormals, tiny, infinities, NaN, magnitudes whose results underflow), through the
+    software path (operands flushed, kernel, result flushed) and under the mode, must agree;
+    a kernel that makes a subnormal without a flushing instruction (a bit operation, an
+    integer routine, a float16 conversion) or whose steps flush otherwise than its result
+    does not, and keeps the scan. Never with a Python float scalar that is subnormal in
+    float32 or float64: the interpreter does not flush those, the mode would read them as 0."""
+    kinds = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            kinds.append(a.dtype)
+        elif t is float or t is complex:
+            if (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY):
+                return False
+            kinds.append(t)
+        elif isinstance(a, np.generic):
+            kinds.append(np.asarray(a).dtype)
+        else:
+            kinds.append(t)
+    key = (prim, key_params, tuple(kinds))
+    found = _CPU_FLUSHES.get(key)
+    if found is None:
+        try:
+            found = _probe_cpu_flushes(prim, params, args, tuple(kinds), cpu)
+        except Exception:  # noqa: BLE001 - a kernel that refuses the probe's operands: scan
+            found = False
+        if len(_CPU_FLUSHES) >= _CPU_FLUSHES_BOUND:
+            _CPU_FLUSHES.clear()
+        _CPU_FLUSHES[key] = found
+    return found
+
+
+def _probe_cpu_flushes(
+    prim: Primitive, params: dict[str, Any], args: list[Any], kinds: tuple[Any, ...], cpu: tuple[CpuFlushMode, Any, Any]
+) -> bool:
+    floating = [k for k in kinds if isinstance(k, np.dtype) and k.kind in "fc"]
+    # a Python scalar is probed as an array of the first floating-point operand's dtype (or
+    # float64), then once more as the step's own scalar beside the special arrays
+    dtypes = tuple(
+        k if isinstance(k, np.dtype) else (floating[0] if floating else np.dtype(np.float64))
+        for k in kinds
+        if k is not type(None)
+    )
+    grids = probe_operands(dtypes, near_underflow=True)
+    cases = []
+    it = iter(grids)
+    cases.append([None if k is type(None) else next(it) for k in kinds])
+    if any(k in (float, int, complex, bool) for k in kinds):
+        it = iter(grids)
+        cases.append([None if k is type(None) else (a if type(a) in (float, int, complex, bool) else next(it)) for k, a in zip(kinds, args)])
+    with np.errstate(all="ignore"):
+        for operands in cases:
+            software = _numpy_step(prim, list(operands), params, True)
+            flushed = [flush_subnormals(o) for o in operands]
+            under = _numpy_step(prim, flushed, params, True, args_clean=True, cpu=cpu)
+            pairs = zip(software, under) if prim.multiple_results else [(software, under)]
+            if not all(same_values(np.asarray(a), np.asarray(b)) for a, b in pairs):
+                return False
+    return True
+
 
 
 def _flush_leaf(node: Node, value: Any) -> Any:
