@@ -90,7 +90,8 @@ def _probe_operands(dtypes: tuple[np.dtype, ...], near_underflow: bool = False) 
         v = _specials(d, i >= 2)
         if near_underflow and i < 2 and d.kind == "f":
             with np.errstate(all="ignore"):
-                extra = np.array(_NEAR_UNDERFLOW, np.float64).astype(d)
+                tiny = float(np.finfo(d).tiny)
+                extra = np.array(_NEAR_UNDERFLOW + tuple(tiny * m for m in _NEAR_TINY), np.float64).astype(d)
             v = np.concatenate([v, extra, -extra])
         values.append(v)
     grids = np.meshgrid(*values, indexing="ij")
@@ -103,6 +104,7 @@ _NEAR_UNDERFLOW = (
     1e-20, 1e-23, 1e-30, 1e-154, 1e-160, 1e-200, 1e-300, 1e-307, 0.75, 1.25, 1e10, 87.0, 88.0, 103.0, 104.0,
     700.0, 708.0, 709.0, 710.0, 740.0, 745.0, 746.0, 1e20, 1e154, 1e160,
 )  # fmt: skip
+_NEAR_TINY = (1.0001, 1.3, 1.7, 2.2, 2.5, 3.1, 5.3, 7.9, 15.5, 31.0, 1000.0)  # (multiples of tiny)
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
@@ -405,3 +407,26 @@ def _mode_acts(mode: CpuFlushMode) -> bool:
         mode.set(plain)
     after = run()
     return all(under) and not any(after)
+
+
+# Elementwise primitives whose NumPy kernels may run under the CPU's flush-to-zero mode (see
+# cpu_flush_mode) in place of the scan of their results: one IEEE operation, a selection or a
+# sign change on flushed operands, comparisons and classifications, conversions, and functions
+# whose steps cannot be subnormal unless their result is (the elementary functions). Not
+# floor_divide and remainder (an fmod remainder near tiny changes the quotient's floor: under
+# the mode floor_divide(-3.6868188e-38, 1.676386e-38) was -2.0 in float32, the scan gives
+# -3.0), nextafter (integer steps make the subnormal), hypot, logaddexp, atan2 and the generic
+# pow (several steps, scaled). The interpreter also probes each one per parameters and dtypes
+# before it relies on the mode (interpreter._cpu_flushes).
+CPU_MODE_KERNELS = frozenset(
+    {
+        "abs", "acos", "acosh", "add", "asin", "asinh", "astype", "atan", "atanh", "bitwise_and",
+        "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil",
+        "clip", "conj", "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "greater",
+        "greater_equal", "imag", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10", "log1p",
+        "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply",
+        "negative", "not_equal", "positive", "real", "reciprocal", "round", "sign", "signbit", "sin", "sinh",
+        "sqrt", "square", "subtract", "tan", "tanh", "trunc",
+    }
+)  # fmt: skip
+

@@ -20,6 +20,7 @@ from ..._core.kernels import NUMPY
 from ..._core.policies import COST_LIBRARY
 from ..._core.primitive import Primitive
 from ..._core.xla_numerics import (
+    CPU_MODE_KERNELS,
     KEEPS_CLEAN,
     CpuFlushMode,
     cpu_flush_mode,
@@ -166,7 +167,7 @@ class NumpySteps:
             and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
         cpu = None
-        if arithmetic and self.cpu is not None and prim.elementwise and not library:
+        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
             cpu = self.cpu if _cpu_flushes(prim, self.ops[index][1], params, args, self.cpu) else None  # type: ignore[index]
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu)
         if arithmetic or library:  # (library calls are arithmetic)

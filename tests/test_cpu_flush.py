@@ -1,0 +1,194 @@
+"""The interpreter's two ways of treating subnormals give the same bits (issue 26): elementwise
+arithmetic run under the CPU's own flush-to-zero mode (_core.xla_numerics.cpu_flush_mode,
+where glibc can set it and the probe sees it act) and the software way (operands flushed,
+kernel, result scanned and flushed). Expectations are the software path's results on the
+running machine, never bits recorded on one CPU."""
+
+from __future__ import annotations
+
+import math
+
+import _numerics
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import interpreter
+from x10array._core import xla_numerics
+
+LAZY = xp.Device("cpu", 0, "xla")
+DTYPES = ("float32", "float64", "complex64", "complex128")
+MODE = xla_numerics.cpu_flush_mode()
+needs_mode = pytest.mark.skipif(MODE is None, reason="no CPU flush-to-zero mode here: the scan is the only path")
+
+
+def _near_subnormal(dt: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Subnormals of both signs, signed zeros and normals near tiny, in random order."""
+    real = np.dtype(dt).type(0).real.dtype
+    fi = np.finfo(real)
+    lo, hi = math.log10(float(fi.smallest_subnormal)), math.log10(float(fi.tiny) * 64)
+    mags = 10.0 ** rng.uniform(lo, hi, n)
+    vals = (np.sign(rng.standard_normal(n)) * mags).astype(real)
+    vals[::7] = 0.0
+    vals[3::7] = -0.0
+    if np.dtype(dt).kind == "c":
+        z = vals.astype(dt)
+        z.imag = rng.permutation(vals)
+        return z
+    return vals
+
+
+def _operands(name: str, dtype: str, rng: np.random.Generator) -> list[np.ndarray]:
+    host = _numerics.inputs(name, dtype, n_random=64)
+    extra = [_near_subnormal(np.dtype(dtype), 256, rng) for _ in host]
+    return [np.concatenate([h, e]) for h, e in zip(host, extra)]
+
+
+def _cases(dtype: str) -> list[tuple[str, list[np.ndarray]]]:
+    rng = np.random.default_rng(26)
+    return [(n, _operands(n, dtype, rng)) for n in _numerics.FUNCTIONS if _numerics.accepts(n, dtype)]
+
+
+REDUCTIONS = {
+    "sum": lambda x: xp.sum(x),
+    "prod": lambda x: xp.prod(x[:8]),
+    "mean": lambda x: xp.mean(x),
+    "cumulative_sum": lambda x: xp.cumulative_sum(x),
+    "max": lambda x: xp.max(xp.real(x)),
+    "min": lambda x: xp.min(xp.real(x)),
+    "var": lambda x: xp.var(xp.real(x)),
+}
+
+# how an operand reaches the function: a leaf, a slice of one (data movement), an arithmetic result
+WAYS = {
+    "leaf": lambda x: x,
+    "slice": lambda x: x[::1],
+    "intermediate": lambda x: x * 1,
+}
+
+
+def _run(cases, way, scalars) -> list[np.ndarray]:
+    with _lazy.compile_threshold(None):  # every graph interpreted
+        outs = []
+        for name, host in cases:
+            outs.append(_numerics.call(name, [WAYS[way](xp.asarray(h, device=LAZY)) for h in host]))
+        x = xp.asarray(cases[0][1][0], device=LAZY)
+        outs += [fn(WAYS[way](x)) for fn in REDUCTIONS.values()]
+        outs += [fn(WAYS[way](x)) for fn in scalars]
+        xp.lazy_barrier()
+        return [np.asarray(o) for o in outs]
+
+
+SCALARS = [
+    lambda x: x + 0.5, lambda x: x * 2.0, lambda x: x * 0.25, lambda x: x / 3.0, lambda x: 1.0 - x,
+    lambda x: x + 1e-310, lambda x: x * 1e-40, lambda x: x - 1e-39, lambda x: x ** 2, lambda x: x * 1e-300,
+]  # fmt: skip
+
+
+@needs_mode
+@pytest.mark.parametrize("way", sorted(WAYS))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_cpu_mode_gives_the_bits_of_the_scan(dtype, way, monkeypatch):
+    """Every elementwise function, the reductions and steps with Python scalars (subnormal in
+    float32 or float64 among them), on subnormal-laden operands: the same bits under the CPU
+    mode as with it switched off (NaN payloads aside)."""
+    cases = _cases(dtype)
+    hardware = _run(cases, way, SCALARS)
+    monkeypatch.setattr(interpreter, "cpu_flush_mode", lambda: None)
+    software = _run(cases, way, SCALARS)
+    names = [n for n, _ in cases] + list(REDUCTIONS) + [f"scalar step {i}" for i in range(len(SCALARS))]
+    differ = [n for n, a, b in zip(names, hardware, software) if not same_up_to_the_band(a, b)]
+    assert differ == [], f"{dtype} ({way}): the CPU mode and the scan differ in {differ}"
+
+
+def same_up_to_the_band(under: np.ndarray, scanned: np.ndarray) -> bool:
+    """The same values, but where the scan gives +-tiny and the mode a zero of the same sign:
+    a result whose exact value lies below tiny and rounds up to it, which the CPU flushes as
+    XLA's compiled code does (tininess is detected before rounding) and the scan keeps
+    (test_a_result_that_rounds_up_to_tiny_is_flushed_as_the_compiled_tier_flushes)."""
+    if xla_numerics.same_values(under, scanned):
+        return True
+    if under.dtype != scanned.dtype or under.shape != scanned.shape or under.dtype.kind not in "fc":
+        return False
+    pairs = [(under.real, scanned.real), (under.imag, scanned.imag)] if under.dtype.kind == "c" else [(under, scanned)]
+    for a, b in pairs:
+        tiny = np.finfo(a.dtype).tiny
+        band = (np.abs(b) == tiny) & (a == 0) & (np.signbit(a) == np.signbit(b))
+        if not xla_numerics.same_values(np.where(band, 0, a), np.where(band, 0, b)):
+            return False
+    return True
+
+
+@needs_mode
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+def test_a_result_that_rounds_up_to_tiny_is_flushed_as_the_compiled_tier_flushes(dtype, monkeypatch):
+    """Products whose exact value is just below tiny and rounds up to it: the interpreter under
+    the CPU mode gives what the compiled tier gives (both flush them where the CPU does); the
+    scan alone keeps tiny there, so it differed from the compiled tier."""
+    t = np.dtype(dtype).type
+    tiny = np.finfo(t).tiny
+    a = np.linspace(0.5, 1.0, 4001, endpoint=False).astype(t)
+    b = np.maximum((tiny / a.astype(np.float64)).astype(t), tiny)
+    x, y = xp.asarray(a, device=LAZY), xp.asarray(b, device=LAZY)
+    out = {}
+    for tier in (None, 1):
+        with _lazy.compile_threshold(tier):
+            out[tier] = np.asarray(x * y + 0.0)
+    assert xla_numerics.same_values(out[None], out[1])
+    monkeypatch.setattr(interpreter, "cpu_flush_mode", lambda: None)
+    with _lazy.compile_threshold(None):
+        scanned = np.asarray(x * y + 0.0)
+    assert same_up_to_the_band(out[None], scanned)
+
+
+@needs_mode
+def test_the_mode_is_used_and_the_probe_refuses_a_kernel_that_makes_subnormals():
+    """add and multiply run under the mode; nextafter makes a subnormal from normal operands
+    with integer steps (the mode does not flush it): it keeps its scan; and the probe refuses
+    a kernel whose result the mode leaves subnormal."""
+    x = xp.asarray(np.array([0.0, 1.0, -1.0, 2.0**-1022]), device=LAZY)
+    with _lazy.compile_threshold(None):
+        out = [xp.add(x, x), xp.multiply(x, x), xp.nextafter(x * 1, xp.zeros_like(x) + 1)]
+        xp.lazy_barrier()
+    seen = {key[0].name: v for key, v in interpreter._CPU_FLUSHES.items()}
+    assert seen.get("add") is True and seen.get("multiply") is True
+    assert "nextafter" not in seen  # (not in xla_numerics.CPU_MODE_KERNELS: scanned, never probed)
+    # flush(nextafter(0, 1)) is 0 on the lazy tiers, as XLA's arithmetic stores it
+    assert np.asarray(out[2])[0] == 0.0
+    nextafter = xp.nextafter.primitive
+    probe = interpreter._probe_cpu_flushes
+    args = [np.zeros(4), np.ones(4)]
+    assert probe(nextafter, {}, args, (args[0].dtype, args[1].dtype), interpreter.NumpySteps(True, [], {}, set(), ()).cpu) is False
+
+
+@needs_mode
+def test_the_probe_sees_the_mode_act_and_end():
+    """2.2250738585072014e-308 * 0.5 is 0.0 under the mode, the subnormal outside it."""
+    tiny = np.array([2.2250738585072014e-308])
+    plain, flushing = MODE.envs()
+    try:
+        MODE.set(flushing)
+        under = np.multiply(tiny, 0.5)
+    finally:
+        MODE.set(plain)
+    assert under.view(np.uint64)[0] == 0
+    assert np.multiply(tiny, 0.5)[0] == 2.2250738585072014e-308 / 2 != 0.0
+
+
+def test_a_mode_that_does_not_act_is_not_used(monkeypatch):
+    """The fallback: a mode whose setting changes nothing fails the probe (the scan stays);
+    X10ARRAY_CPU_FLUSH=0 switches the mode off."""
+
+    class Inert(xla_numerics.CpuFlushMode):
+        def __init__(self) -> None:
+            pass
+
+        def envs(self):
+            return None, None
+
+    inert = Inert()
+    inert.set = lambda env: 0
+    assert not xla_numerics._mode_acts(inert)
+    monkeypatch.setenv("X10ARRAY_CPU_FLUSH", "0")
+    assert xla_numerics.cpu_flush_mode.__wrapped__() is None
