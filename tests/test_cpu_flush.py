@@ -152,14 +152,20 @@ def test_the_mode_is_used_and_the_probe_refuses_a_kernel_that_makes_subnormals()
         out = [xp.add(x, x), xp.multiply(x, x), xp.nextafter(x * 1, xp.zeros_like(x) + 1)]
         xp.lazy_barrier()
     seen = {key[0].name: v for key, v in interpreter._CPU_FLUSHES.items()}
-    assert seen.get("add") is True and seen.get("multiply") is True
+    assert seen.get("add", 0) >= 1 and seen.get("multiply", 0) >= 1
     assert "nextafter" not in seen  # (not in xla_numerics.CPU_MODE_KERNELS: scanned, never probed)
     # flush(nextafter(0, 1)) is 0 on the lazy tiers, as XLA's arithmetic stores it
     assert np.asarray(out[2])[0] == 0.0
+    # a bit operation (abs, negative) on a subnormal leaf: the mode does not read it as zero,
+    # so the probe has its operand flushed (level 1) or the scan runs: 0 either way
+    sub = xp.asarray(np.array([5e-324, -5e-324, 1.0]), device=LAZY)
+    with _lazy.compile_threshold(None):
+        got = [np.asarray(xp.abs(sub)), np.asarray(-sub)]
+    assert [list(g.view(np.uint64)[:2]) for g in got] == [[0, 0], [1 << 63, 0]]
     nextafter = xp.nextafter.primitive
     probe = interpreter._probe_cpu_flushes
     args = [np.zeros(4), np.ones(4)]
-    assert probe(nextafter, {}, args, (args[0].dtype, args[1].dtype), interpreter.NumpySteps(True, [], {}, set(), ()).cpu) is False
+    assert probe(nextafter, {}, args, (args[0].dtype, args[1].dtype), interpreter.NumpySteps(True, [], {}, set(), ()).cpu) == 0
 
 
 @needs_mode

@@ -41,7 +41,7 @@ def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any,
     flush = xla_flushes()
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
-        out = _replay(
+        out, clean = _replay(
             traced.ops,
             host_leaves,
             traced.scalars,
@@ -53,7 +53,9 @@ def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any,
     results = []
     on_cpu = device.kind is DeviceKind.CPU
     with jax.enable_x64(True):
-        for node, value in zip(targets, out):
+        for node, value, known in zip(targets, out, clean):
+            if known and getattr(value, "dtype", None) == node.dtype:
+                node.clean = True  # (a later graph reads it as a leaf without a scan)
             value = as_node_value(value, node.dtype)
             # On the CPU a host buffer is the device's memory: keep it until a compiled program
             # reads it (then it is placed once, see executor.run_compiled).
@@ -96,10 +98,12 @@ def _replay(
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
-    share, with the NumPy steps of `NumpySteps`)."""
+    share, with the NumPy steps of `NumpySteps`), and whether each is known to hold no
+    subnormal (the result of a clean step)."""
     last_use = last_uses(ops)
     steps = NumpySteps(flush, leaves, last_use, set(outputs), ops)
-    return replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
+    out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
+    return out, [c in steps.clean for c, _ in outputs]
 
 
 class NumpySteps:
@@ -145,7 +149,12 @@ class NumpySteps:
         library = prim in _LIBRARY
         if flush and prim.moves_data and self._reads_clean(refs, args):
             self.clean.add(index)  # (it moves values that hold no subnormal: they need no scan)
-        if arithmetic:  # operands flushed, each value once while it lives, unless from a clean step
+        cpu, raw = None, False
+        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
+            level = _cpu_flushes(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
+            if level:  # under the CPU's mode: no scan of the result (nor of the operands: 2)
+                cpu, raw = self.cpu, level == 2
+        if arithmetic and not raw:  # operands flushed, each value once while it lives, unless from a clean step
             clean, flushed = self.clean, self.flushed
             given, args = args, []
             for r, value in zip(refs, given):
@@ -166,9 +175,6 @@ class NumpySteps:
             and refs[0][0] == "c"
             and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
-        cpu = None
-        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
-            cpu = self.cpu if _cpu_flushes(prim, self.ops[index][1], params, args, self.cpu) else None  # type: ignore[index]
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
@@ -194,14 +200,12 @@ class NumpySteps:
                 if r[1] not in clean:
                     return False
             elif tag == "l":
-                node = leaves[r[1]]
-                if not node.clean:
-                    if r not in self.flushed:  # (scanned once, as an arithmetic read would)
-                        self.flushed[r] = _flush_leaf(node, value)
-                    if not node.clean:
-                        return False
-            elif tag != "none":
-                return False  # (a Python scalar written or filled in: it is not flushed)
+                if not leaves[r[1]].clean:  # (not scanned for this: its readers may need no scan)
+                    return False
+            elif tag == "s":
+                if r[2] is not int and r[2] is not bool:
+                    return False  # (a Python float written or filled in: it is not flushed)
+                continue  # (an index, a bound; or an int value: no subnormal)
             else:
                 continue
             found = True
@@ -380,20 +384,23 @@ _CPU_FLUSHED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.comple
 # (primitive, key parameters, operand dtypes or scalar types) -> whether its kernel run under
 # the CPU's flush-to-zero mode gives what the scan gives (see _cpu_flushes); bounded as
 # xla_numerics._THROUGH is
-_CPU_FLUSHES: dict[tuple[Any, ...], bool] = {}
+_CPU_FLUSHES: dict[tuple[Any, ...], int] = {}
 _CPU_FLUSHES_BOUND = 8192
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
 def _cpu_flushes(
     prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
-) -> bool:
-    """Whether an elementwise arithmetic step on flushed `args` may run under the CPU's
-    flush-to-zero mode instead of having its result scanned: with the same values, bit for
-    bit (up to NaN payloads). Measured on this machine, once per primitive, key parameters
-    and operand dtypes (a Python scalar: its type): the kernel on special values (zeros,
-    subnormals, tiny, infinities, NaN, magnitudes whose results underflow), through the
-    software path (operands flushed, kernel, result flushed) and under the mode, must agree;
+) -> int:
+    """Whether an elementwise arithmetic step on `args` may run under the CPU's flush-to-zero
+    mode instead of having its result scanned, with the same values bit for bit (up to NaN
+    payloads and the band of results that round up to tiny, see docs/eager-and-lazy.md): 0
+    (no: the scan), 1 (yes, on flushed operands), 2 (yes, on the operands as they are: the
+    mode reads their subnormals as zeros, so they need no scan either). Measured on this
+    machine, once per primitive, key parameters and operand dtypes (a Python scalar: its
+    type): the kernel on special values (zeros, subnormals, tiny, infinities, NaN, magnitudes
+    near tiny and whose results underflow), through the software path (operands flushed,
+    kernel, result flushed) and under the mode (on flushed operands; on raw ones), must agree;
     a kernel that makes a subnormal without a flushing instruction (a bit operation, an
     integer routine, a float16 conversion) or whose steps flush otherwise than its result
     does not, and keeps the scan. Never with a Python float scalar that is subnormal in
@@ -405,7 +412,7 @@ def _cpu_flushes(
             kinds.append(a.dtype)
         elif t is float or t is complex:
             if (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY):
-                return False
+                return 0
             kinds.append(t)
         elif isinstance(a, np.generic):
             kinds.append(np.asarray(a).dtype)
@@ -417,7 +424,7 @@ def _cpu_flushes(
         try:
             found = _probe_cpu_flushes(prim, params, args, tuple(kinds), cpu)
         except Exception:  # noqa: BLE001 - a kernel that refuses the probe's operands: scan
-            found = False
+            found = 0
         if len(_CPU_FLUSHES) >= _CPU_FLUSHES_BOUND:
             _CPU_FLUSHES.clear()
         _CPU_FLUSHES[key] = found
@@ -426,7 +433,7 @@ def _cpu_flushes(
 
 def _probe_cpu_flushes(
     prim: Primitive, params: dict[str, Any], args: list[Any], kinds: tuple[Any, ...], cpu: tuple[CpuFlushMode, Any, Any]
-) -> bool:
+) -> int:
     floating = [k for k in kinds if isinstance(k, np.dtype) and k.kind in "fc"]
     # a Python scalar is probed as an array of the first floating-point operand's dtype (or
     # float64), then once more as the step's own scalar beside the special arrays
@@ -442,15 +449,20 @@ def _probe_cpu_flushes(
     if any(k in (float, int, complex, bool) for k in kinds):
         it = iter(grids)
         cases.append([None if k is type(None) else (a if type(a) in (float, int, complex, bool) else next(it)) for k, a in zip(kinds, args)])
+    level = 2
     with np.errstate(all="ignore"):
         for operands in cases:
             software = _numpy_step(prim, list(operands), params, True)
-            flushed = [flush_subnormals(o) for o in operands]
-            under = _numpy_step(prim, flushed, params, True, args_clean=True, cpu=cpu)
-            pairs = zip(software, under) if prim.multiple_results else [(software, under)]
-            if not all(same_values(np.asarray(a), np.asarray(b)) for a, b in pairs):
-                return False
-    return True
+            for raw in (True, False) if level == 2 else (False,):
+                given = list(operands) if raw else [flush_subnormals(o) for o in operands]
+                under = _numpy_step(prim, given, params, True, args_clean=True, cpu=cpu)
+                pairs = zip(software, under) if prim.multiple_results else [(software, under)]
+                if all(same_values(np.asarray(a), np.asarray(b)) for a, b in pairs):
+                    break
+                level -= 1
+                if level == 0:
+                    return 0
+    return level
 
 
 
