@@ -196,5 +196,7 @@ def test_a_mode_that_does_not_act_is_not_used(monkeypatch):
     inert = Inert()
     inert.set = lambda env: 0
     assert not xla_numerics._mode_acts(inert)
-    monkeypatch.setenv("X10ARRAY_CPU_FLUSH", "0")
-    assert xla_numerics.cpu_flush_mode.__wrapped__() is None
+    from x10array._core import settings
+
+    with settings.override(X10ARRAY_CPU_FLUSH=False):
+        assert xla_numerics.cpu_flush_mode.__wrapped__() is None

@@ -182,6 +182,11 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting("X10ARRAY_DONATE", "bool", True, "donate overwritten buffers to the compiled program at the barrier"),
     Setting(
+        "X10ARRAY_CPU_FLUSH", "bool", True,
+        "the lazy interpreter runs elementwise arithmetic under the CPU's flush-to-zero mode where glibc can set"
+        " it (0: it scans every result for subnormals instead)",
+    ),
+    Setting(
         "X10ARRAY_LOG_COMPILES", "bool", False,
         "log each XLA compile of a lazy graph and its reason, or its load from the disk cache",
     ),

@@ -361,11 +361,12 @@ _FENV_SIZE = 64  # (larger than fenv_t on both layouts: fegetenv writes only its
 def cpu_flush_mode() -> CpuFlushMode | None:
     """The CPU's flush-to-zero mode where it can be set and is seen to act (probed once), or
     None (`X10ARRAY_CPU_FLUSH=0` also gives None: the interpreter then scans every result)."""
-    import os
     import platform
     import sys
 
-    if os.environ.get("X10ARRAY_CPU_FLUSH", "1") == "0":
+    from . import settings
+
+    if not settings.get("X10ARRAY_CPU_FLUSH"):
         return None
     machine = platform.machine().lower()
     layout = {"x86_64": (28, 0x8040), "amd64": (28, 0x8040), "aarch64": (0, 1 << 24), "arm64": (0, 1 << 24)}
