@@ -8,7 +8,9 @@ host kernels reproduce of it.
   CPU anyway (probed per primitive, parameters and operand dtypes), which the compiled lazy
   tier then flushes itself;
 - `KEEPS_CLEAN`: the primitives whose results need no scan (a policy table of the lazy
-  interpreter, by primitive name).
+  interpreter, by primitive name);
+- `cpu_flush_mode`: the CPU's own flush-to-zero mode, where glibc can set it, and
+  `CPU_MODE_KERNELS`, the kernels the lazy interpreter may run under it instead of a scan.
 """
 
 from __future__ import annotations

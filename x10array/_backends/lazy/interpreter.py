@@ -114,7 +114,10 @@ class NumpySteps:
     operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
     are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once in
     their life: a weight matrix read by every step is not scanned at every step. Here
-    `_flush` does it; the compiled tier, program.XlaSteps, does the same.
+    `_flush` does it; the compiled tier, program.XlaSteps, does the same. Where the CPU's
+    flush-to-zero mode is there (`cpu`), the kernels of CPU_MODE_KERNELS that pass its probe
+    (_cpu_flushes) run under it instead, set around the one kernel call: no scan of their
+    results (level 2: nor of their operands). Data movement of values known clean is clean.
 
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
