@@ -165,7 +165,8 @@ def test_the_mode_is_used_and_the_probe_refuses_a_kernel_that_makes_subnormals()
     nextafter = xp.nextafter.primitive
     probe = interpreter._probe_cpu_flushes
     args = [np.zeros(4), np.ones(4)]
-    assert probe(nextafter, {}, args, (args[0].dtype, args[1].dtype), interpreter.NumpySteps(True, [], {}, set(), ()).cpu) == 0
+    cpu = interpreter.NumpySteps(True, [], {}, set(), ()).cpu
+    assert probe(nextafter, {}, args, (args[0].dtype, args[1].dtype), cpu) == 0
 
 
 @needs_mode

@@ -432,4 +432,3 @@ CPU_MODE_KERNELS = frozenset(
         "sqrt", "square", "subtract", "tan", "tanh", "trunc",
     }
 )  # fmt: skip
-

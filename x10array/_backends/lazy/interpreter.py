@@ -150,7 +150,7 @@ class NumpySteps:
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
             arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
         library = prim in _LIBRARY
-        if flush and prim.moves_data and self._reads_clean(refs, args):
+        if flush and prim.moves_data and self._reads_clean(refs):
             self.clean.add(index)  # (it moves values that hold no subnormal: they need no scan)
         cpu, raw = None, False
         if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
@@ -191,13 +191,13 @@ class NumpySteps:
                 buffers.view(index, i, o)
         return outs
 
-    def _reads_clean(self, refs: tuple[Ref, ...], args: list[Any]) -> bool:
+    def _reads_clean(self, refs: tuple[Ref, ...]) -> bool:
         """Whether every operand of a data movement is an array known to hold no subnormal
         (a clean step's result, or a leaf seen to hold none): then so does its result, and
         the arithmetic that reads it need not scan it (a slice of a flushed field)."""
         clean, leaves = self.clean, self.leaves
         found = False
-        for r, value in zip(refs, args):
+        for r in refs:
             tag = r[0]
             if tag == "c":
                 if r[1] not in clean:
@@ -390,6 +390,7 @@ _CPU_FLUSHED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.comple
 _CPU_FLUSHES: dict[tuple[Any, ...], int] = {}
 _CPU_FLUSHES_BOUND = 8192
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+_SCALARS = (float, int, complex, bool)
 
 
 def _cpu_flushes(
@@ -449,9 +450,11 @@ def _probe_cpu_flushes(
     cases = []
     it = iter(grids)
     cases.append([None if k is type(None) else next(it) for k in kinds])
-    if any(k in (float, int, complex, bool) for k in kinds):
+    if any(k in _SCALARS for k in kinds):
         it = iter(grids)
-        cases.append([None if k is type(None) else (a if type(a) in (float, int, complex, bool) else next(it)) for k, a in zip(kinds, args)])
+        cases.append(
+            [None if k is type(None) else (a if type(a) in _SCALARS else next(it)) for k, a in zip(kinds, args)]
+        )
     level = 2
     with np.errstate(all="ignore"):
         for operands in cases:
@@ -466,7 +469,6 @@ def _probe_cpu_flushes(
                 if level == 0:
                     return 0
     return level
-
 
 
 def _flush_leaf(node: Node, value: Any) -> Any:
