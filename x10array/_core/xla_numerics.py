@@ -211,7 +211,16 @@ def flush_subnormals(value: Any) -> Any:
         value = value.copy()
         parts = (value.real, value.imag)
     for p in parts:
-        p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+        found = _TINY_BITS.get(p.dtype)
+        if found is None:  # (a long double: no unsigned integer of its size)
+            p[(np.abs(p) < tiny) & (p != 0)] = 0.0 * np.sign(p[(np.abs(p) < tiny) & (p != 0)])
+            continue
+        # on the bits, so that it flushes under the CPU's denormals-are-zero mode too (a kernel's
+        # `k.rounded` in the interpreter, see cpu_flush_mode): the magnitude zeroed, the sign kept
+        uint, sign = found[0], _SIGN_BIT[p.dtype]
+        bits = p.view(uint)
+        magnitude = bits & ~sign
+        bits[(magnitude != 0) & (magnitude < found[2] + uint(1))] &= sign
     return value
 
 
@@ -294,12 +303,14 @@ def _below_tiny(magnitude: np.ndarray) -> bool:
 # per real floating-point dtype: the unsigned and signed integers of its size, bits(tiny) - 1
 # and INT_MIN + bits(tiny) - 1 (see _bits_hold_subnormal)
 _TINY_BITS: dict[np.dtype, tuple[Any, Any, Any, Any]] = {}
+_SIGN_BIT: dict[np.dtype, Any] = {}
 for _t in (np.float16, np.float32, np.float64):
     _size = np.dtype(_t).itemsize
     _uint, _sint = {2: (np.uint16, np.int16), 4: (np.uint32, np.int32), 8: (np.uint64, np.int64)}[_size]
     _tiny_bits = int(np.array(np.finfo(_t).tiny, _t).view(_uint)[()])
     _int_min = -(1 << (8 * _size - 1))
     _TINY_BITS[np.dtype(_t)] = (_uint, _sint, _uint(_tiny_bits - 1), _sint(_int_min + _tiny_bits - 1))
+    _SIGN_BIT[np.dtype(_t)] = _uint(1 << (8 * _size - 1))
 
 
 # Primitives whose real floating-point result cannot hold a subnormal when their operands
