@@ -147,11 +147,14 @@ class _Repeats:
     number (`seq`) of the operation last seen with it. The candidate period is the distance to
     the last operation with the same fingerprint; each operation whose fingerprint equals the
     one `period` operations back extends `matched`, any other resets it (an O(1) check per
-    operation). Once the last operations repeat the period twice over (`matched` >= 2 periods,
-    so 3 copies) the recording is cut at a fixed phase of the period, and again every `every`
-    operations while it keeps repeating (`cut_at`: the number of the operation before which the
-    next cut runs, -1 while none is due). Only where a cut happens is done outside the hot path
-    (Recorder._cut). Written without the lock: a race between threads only moves a cut, and a
+    operation). Once the last period's operations repeat the period before them (`matched` = 1
+    period: 2 copies; waiting for a third left one more step of the loop in the first graph,
+    which is interpreted, measured 1.15-1.2x the barrier loop's time on the day-one stencil
+    against ~1.0x) the recording is cut at a fixed phase of the period, and again every
+    `every` operations (a whole number of periods, at least _MIN_CUT operations, so a short
+    step does not pay a barrier's host work each time) while it keeps repeating (`cut_at`:
+    the number of the operation before which the next cut runs, -1 while none is due). Where
+    a cut happens is chosen outside the hot path (Recorder._cut). Written without the lock: a race between threads only moves a cut, and a
     cut is a barrier, which changes no value.
 
     - `device`: the device whose recording is watched (an operation on another one restarts it);
@@ -208,7 +211,7 @@ class _Repeats:
             self.seen.clear()
 
     def confirmed(self, seq: int) -> None:
-        """The last operations repeat the period twice over: a cut is due from the next one on
+        """The last period's operations repeat the period before: a cut is due from the next one on
         (its phase chosen there: Recorder._cut), unless cuts are off, or the recording cannot be
         cut (x10array.compile records, a mesh device: see _cuttable)."""
         if not settings.get("X10ARRAY_REPEAT_CUT"):
@@ -353,7 +356,7 @@ class Recorder:
         p = rep.period
         if p and rep.fps[-p] == fp:
             rep.matched += 1
-            if rep.matched == 2 * p:
+            if rep.matched == p:
                 rep.confirmed(seq)
         else:
             rep.candidate(fp, seq)
