@@ -107,18 +107,23 @@ def test_a_loop_with_a_held_temporary_gives_the_right_values() -> None:
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
 
 
-def test_a_short_period_is_cut_every_few_periods() -> None:
+def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> None:
     x = xp.ones((5,), device=LAZY)
     before = xp.metrics()
     for _ in range(200):
-        x = x * 0.5 + 1.0  # (2 operations a step)
+        x = (x * 0.5 + 1.0) * 0.25 - 0.5  # (4 operations a step: the shortest period cut)
     got = np.asarray(x)
     d = xp.metrics() - before
-    assert 0 < d.repeat_cuts <= 1 + 400 // 32  # at most one cut per _MIN_CUT (32) operations after the first
+    assert 800 // 32 - 4 <= d.repeat_cuts <= 1 + 800 // 32  # one cut per 8 periods (_MIN_CUT: 32 operations)
     want = np.ones(5)
     for _ in range(200):
-        want = want * 0.5 + 1.0
+        want = (want * 0.5 + 1.0) * 0.25 - 0.5
     assert got.tobytes() == want.tobytes()
+    before = xp.metrics()
+    for _ in range(200):
+        x = x * 0.5 + 1.0  # (2 operations a step: not cut)
+    np.asarray(x)
+    assert (xp.metrics() - before).repeat_cuts == 0
 
 
 def heat(u: Any) -> Any:

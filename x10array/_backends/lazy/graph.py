@@ -133,7 +133,7 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
 
 _NO_SEQ = -(2**62)  # the `seq` of a node no recording made (a host value): always far
 _NEAR = 128  # an input recorded at most this many operations back is described by its distance
-_MIN_PERIOD = 4  # the shortest period cut (a shorter one is taken as its multiple of this size)
+_MIN_PERIOD = 4  # the shortest period cut
 _MAX_PERIOD = 4096  # the longest period looked for
 _MIN_CUT = 32  # the fewest operations between two cuts (a short period is cut every few periods)
 
@@ -199,10 +199,8 @@ class _Repeats:
         if last is None:
             self.period = 0
         else:
-            p = seq - last
-            if p < _MIN_PERIOD:  # (a chain `x = x + 1`: its multiple of the minimum size)
-                p *= -(-_MIN_PERIOD // p)
-            self.period = p if p <= _MAX_PERIOD and p <= len(fps) else 0
+            p = seq - last  # (a shorter period than _MIN_PERIOD, `x = x + 1` in a loop, is not cut)
+            self.period = p if _MIN_PERIOD <= p <= _MAX_PERIOD and p <= len(fps) else 0
             if self.period and fps[-self.period] == fp:
                 self.matched = 1
         if len(fps) > 2 * _MAX_PERIOD:
