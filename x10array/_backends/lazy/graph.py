@@ -154,8 +154,8 @@ class _Repeats:
     `every` operations (a whole number of periods, at least _MIN_CUT operations, so a short
     step does not pay a barrier's host work each time) while it keeps repeating (`cut_at`:
     the number of the operation before which the next cut runs, -1 while none is due). Where
-    a cut happens is chosen outside the hot path (Recorder._cut). Written without the lock: a race between threads only moves a cut, and a
-    cut is a barrier, which changes no value.
+    a cut happens is chosen outside the hot path (Recorder._cut). Written without the lock: a
+    race between threads only moves a cut, and a cut is a barrier, which changes no value.
 
     - `device`: the device whose recording is watched (an operation on another one restarts it);
     - `adopted`: `seq` at the last rebinding (`x[i] = v`, `x += 1`: Recorder.adopt), where a
@@ -342,15 +342,15 @@ class Recorder:
         size = 1
         checks = None
         far = seq - _NEAR
-        fp = [key]  # the fingerprint's parts (see _Repeats)
+        parts: list[Any] = [key]  # the fingerprint's (see _Repeats)
         for i in inputs:
             if type(i) is Node:
-                fp.append(seq - i.seq if i.seq > far else 0)
+                parts.append(seq - i.seq if i.seq > far else 0)
                 if i.call is not None:
                     size += i.size
                     if i.checks is not None:
                         checks = i.checks if checks is None else _merge_checks(checks, i.checks)
-        fp = hash(tuple(fp))
+        fp = hash(tuple(parts))
         p = rep.period
         if p and rep.fps[-p] == fp:
             rep.matched += 1
