@@ -352,7 +352,11 @@ class Recorder:
                         checks = i.checks if checks is None else _merge_checks(checks, i.checks)
         fp = hash(tuple(parts))
         p = rep.period
-        if p and rep.fps[-p] == fp:
+        try:  # (IndexError: another thread's recording restarted the detector meanwhile)
+            repeats = p and rep.fps[-p] == fp
+        except IndexError:
+            repeats = False
+        if repeats:
             rep.matched += 1
             if rep.matched == p:
                 rep.confirmed(seq)
