@@ -151,3 +151,34 @@ def test_a_cut_logs_once(override_settings: Any, capsys: pytest.CaptureFixture[s
     np.asarray(stencil(field(LAZY), 30))
     logged = [line for line in capsys.readouterr().out.splitlines() if "without a barrier repeats" in line]
     assert len(logged) == 1 and "X10ARRAY_REPEAT_CUT=0" in logged[0]
+
+
+def adam_fit(device: xp.Device, steps: int, barrier: bool) -> np.ndarray:
+    """value_and_grad + optim.Adam, written without a barrier (bench_dayone's least squares)."""
+    from x10array.autodiff import value_and_grad
+    from x10array.optim import Adam
+
+    rng = np.random.default_rng(1)
+    X = xp.asarray(rng.standard_normal((50, 4)), device=device)
+    y = xp.asarray(rng.standard_normal(50), device=device)
+    grad = value_and_grad(lambda w: xp.mean((X @ w - y) ** 2))
+    opt = Adam(learning_rate=0.05)
+    w = xp.zeros(4, dtype=xp.float64, device=device)
+    state = opt.init(w)
+    for _ in range(steps):
+        _, g = grad(w)
+        w, state = opt.update(w, g, state)
+        if barrier:
+            xp.lazy_barrier()
+    return np.asarray(w)
+
+
+def test_an_autodiff_and_optimizer_loop_without_a_barrier_is_cut_with_the_same_bits(override_settings: Any) -> None:
+    before = xp.metrics()
+    cut = adam_fit(LAZY, 30, barrier=False)
+    assert (xp.metrics() - before).repeat_cuts > 0
+    barriered = adam_fit(LAZY, 30, barrier=True)
+    override_settings(X10ARRAY_REPEAT_CUT=False)
+    uncut = adam_fit(LAZY, 30, barrier=False)
+    assert cut.tobytes() == barriered.tobytes() == uncut.tobytes()
+    np.testing.assert_allclose(cut, adam_fit(EAGER, 30, barrier=False), rtol=1e-12)
