@@ -206,10 +206,14 @@ class _Repeats:
             self.period = p if _MIN_PERIOD <= p <= _MAX_PERIOD and p <= len(fps) else 0
             if self.period and fps[-self.period] == fp:
                 self.matched = 1
+
+    def trim(self) -> None:
+        """Keep the fingerprints a period can reach back to (every 8192 operations)."""
+        fps = self.fps
         if len(fps) > 2 * _MAX_PERIOD:
             del fps[:-_MAX_PERIOD]
         if len(self.seen) > 4 * _MAX_PERIOD:
-            self.seen.clear()
+            self.seen = {}
 
     def confirmed(self, seq: int) -> None:
         """The last period's operations repeat the period before: a cut is due from the next one on
@@ -356,18 +360,24 @@ class Recorder:
                     if i.checks is not None:
                         checks = i.checks if checks is None else _merge_checks(checks, i.checks)
         p = rep.period
-        try:  # (IndexError: another thread's recording restarted the detector meanwhile)
-            repeats = p and rep.fps[-p] == fp
-        except IndexError:
-            repeats = False
-        if repeats:
-            rep.matched += 1
-            if rep.matched == p:
-                rep.confirmed(seq)
-        else:
+        seen = rep.seen
+        if p:
+            try:  # (IndexError: another thread's recording restarted the detector meanwhile)
+                repeats = rep.fps[-p] == fp
+            except IndexError:
+                repeats = False
+            if repeats:
+                rep.matched += 1
+                if rep.matched == p:
+                    rep.confirmed(seq)
+            else:
+                rep.candidate(fp, seq)
+        elif (seen_at := seen.get(fp)) is not None and seq - seen_at >= _MIN_PERIOD:  # (no call otherwise)
             rep.candidate(fp, seq)
-        rep.seen[fp] = seq
+        seen[fp] = seq
         rep.fps.append(fp)
+        if not seq & 8191:  # (the detector's memory bounded, whatever is recorded)
+            rep.trim()
         call = _new(Call)  # (Call's fields, set here: no __init__ call on the hot path)
         call.prim = prim
         call.params = params
