@@ -125,13 +125,14 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     assert program_of(3).compiled is None
 
 
-def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypatch):
+def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypatch, override_settings):
     """The compile estimate (calibrated by benchmarks/bench_tiers.py, see _CostModel): grows
     with the number of operations; an unbroken chain of elementwise operations, one fusion
     for XLA, costs more than the same operations cut into short chains by matmuls; and its
     constants are of the measured order of magnitude (a fixed ~0.1 s, under a millisecond per
     operation)."""
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    override_settings(X10ARRAY_REPEAT_CUT=False)  # (each chain one graph of n operations, not cut where it repeats)
     cost = _program.COST
     assert 0.01 < cost.COMPILE_FIXED < 1.0 and 1e-4 < cost.COMPILE_PER_OP < 1e-2 and cost.COMPILE_PER_FUSED > 0
     a = xp.asarray(np.ones((4, 4)), device=LAZY)
@@ -506,11 +507,12 @@ def test_a_long_graph_of_writes_holds_one_buffer():
     assert len(peak) == 300 and sum(peak) >= 299  # all but the first (the leaf) in place
 
 
-def test_writes_through_a_view_are_made_in_place():
+def test_writes_through_a_view_are_made_in_place(override_settings):
     """scikit-learn's `_add_to_diagonal` on a view of a stack of matrices: `v = c[k]` then
     `v[i, i] = a` in a loop, each write replayed on `c`. Interpreting, each write goes into
     the view's buffer in place (only the first copies it out of `c`), and `c` is written in
     place too: the view's history comes before the base's in the graph's order."""
+    override_settings(X10ARRAY_REPEAT_CUT=False)  # (one graph: a cut, as a barrier, would make the next write copy)
     c = xp.asarray(np.zeros((3, 8, 8)), device=LAZY) + 0.0
     private: dict[tuple[int, ...], list[bool]] = {}
     real = _interpreter._numpy_step

@@ -28,6 +28,7 @@ class Metrics:
     barriers: int = 0
     donated_buffers: int = 0
     guard_materializations: int = 0
+    repeat_cuts: int = 0  # lazy recordings without a barrier run where they repeat (as a barrier would)
     captured_replays: int = 0  # calls of an x10array.compile function that ran its program
     capture_fallbacks: int = 0  # signatures of an x10array.compile function that could not be captured
 

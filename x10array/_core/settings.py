@@ -180,6 +180,11 @@ SETTINGS: dict[str, Setting] = _declare(
         "X10ARRAY_GRAPH_LIMIT", "int", 20_000,
         "pending operations before a lazy graph is run with a warning", minimum=1,
     ),
+    Setting(
+        "X10ARRAY_REPEAT_CUT", "bool", True,
+        "a lazy recording without a barrier that repeats (a loop's step of 4+ operations, recorded twice) is cut at a"
+        " fixed phase of its period and run there as lazy_barrier() would, so every step reuses one program",
+    ),
     Setting("X10ARRAY_DONATE", "bool", True, "donate overwritten buffers to the compiled program at the barrier"),
     Setting(
         "X10ARRAY_CPU_FLUSH", "bool", True,

@@ -33,7 +33,7 @@ from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
-from .graph import Check, Node, Recorder, graph_size
+from .graph import Check, Node, Recorder, forget_repeats, graph_size
 from .interpreter import run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
@@ -50,7 +50,7 @@ class LazyBackend:
     adopt: Any
 
     def __init__(self) -> None:
-        self.recorder = Recorder(materialize_nodes, _graph_break, _layout_keeper)
+        self.recorder = Recorder(materialize_nodes, _graph_break, _layout_keeper, _cut)
         self.run = self.recorder.run
         self.adopt = self.recorder.adopt
 
@@ -223,30 +223,43 @@ def barrier(devices: list[Device], wait: bool) -> None:
     for device in devices:
         if not device.is_lazy:
             continue
-        if wait and device in RUNTIME.in_flight:
-            for value in RUNTIME.in_flight.pop(device, ()):
-                if not value.is_deleted():  # (donated to a later replay, which the device runs after it)
-                    value.block_until_ready()
-        live = RUNTIME.live.get(device)
-        if not live:
-            continue
-        with RUNTIME.lock:
-            # What other threads record meanwhile is appended after the part taken, and kept
-            # for the next barrier (each slice operation is atomic).
-            taken = live[:]
-            del live[: len(taken)]
-            try:
-                nodes = _pending_nodes(taken)
-                if nodes:
-                    materialize_nodes(nodes, device)
-            except BaseException:
-                live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
-                raise
-            del taken
-        if wait:
-            for n in nodes:
-                if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
-                    n.value.block_until_ready()
+        forget_repeats(device)  # (a step's end: the recording starts again, see graph._Repeats)
+        _barrier_one(device, wait)
+
+
+def _cut(device: Device) -> None:
+    """A recording cut where it repeats (graph._Repeats): `device`'s pending arrays run as a
+    barrier of it runs them, counted as `repeat_cuts`, not as a barrier."""
+    COUNTERS.repeat_cuts += 1
+    _barrier_one(device, False)
+
+
+def _barrier_one(device: Device, wait: bool) -> None:
+    """The barrier of one lazy device (see barrier)."""
+    if wait and device in RUNTIME.in_flight:
+        for value in RUNTIME.in_flight.pop(device, ()):
+            if not value.is_deleted():  # (donated to a later replay, which the device runs after it)
+                value.block_until_ready()
+    live = RUNTIME.live.get(device)
+    if not live:
+        return
+    with RUNTIME.lock:
+        # What other threads record meanwhile is appended after the part taken, and kept
+        # for the next barrier (each slice operation is atomic).
+        taken = live[:]
+        del live[: len(taken)]
+        try:
+            nodes = _pending_nodes(taken)
+            if nodes:
+                materialize_nodes(nodes, device)
+        except BaseException:
+            live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
+            raise
+        del taken
+    if wait:
+        for n in nodes:
+            if hasattr(n.value, "block_until_ready"):  # host (interpreted) values are ready
+                n.value.block_until_ready()
 
 
 def _pending_nodes(live: list[weakref.ref[Array]]) -> list[Node]:

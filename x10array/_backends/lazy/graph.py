@@ -57,7 +57,7 @@ class Node:
 
     __slots__ = (
         "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "clean", "checks",
-        "layout", "origin", "__weakref__",
+        "seq", "layout", "origin", "__weakref__",
     )  # fmt: skip
     layout: Any
     origin: Any
@@ -91,6 +91,7 @@ class Node:
         self.clean = False  # its value is known to hold no subnormal (see _core.xla_numerics.flush_subnormals)
         # the bounds checks of the index arrays it was computed from (pending ones: see Check)
         self.checks = checks
+        self.seq = _NO_SEQ  # the recording number of the operation that made it (see _Repeats)
 
 
 class Check:
@@ -128,6 +129,106 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
     if a is b:
         return a
     return tuple(dict.fromkeys(a + b))
+
+
+_NO_SEQ = -(2**62)  # the `seq` of a node no recording made (a host value): always far
+_NEAR = 128  # an input recorded at most this many operations back is described by its distance
+_MIN_PERIOD = 4  # the shortest period cut
+_MAX_PERIOD = 4096  # the longest period looked for
+_MIN_CUT = 32  # the fewest operations between two cuts (a short period is cut every few periods)
+
+
+class _Repeats:
+    """The repeat detector of a graph recorded without a barrier (docs/eager-and-lazy.md, "A
+    loop without a barrier"). Recorder.run keeps a structural fingerprint per operation in
+    `fps`, an int: the identity of its output avals, the shape cache's entry for its key (one
+    object per primitive, parameters and input shapes, dtypes and scalar types, while cached),
+    xor each input's distance back in the recording order (0 for one farther than _NEAR or made
+    by no recording) in 8 bits from bit 48 on (object ids are below 2**47): no tuple built or
+    hashed (hashing the key itself made recording ~35% slower). `seen`: fingerprint -> the
+    number (`seq`) of the operation last seen with it. A fingerprint that two structures share
+    (an id reused after an eviction) can only move a cut, never change a value. The candidate period is the distance to
+    the last operation with the same fingerprint; each operation whose fingerprint equals the
+    one `period` operations back extends `matched`, any other resets it (an O(1) check per
+    operation). Once the last period's operations repeat the period before them (`matched` = 1
+    period: 2 copies; waiting for a third left one more step of the loop in the first graph,
+    which is interpreted, measured 1.15-1.2x the barrier loop's time on the day-one stencil
+    against ~1.0x) the recording is cut at a fixed phase of the period, and again every
+    `every` operations (a whole number of periods, at least _MIN_CUT operations, so a short
+    step does not pay a barrier's host work each time) while it keeps repeating (`cut_at`:
+    the number of the operation before which the next cut runs, -1 while none is due). Where
+    a cut happens is chosen outside the hot path (Recorder._cut). Written without the lock: a
+    race between threads only moves a cut, and a cut is a barrier, which changes no value.
+
+    - `device`: the device whose recording is watched (an operation on another one restarts it);
+    - `adopted`: `seq` at the last rebinding (`x[i] = v`, `x += 1`: Recorder.adopt), where a
+      cut leaves the fewest temporaries pending;
+    - `phased`: whether `cut_at` is the phase chosen (or the first operation after the period
+      was confirmed, the phase still to choose);
+    - `logged`: the (period, file:line) pairs logged (X10ARRAY_LOG_COMPILES), once each."""
+
+    __slots__ = ("device", "seq", "fps", "seen", "period", "matched", "cut_at", "every", "adopted", "phased", "logged")
+
+    def __init__(self) -> None:
+        self.device: Device | None = None
+        self.seq = 0
+        self.fps: list[int] = []
+        self.seen: dict[int, int] = {}
+        self.period = 0
+        self.matched = 0
+        self.cut_at = -1
+        self.every = 0
+        self.adopted = _NO_SEQ
+        self.phased = False
+        self.logged: set[tuple[int, str]] = set()
+
+    def restart(self, device: Device | None) -> None:
+        """Forget the recording so far (a barrier of the device, or an operation on another)."""
+        self.device = device
+        self.fps = []
+        self.seen = {}
+        self.period = self.matched = 0
+        self.cut_at = -1
+        self.phased = False
+
+    def candidate(self, fp: int, seq: int) -> None:
+        """The operation `seq` (fingerprint `fp`) broke the repeat, or none was found yet: the
+        distance to the last operation like it is the next candidate period."""
+        self.cut_at = -1
+        self.phased = False
+        self.matched = 0
+        last = self.seen.get(fp)
+        fps = self.fps
+        if last is None:
+            self.period = 0
+        else:
+            p = seq - last  # (a shorter period than _MIN_PERIOD, `x = x + 1` in a loop, is not cut)
+            self.period = p if _MIN_PERIOD <= p <= _MAX_PERIOD and p <= len(fps) else 0
+            if self.period and fps[-self.period] == fp:
+                self.matched = 1
+
+    def trim(self) -> None:
+        """Keep the fingerprints a period can reach back to (every 8192 operations)."""
+        fps = self.fps
+        if len(fps) > 2 * _MAX_PERIOD:
+            del fps[:-_MAX_PERIOD]
+        if len(self.seen) > 4 * _MAX_PERIOD:
+            self.seen = {}
+
+    def confirmed(self, seq: int) -> None:
+        """The last period's operations repeat the period before: a cut is due from the next one on
+        (its phase chosen there: Recorder._cut), unless cuts are off, or the recording cannot be
+        cut (x10array.compile records, a mesh device: see _cuttable)."""
+        if not settings.get("X10ARRAY_REPEAT_CUT"):
+            self.matched = -(2**62)  # (not again for this repeat)
+            return
+        p = self.period
+        self.every = p * -(-_MIN_CUT // p)
+        self.cut_at = seq + 1
+        self.phased = False
+
+
+_REPEATS = _Repeats()
 
 
 _LOCK = RUNTIME.lock  # (the lazy backend's lock: see runtime.py, "Threads")
@@ -173,14 +274,17 @@ class Recorder:
     (the size guard), `graph_break(prim, device, operands, params)` runs a primitive whose
     result shape depends on values, `layout_keeper(device)` is what keeps the layout of an
     array of `device` rebound in place (`keep(node)`, or None where values have no layout: the
-    device's placement decides; asked once per device switch, with its live list)."""
+    device's placement decides; asked once per device switch, with its live list), and
+    `cut(device)` runs every pending array of `device` as a barrier would, for a recording
+    cut where it repeats (_Repeats)."""
 
-    __slots__ = ("run_now", "graph_break", "layout_keeper")
+    __slots__ = ("run_now", "graph_break", "layout_keeper", "cut")
 
-    def __init__(self, run_now: Any, graph_break: Any, layout_keeper: Any):
+    def __init__(self, run_now: Any, graph_break: Any, layout_keeper: Any, cut: Any = None):
         self.run_now = run_now
         self.graph_break = graph_break
         self.layout_keeper = layout_keeper
+        self.cut = cut
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
@@ -190,6 +294,12 @@ class Recorder:
         shape, one output) but the objects it makes."""
         if prim.dynamic_shape:
             return self.graph_break(prim, device, operands, params)
+        rep = _REPEATS
+        if rep.device is not device:
+            rep.restart(device)
+        seq = rep.seq = rep.seq + 1
+        if seq == rep.cut_at:  # (a cut is due before this operation: _Repeats)
+            self._cut(device, seq)
         key_params = params_key(params) if params else ()
         # the operands' nodes, and the shape cache's key (shapes.flat_key) built in one tuple
         n = len(operands)
@@ -237,11 +347,37 @@ class Recorder:
                 avals = shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
         size = 1
         checks = None
+        far = seq - _NEAR
+        fp = id(avals)  # the fingerprint (see _Repeats), an int: no tuple to build and hash
+        shift = 48
         for i in inputs:
-            if type(i) is Node and i.call is not None:
-                size += i.size
-                if i.checks is not None:
-                    checks = i.checks if checks is None else _merge_checks(checks, i.checks)
+            if type(i) is Node:
+                if i.seq > far:
+                    fp ^= (seq - i.seq) << shift
+                shift += 8
+                if i.call is not None:
+                    size += i.size
+                    if i.checks is not None:
+                        checks = i.checks if checks is None else _merge_checks(checks, i.checks)
+        p = rep.period
+        seen = rep.seen
+        if p:
+            try:  # (IndexError: another thread's recording restarted the detector meanwhile)
+                repeats = rep.fps[-p] == fp
+            except IndexError:
+                repeats = False
+            if repeats:
+                rep.matched += 1
+                if rep.matched == p:
+                    rep.confirmed(seq)
+            else:
+                rep.candidate(fp, seq)
+        elif (seen_at := seen.get(fp)) is not None and seq - seen_at >= _MIN_PERIOD:  # (no call otherwise)
+            rep.candidate(fp, seq)
+        seen[fp] = seq
+        rep.fps.append(fp)
+        if not seq & 8191:  # (the detector's memory bounded, whatever is recorded)
+            rep.trim()
         call = _new(Call)  # (Call's fields, set here: no __init__ call on the hot path)
         call.prim = prim
         call.params = params
@@ -279,6 +415,7 @@ class Recorder:
             node.host = False
             node.clean = False
             node.checks = checks
+            node.seq = seq
             if prim in _REWRITE_SOURCES:
                 node.origin = (prim, params, inputs)
             arr = _new(Array)  # (Array._new, inlined)
@@ -296,6 +433,7 @@ class Recorder:
         outs = []
         for index, (shape, dtype) in enumerate(avals):
             node = Node(call, index, shape, dtype, None, size, checks)
+            node.seq = seq
             arr = Array._new(node, FROM_NUMPY[dtype], device)
             node.owner = ref = _ref(arr)
             live.append(ref)
@@ -311,6 +449,7 @@ class Recorder:
         node = target._data
         if _WATCHING[0] is not None and (watch := RUNTIME.watched()) is not None:
             watch.rebound.append((_ref(target), user_line()))
+        _REPEATS.adopted = _REPEATS.seq
         if node.value is None:
             node.owner = ref = _ref(target)
             last = _STATE.last_live
@@ -319,6 +458,42 @@ class Recorder:
             last[1].append(ref)
             if last[2] is not None:  # (a mesh: the placement keeps the layout)
                 last[2](node)
+
+    def _cut(self, device: Device, seq: int) -> None:
+        """A cut is due before the operation `seq` (_Repeats.cut_at): the first time, choose its
+        phase (the cut moves to the operation after the period's last rebinding, if one was
+        seen in the last period: there a step's temporaries are dead, Python names rebound);
+        then run the device's pending arrays as `lazy_barrier()` would here, unless the
+        recording cannot be cut now (_cuttable). Later cuts come every `every` operations,
+        each graph of the same structure, so the barrier's plans and compiled programs apply."""
+        rep = _REPEATS
+        p = rep.period
+        if not rep.phased:
+            rep.phased = True
+            adopted = rep.adopted
+            if seq - p <= adopted < seq - 1:  # (a rebinding in the last period, not by the last op)
+                rep.cut_at = adopted + 1 + p
+                return
+        rep.cut_at = seq + rep.every
+        if not _cuttable(device, self.layout_keeper):
+            rep.cut_at = -1
+            rep.matched = -(2**62)  # (not again for this repeat)
+            return
+        if settings.get("X10ARRAY_LOG_COMPILES"):
+            where = user_line()
+            if (p, where) not in rep.logged:
+                rep.logged.add((p, where))
+                print(
+                    f"x10array: a lazy graph recorded without a barrier repeats every {p} operations:"
+                    f" cut every {rep.every} operations as lazy_barrier() would, first at {where}"
+                    " (X10ARRAY_REPEAT_CUT=0 turns this off)",
+                    flush=True,
+                )
+        try:
+            self.cut(device)
+        except Exception:  # (a value that failed stays pending and raises at its read, as after
+            rep.cut_at = -1  # a barrier; cutting stops for this repeat)
+            rep.matched = -(2**62)
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
@@ -332,6 +507,22 @@ class Recorder:
             stacklevel=level,
         )
         self.run_now([a._data for a in outs], device)
+
+
+def _cuttable(device: Device, layout_keeper: Any) -> bool:
+    """Whether a recording on `device` may be cut here: not while x10array.compile records (a
+    cut would be a barrier inside the captured function: capture.py), not from inside a run
+    (the lock held by this thread), and not on a mesh (every process would have to cut at the
+    same operation; a layout keeper is a mesh's)."""
+    if _WATCHING[0] is not None or layout_keeper(device) is not None:
+        return False
+    return not _LOCK._is_owned()  # type: ignore[attr-defined]  # (RLock's: held by this thread)
+
+
+def forget_repeats(device: Device) -> None:
+    """A barrier of `device` ran (a user's, not a cut): the repeat detector starts again."""
+    if _REPEATS.device is device:
+        _REPEATS.restart(device)
 
 
 def _fold(

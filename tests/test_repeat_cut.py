@@ -1,0 +1,184 @@
+"""A loop without a barrier (issue 26, "No barrier needed"): a lazy recording that repeats is
+cut at a fixed phase of its period and run there as `lazy_barrier()` would (graph._Repeats),
+so every later cut runs a graph of the same structure: the barrier's plans and compiled
+programs apply as with a barrier per step. A cut is a barrier, so it changes no value: the
+values equal the uncut recording's and the eager device's, bit for bit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import runtime as _runtime
+
+LAZY = xp.Device("cpu", 0, "xla")
+EAGER = xp.Device("cpu", 0)
+TIERS = {"interpreted": None, "compiled": 1}
+
+
+@pytest.fixture(autouse=True)
+def _checked(override_settings: Any) -> None:
+    override_settings(X10ARRAY_PLAN_CHECK=True)  # (a planned graph is walked too: raises on a difference)
+    _runtime.RUNTIME.plans.clear()
+    xp.lazy_barrier()  # (nothing pending from another test: the detector starts here)
+
+
+@pytest.fixture(params=list(TIERS))
+def tier(request: pytest.FixtureRequest) -> Any:
+    with _program.compile_threshold(TIERS[request.param]):
+        yield request.param
+
+
+def field(device: xp.Device, n: int = 24) -> Any:
+    rng = np.random.default_rng(0)
+    return xp.asarray(rng.random((n, n)), device=device)
+
+
+def stencil(u: Any, steps: int, barrier: bool = False, held: list[Any] | None = None) -> Any:
+    """The day-one heat stencil (benchmarks/bench_dayone.py), written the NumPy way."""
+    for _ in range(steps):
+        lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * lap
+        if held is not None:
+            held.append(lap)  # a temporary kept past its step
+        if barrier:
+            xp.lazy_barrier()
+    return u
+
+
+def test_a_loop_without_a_barrier_is_cut_and_reuses_its_plan(tier: str) -> None:
+    before = xp.metrics()
+    u = stencil(field(LAZY), 40)
+    d = xp.metrics() - before
+    cut = np.asarray(u)
+    assert d.repeat_cuts >= 5  # (cut every few steps, from the second step's end on)
+    assert d.barriers == 0  # a cut is counted as a cut, not as a user's barrier
+    assert d.plan_hits >= d.repeat_cuts - 3  # the cuts after the first few follow one plan
+    if tier == "compiled":
+        assert d.cache_hits >= d.repeat_cuts - 3  # ... and run one compiled program
+    barriered = np.asarray(stencil(field(LAZY), 40, barrier=True))
+    eager = np.asarray(stencil(field(EAGER), 40))
+    assert cut.tobytes() == barriered.tobytes() == eager.tobytes()
+
+
+def test_the_cut_values_equal_the_uncut_recording(override_settings: Any) -> None:
+    cut = np.asarray(stencil(field(LAZY), 30))
+    override_settings(X10ARRAY_REPEAT_CUT=False)
+    before = xp.metrics()
+    uncut = np.asarray(stencil(field(LAZY), 30))
+    assert (xp.metrics() - before).repeat_cuts == 0  # the setting off: one graph, read at the end
+    assert cut.tobytes() == uncut.tobytes()
+
+
+def test_a_barrier_per_step_is_never_cut() -> None:
+    before = xp.metrics()
+    stencil(field(LAZY), 20, barrier=True)
+    d = xp.metrics() - before
+    assert d.repeat_cuts == 0 and d.barriers == 20
+
+
+def test_a_recording_that_does_not_repeat_is_never_cut() -> None:
+    x = field(LAZY, 8)
+    before = xp.metrics()
+    acc = x
+    for k in range(1, 60):  # every step of another shape: no two steps alike
+        acc = xp.sum(acc[: 8 - k % 7, :] * 1.5, axis=0, keepdims=True) + x[: 8 - k % 7, :][:1] if k % 2 else acc + 1.0
+        acc = xp.reshape(acc, (-1,))[: (k % 5) + 1]
+        acc = xp.concat([acc, xp.zeros((k,), device=LAZY)])
+        acc = xp.broadcast_to(acc[:1], (8, 8))
+    value = np.asarray(acc)
+    assert (xp.metrics() - before).repeat_cuts == 0
+    assert value.shape == (8, 8)
+
+
+def test_a_loop_with_a_held_temporary_gives_the_right_values() -> None:
+    held: list[Any] = []
+    before = xp.metrics()
+    cut = np.asarray(stencil(field(LAZY), 30, held=held))
+    assert (xp.metrics() - before).repeat_cuts > 0
+    held_eager: list[Any] = []
+    eager = np.asarray(stencil(field(EAGER), 30, held=held_eager))
+    assert cut.tobytes() == eager.tobytes()
+    for a, b in zip(held, held_eager, strict=True):  # every temporary kept, computed or not
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> None:
+    x = xp.ones((5,), device=LAZY)
+    before = xp.metrics()
+    for _ in range(200):
+        x = (x * 0.5 + 1.0) * 0.25 - 0.5  # (4 operations a step: the shortest period cut)
+    got = np.asarray(x)
+    d = xp.metrics() - before
+    assert 800 // 32 - 4 <= d.repeat_cuts <= 1 + 800 // 32  # one cut per 8 periods (_MIN_CUT: 32 operations)
+    want = np.ones(5)
+    for _ in range(200):
+        want = (want * 0.5 + 1.0) * 0.25 - 0.5
+    assert got.tobytes() == want.tobytes()
+    before = xp.metrics()
+    for _ in range(200):
+        x = x * 0.5 + 1.0  # (2 operations a step: not cut)
+    np.asarray(x)
+    assert (xp.metrics() - before).repeat_cuts == 0
+
+
+def heat(u: Any) -> Any:
+    for _ in range(12):  # (a repeating recording inside the captured function)
+        lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+        inner = xp.concat([u[1:-1, :1], u[1:-1, 1:-1] + 0.1 * lap, u[1:-1, -1:]], axis=1)
+        u = xp.concat([u[:1], inner, u[-1:]])
+    return u
+
+
+def test_a_loop_under_compile_is_not_cut() -> None:
+    run = xp.compile(heat)
+    before = xp.metrics()
+    outs = [np.asarray(run(field(LAZY))) for _ in range(4)]
+    d = xp.metrics() - before
+    assert d.repeat_cuts == 0
+    assert d.capture_fallbacks == 0 and d.captured_replays >= 2
+    want = np.asarray(heat(field(EAGER)))
+    for out in outs:
+        assert out.tobytes() == want.tobytes()
+
+
+def test_a_cut_logs_once(override_settings: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    override_settings(X10ARRAY_LOG_COMPILES=True)
+    np.asarray(stencil(field(LAZY), 30))
+    logged = [line for line in capsys.readouterr().out.splitlines() if "without a barrier repeats" in line]
+    assert len(logged) == 1 and "X10ARRAY_REPEAT_CUT=0" in logged[0]
+
+
+def adam_fit(device: xp.Device, steps: int, barrier: bool) -> np.ndarray:
+    """value_and_grad + optim.Adam, written without a barrier (bench_dayone's least squares)."""
+    from x10array.autodiff import value_and_grad
+    from x10array.optim import Adam
+
+    rng = np.random.default_rng(1)
+    X = xp.asarray(rng.standard_normal((50, 4)), device=device)
+    y = xp.asarray(rng.standard_normal(50), device=device)
+    grad = value_and_grad(lambda w: xp.mean((X @ w - y) ** 2))
+    opt = Adam(learning_rate=0.05)
+    w = xp.zeros(4, dtype=xp.float64, device=device)
+    state = opt.init(w)
+    for _ in range(steps):
+        _, g = grad(w)
+        w, state = opt.update(w, g, state)
+        if barrier:
+            xp.lazy_barrier()
+    return np.asarray(w)
+
+
+def test_an_autodiff_and_optimizer_loop_without_a_barrier_is_cut_with_the_same_bits(override_settings: Any) -> None:
+    before = xp.metrics()
+    cut = adam_fit(LAZY, 30, barrier=False)
+    assert (xp.metrics() - before).repeat_cuts > 0
+    barriered = adam_fit(LAZY, 30, barrier=True)
+    override_settings(X10ARRAY_REPEAT_CUT=False)
+    uncut = adam_fit(LAZY, 30, barrier=False)
+    assert cut.tobytes() == barriered.tobytes() == uncut.tobytes()
+    np.testing.assert_allclose(cut, adam_fit(EAGER, 30, barrier=False), rtol=1e-12)
