@@ -163,15 +163,22 @@ def _matmul_rule(
     a_shape = a.shape if a.ndim > 1 else (1, a.shape[0])
     b_shape = b.shape if b.ndim > 1 else (b.shape[0], 1)
     batch = xp.broadcast_shapes(a_shape[:-2], b_shape[:-2]) if len(a_shape) > 2 or len(b_shape) > 2 else ()
-    g2 = xp.reshape(g, tuple(batch) + (a_shape[-2], b_shape[-1]))
+    g2 = _reshaped(xp, g, tuple(batch) + (a_shape[-2], b_shape[-1]))
     ga = gb = None  # (only the traced operands' cotangents: `X @ w` computes no X-sized one)
     if needs[0]:
-        b2 = b if b.ndim > 1 else xp.reshape(b, b_shape)
-        ga = xp.reshape(_sum_to(xp, xp.matmul(g2, xp.matrix_transpose(b2)), a_shape), a.shape)
+        b2 = b if b.ndim > 1 else _reshaped(xp, b, b_shape)
+        ga = _reshaped(xp, _sum_to(xp, xp.matmul(g2, xp.matrix_transpose(b2)), a_shape), a.shape)
     if needs[1]:
-        a2 = a if a.ndim > 1 else xp.reshape(a, a_shape)
-        gb = xp.reshape(_sum_to(xp, xp.matmul(xp.matrix_transpose(a2), g2), b_shape), b.shape)
+        a2 = a if a.ndim > 1 else _reshaped(xp, a, a_shape)
+        gb = _reshaped(xp, _sum_to(xp, xp.matmul(xp.matrix_transpose(a2), g2), b_shape), b.shape)
     return ga, gb
+
+
+def _reshaped(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    """`x` in `shape`: itself when it has it, else a reshaped copy, no view. A view of a
+    cotangent would keep its base alive (a lazy barrier computes both) and costs the view's
+    bookkeeping; the copy is of a vector-sized operand or result of a matmul."""
+    return x if tuple(x.shape) == tuple(shape) else xp.reshape(x, shape, copy=True)
 
 
 defvjp("matmul", needs=True)(_matmul_rule)
