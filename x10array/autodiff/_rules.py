@@ -3,7 +3,10 @@
 A rule is `rule(xp, g, ans, *args, **kwargs)`: `g` is the cotangent of the output `ans`,
 `args`/`kwargs` the call's own (unboxed) arguments; it returns one entry per positional
 argument: a cotangent of that argument's shape, None where there is none (scalars, indices,
-integer arrays), or a list for a sequence of arrays (concat, stack).
+integer arrays), or a list for a sequence of arrays (concat, stack). A rule registered with
+`defvjp(name, needs=True)` also gets `needs=`, which operands are traced: the elementwise
+binary rules and matmul's compute no cotangent for the others (`X @ w - y` differentiated in
+`w` computes none of X's or y's), so a lazy graph records none of that work.
 """
 
 from __future__ import annotations
