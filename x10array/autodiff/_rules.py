@@ -3,7 +3,10 @@
 A rule is `rule(xp, g, ans, *args, **kwargs)`: `g` is the cotangent of the output `ans`,
 `args`/`kwargs` the call's own (unboxed) arguments; it returns one entry per positional
 argument: a cotangent of that argument's shape, None where there is none (scalars, indices,
-integer arrays), or a list for a sequence of arrays (concat, stack).
+integer arrays), or a list for a sequence of arrays (concat, stack). A rule registered with
+`defvjp(name, needs=True)` also gets `needs=`, which operands are traced: the elementwise
+binary rules and matmul's compute no cotangent for the others (`X @ w - y` differentiated in
+`w` computes none of X's or y's), so a lazy graph records none of that work.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ def unbroadcast(xp: Any, g: Any, x: Any) -> Any:
     """Undo broadcasting: sum `g` down to the shape of operand `x` (None for a scalar)."""
     if not _is_array(x):
         return None
-    shape = x.shape
+    return _sum_to(xp, g, x.shape)
+
+
+def _sum_to(xp: Any, g: Any, shape: tuple[int, ...]) -> Any:
+    """`g` summed down to `shape` (the broadcasting of an operand of that shape undone)."""
     if g.shape == shape:
         return g
     lead = g.ndim - len(shape)
@@ -74,12 +81,13 @@ _unary("atanh", lambda xp, ans, x: 1.0 / (1.0 - x * x))
 def _binary(name: str, d1: Any, d2: Any) -> None:
     """Elementwise f(x1, x2) with broadcasting; `d1`, `d2`: partial derivatives (xp, ans, x1, x2)."""
 
-    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
-        g1 = unbroadcast(xp, g * d1(xp, ans, x1, x2), x1) if _is_array(x1) else None
-        g2 = unbroadcast(xp, g * d2(xp, ans, x1, x2), x2) if _is_array(x2) else None
+    def rule(xp: Any, g: Any, ans: Any, x1: Any, x2: Any, needs: tuple[bool, ...] = (True, True)) -> tuple[Any, Any]:
+        # (an operand that is not traced, `X @ w - y`'s y, gets no cotangent: none computed)
+        g1 = unbroadcast(xp, g * d1(xp, ans, x1, x2), x1) if needs[0] and _is_array(x1) else None
+        g2 = unbroadcast(xp, g * d2(xp, ans, x1, x2), x2) if needs[1] and _is_array(x2) else None
         return g1, g2
 
-    defvjp(name)(rule)
+    defvjp(name, needs=True)(rule)
 
 
 def _pow_d2(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
@@ -90,7 +98,11 @@ def _pow_d2(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
 
 
 def _pow_d1(xp: Any, ans: Any, x1: Any, x2: Any) -> Any:
-    return x2 * xp.pow(x1, x2 - 1.0) if _is_array(x1) else 0.0
+    if not _is_array(x1):
+        return 0.0
+    if type(x2) in (int, float) and x2 == 2:  # (x ** 2: 2 * x, as 2 * pow(x, 1.0) is, one operation less)
+        return x2 * x1
+    return x2 * xp.pow(x1, x2 - 1.0)
 
 
 _binary("add", lambda xp, ans, a, b: 1.0, lambda xp, ans, a, b: 1.0)
@@ -147,21 +159,33 @@ def _to_device(xp: Any, g: Any, ans: Any, x: Any, device: Any, /) -> tuple[Any, 
 # -- linear algebra -----------------------------------------------------------------------------
 
 
-def _matmul_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any) -> tuple[Any, Any]:
-    a2 = a if a.ndim > 1 else xp.reshape(a, (1, a.shape[0]))
-    b2 = b if b.ndim > 1 else xp.reshape(b, (b.shape[0], 1))
+def _matmul_rule(
+    xp: Any, g: Any, ans: Any, a: Any, b: Any, needs: tuple[bool, ...] = (True, True)
+) -> tuple[Any, Any]:
     # the cotangent of the 2-D (batched) product: 1-D operands gained an axis of size 1
-    batch = xp.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    g2 = xp.reshape(g, tuple(batch) + (a2.shape[-2], b2.shape[-1]))
-    ga = xp.matmul(g2, xp.matrix_transpose(b2))
-    gb = xp.matmul(xp.matrix_transpose(a2), g2)
-    ga = unbroadcast(xp, ga, a2)
-    gb = unbroadcast(xp, gb, b2)
-    return xp.reshape(ga, a.shape), xp.reshape(gb, b.shape)
+    a_shape = a.shape if a.ndim > 1 else (1, a.shape[0])
+    b_shape = b.shape if b.ndim > 1 else (b.shape[0], 1)
+    batch = xp.broadcast_shapes(a_shape[:-2], b_shape[:-2]) if len(a_shape) > 2 or len(b_shape) > 2 else ()
+    g2 = _reshaped(xp, g, tuple(batch) + (a_shape[-2], b_shape[-1]))
+    ga = gb = None  # (only the traced operands' cotangents: `X @ w` computes no X-sized one)
+    if needs[0]:
+        b2 = b if b.ndim > 1 else _reshaped(xp, b, b_shape)
+        ga = _reshaped(xp, _sum_to(xp, xp.matmul(g2, xp.matrix_transpose(b2)), a_shape), a.shape)
+    if needs[1]:
+        a2 = a if a.ndim > 1 else _reshaped(xp, a, a_shape)
+        gb = _reshaped(xp, _sum_to(xp, xp.matmul(xp.matrix_transpose(a2), g2), b_shape), b.shape)
+    return ga, gb
 
 
-defvjp("matmul")(_matmul_rule)
-defvjp("linalg.matmul")(_matmul_rule)
+def _reshaped(xp: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    """`x` in `shape`: itself when it has it, else a reshaped copy, no view. A view of a
+    cotangent would keep its base alive (a lazy barrier computes both) and costs the view's
+    bookkeeping; the copy is of a vector-sized operand or result of a matmul."""
+    return x if tuple(x.shape) == tuple(shape) else xp.reshape(x, shape, copy=True)
+
+
+defvjp("matmul", needs=True)(_matmul_rule)
+defvjp("linalg.matmul", needs=True)(_matmul_rule)
 
 
 def _tensordot_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any, /, *, axes: Any = 2) -> tuple[Any, Any]:
@@ -253,7 +277,7 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 def _expand_to(xp: Any, g: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     """A reduction's cotangent broadcast back to the input's shape."""
-    if not keepdims:
+    if not keepdims and g.ndim:  # (a 0-d g, every axis reduced, broadcasts as it is)
         for a in sorted(_axes(axis, x.ndim)):
             g = xp.expand_dims(g, axis=a)
     return xp.broadcast_to(g, x.shape)

@@ -203,16 +203,6 @@ def _unbox(obj: Any) -> Any:
     return obj
 
 
-def _find_tracers(args: tuple[Any, ...]) -> list[tuple[Tracer, tuple[int, ...]]]:
-    found: list[tuple[Tracer, tuple[int, ...]]] = []
-    for i, a in enumerate(args):
-        if type(a) is Tracer:
-            found.append((a, (i,)))
-        elif type(a) in (list, tuple):
-            found.extend((b, (i, j)) for j, b in enumerate(a) if type(b) is Tracer)
-    return found
-
-
 class DiffNamespace:
     """A namespace whose functions record gradients, wrapping a conforming namespace `base`."""
 
@@ -263,9 +253,22 @@ class DiffNamespace:
     ) -> Any:
         """`fn(*args, **kwargs)` on the unboxed values, recording the rule of `name` (the VJP
         rule of `definition` for an extension primitive) when a live tracer is among `args`."""
-        tracers = _find_tracers(args)
-        raw_args = _unbox(args)
-        raw_kwargs = {k: _unbox(v) for k, v in kwargs.items()}
+        # (the tracers among `args`, one level into lists and tuples, and the unboxed
+        # arguments in one pass: this runs once per operation of a differentiated function)
+        tracers: list[tuple[Tracer, tuple[int, ...]]] = []
+        raw: list[Any] = []
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is Tracer:
+                tracers.append((a, (i,)))
+                raw.append(a.value)
+            elif t is list or t is tuple:
+                tracers.extend((b, (i, j)) for j, b in enumerate(a) if type(b) is Tracer)
+                raw.append(_unbox(a))
+            else:
+                raw.append(a)
+        raw_args = tuple(raw)
+        raw_kwargs = {k: _unbox(v) for k, v in kwargs.items()} if kwargs else {}
         out = fn(*raw_args, **raw_kwargs)
         if not tracers:
             return out
@@ -287,10 +290,10 @@ class DiffNamespace:
                     " pass a non-traced value"
                 )
         xp = self._root
-        tracers = [(t, path) for t, path in tracers if xp.isdtype(t.value.dtype, _FLOATING)]
+        tracers = [(t, path) for t, path in tracers if _floating(xp, t.value.dtype)]
         if type(out) in (tuple, list) or (isinstance(out, tuple) and hasattr(out, "_fields")):
             return _record_results(out, tracers, rule, xp, raw_args, raw_kwargs)
-        if not tracers or not xp.isdtype(out.dtype, _FLOATING):
+        if not tracers or not _floating(xp, out.dtype):
             return _constant(out, xp)  # integer results carry no gradient
 
         if getattr(rule, "wants_needs", False):
@@ -301,6 +304,23 @@ class DiffNamespace:
             return rule(xp, g, out, *raw_args, **raw_kwargs)
 
         return Tracer(out, Record(tracers, backward), DiffNamespace.of(xp))
+
+
+# (whether a dtype is floating, by the ids of namespace and dtype: asked twice per recorded
+# operation, and a dtype's own hash may be Python code; each entry holds both objects, so
+# that their ids are not reused while it is kept)
+_FLOATING_DTYPES: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
+
+
+def _floating(xp: Any, dtype: Any) -> bool:
+    entry = _FLOATING_DTYPES.get((id(xp), id(dtype)))
+    if entry is not None:
+        return entry[2]
+    found = bool(xp.isdtype(dtype, _FLOATING))
+    if len(_FLOATING_DTYPES) >= 256:
+        _FLOATING_DTYPES.clear()
+    _FLOATING_DTYPES[(id(xp), id(dtype))] = (xp, dtype, found)
+    return found
 
 
 def _record_results(
