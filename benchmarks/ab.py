@@ -6,7 +6,8 @@ run a fresh process with `PYTHONPATH` set to its checkout, the working directory
 fresh, empty x10array compile cache (`X10ARRAY_COMPILE_CACHE_DIR`), so that neither side loads
 programs the other compiled. The figures each benchmark prints are parsed from its text (the
 benchmarks print no machine-readable form; their text is the same in both checkouts), and
-reported per figure: the median over A's runs, over B's runs, and the median of the paired
+reported per figure (and the whole run's CPU seconds, all threads: the load moves it less
+than wall times): the median over A's runs, over B's runs, and the median of the paired
 ratios B_i / A_i (the i-th run of each side, run next to each other), with their range.
 
 Prefer the figures that are ratios measured inside one benchmark process (x10array against
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -206,10 +208,18 @@ def paired(a: list[Figures], b: list[Figures]) -> dict[str, dict[str, float]]:
     return table
 
 
-def run_once(checkout: Path, script: str, args: list[str], timeout: float) -> tuple[str, float, float]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(checkout: Path, script: str, args: list[str], timeout: float) -> tuple[str, float, float, float]:
+    """One run: its stdout, wall seconds, the load average at its start, and the CPU seconds
+    (user + system, all threads, and the subprocesses it waited for) of the whole run."""
     cache = tempfile.mkdtemp(prefix="x10-ab-cache-")
     env = dict(os.environ, PYTHONPATH=str(checkout), X10ARRAY_COMPILE_CACHE_DIR=cache)
     load = os.getloadavg()[0]
+    cpu = _children_cpu()
     start = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -220,7 +230,7 @@ def run_once(checkout: Path, script: str, args: list[str], timeout: float) -> tu
         shutil.rmtree(cache, ignore_errors=True)
     if proc.returncode != 0:
         raise SystemExit(f"ab: {checkout / script} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-    return proc.stdout, time.perf_counter() - start, load
+    return proc.stdout, time.perf_counter() - start, load, _children_cpu() - cpu
 
 
 def main() -> None:
@@ -243,10 +253,13 @@ def main() -> None:
     loads: list[float] = []
     print(f"A = {roots['A']}\nB = {roots['B']}\n{script} {' '.join(args)}; {ns.runs} runs each, A B B A ...", flush=True)
     for i, side in enumerate(order(ns.runs)):
-        text, seconds, load = run_once(roots[side], script, args, ns.timeout)
+        text, seconds, load, cpu = run_once(roots[side], script, args, ns.timeout)
         figures = parse(text)
         if not figures:
             raise SystemExit(f"ab: no figures parsed from {side}'s output:\n{text[-3000:]}")
+        # The whole run's CPU seconds: the same work on both sides (the jax and NumPy parts are
+        # the same code), and moved less by other jobs than any wall time.
+        figures["whole run CPU s"] = cpu
         runs[side].append(figures)
         loads.append(load)
         print(f"run {i + 1:>2} {side}: {seconds:6.1f} s, load average {load:.1f} at the start, {len(figures)} figures", flush=True)
