@@ -16,7 +16,7 @@ For each workload of bench_dayone.py named (default: k-means and scikit-learn), 
    and the subnormal scans (`flush_subnormals` as the interpreter calls it). Stages nest
    (a break materializes, which replays, which runs kernels): each row is inclusive.
 
-Run: python benchmarks/profile_dayone.py [--fits 25] [--only kmeans,sklearn]
+Run: python benchmarks/profile_dayone.py [--fits 25] [--only kmeans,sklearn] [--quick]
 """
 
 from __future__ import annotations
@@ -41,6 +41,34 @@ warnings.filterwarnings("ignore", message=".*lbfgs failed to converge.*")
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
+class Stages:
+    """Thread-CPU timers wrapped around named functions, put back by `restore`."""
+
+    def __init__(self) -> None:
+        self.spent: collections.Counter[str] = collections.Counter()
+        self.calls: collections.Counter[str] = collections.Counter()
+        self.patched: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, attr: str, label: str) -> None:
+        inner = getattr(owner, attr)
+        spent, calls = self.spent, self.calls
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - start
+                calls[label] += 1
+
+        self.patched.append((owner, attr, inner))
+        setattr(owner, attr, wrapper)
+
+    def restore(self) -> None:
+        for owner, attr, inner in reversed(self.patched):
+            setattr(owner, attr, inner)
+
+
 def median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
@@ -49,13 +77,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fits", type=int, default=25, help="timed runs per mode (after 3 warm-ups)")
     parser.add_argument("--only", default="kmeans,sklearn", help="workloads of bench_dayone.py")
+    parser.add_argument("--quick", action="store_true", help="bench_dayone's small sizes: a smoke run")
     args = parser.parse_args()
 
     import x10array as xp
-    from x10array._backends.lazy import executor, interpreter, program
+    from x10array._backends.lazy import executor, interpreter
 
     flushes = interpreter.xla_flushes
-    runner = bench_dayone.Runner(False)
+    runner = bench_dayone.Runner(args.quick)
     backend = next(o for o in gc.get_objects() if type(o) is executor.LazyBackend)
     recorder = backend.recorder
     for name in args.only.split(","):
@@ -79,24 +108,8 @@ def main() -> int:
         for mode, ts in times.items():
             print(f"| {mode} | {median(ts) * 1e3:.2f} | {median(ts) / base:.2f} |")
 
-        spent: collections.Counter[str] = collections.Counter()
-        calls: collections.Counter[str] = collections.Counter()
-        patched: list[tuple[Any, str, Any]] = []
-
-        def timed(owner: Any, attr: str, label: str) -> None:
-            inner = getattr(owner, attr)
-
-            def wrapper(*a: Any, **k: Any) -> Any:
-                start = time.thread_time()
-                try:
-                    return inner(*a, **k)
-                finally:
-                    spent[label] += time.thread_time() - start
-                    calls[label] += 1
-
-            patched.append((owner, attr, inner))
-            setattr(owner, attr, wrapper)
-
+        stages = Stages()
+        timed = stages.wrap
         timed(executor, "materialize_nodes", "materialize_nodes (reads, barriers, breaks)")
         timed(recorder, "graph_break", "graph breaks (their reads and kernels included)")
         timed(backend, "run", "recording (graph breaks included)")
@@ -113,18 +126,20 @@ def main() -> int:
                 lazy()
             total = time.thread_time() - start
         finally:
-            for owner, attr, inner in reversed(patched):
-                setattr(owner, attr, inner)
+            stages.restore()
             recorder.run_now = executor.materialize_nodes
         print(f"\nlazy, per run (the stages timed, {total / args.fits * 1e3:.2f} ms a run in all):")
         print("| stage (inclusive) | calls a run | ms a run | us a call |\n|---|---:|---:|---:|")
-        for label in spent:
-            n = calls[label]
-            print(f"| {label} | {n / args.fits:.0f} | {spent[label] / args.fits * 1e3:.2f} | {spent[label] / n * 1e6:.1f} |")
+        for label, seconds in stages.spent.items():
+            n, per_run = stages.calls[label], seconds / args.fits
+            print(f"| {label} | {n / args.fits:.0f} | {per_run * 1e3:.2f} | {seconds / n * 1e6:.1f} |")
         m0 = xp.metrics()
         lazy()
         m = xp.metrics() - m0
-        print(f"counters a run: interpreted_graphs={m.interpreted_graphs}, graph_breaks={m.graph_breaks}, plan_hits={m.plan_hits}, compile_count={m.compile_count}")
+        print(
+            f"counters a run: interpreted_graphs={m.interpreted_graphs}, graph_breaks={m.graph_breaks},"
+            f" plan_hits={m.plan_hits}, compile_count={m.compile_count}"
+        )
     return 0
 
 
