@@ -20,3 +20,16 @@ def test_dayone_benchmark_quick_run():
     mlp = counters.split("mlp_compile:", 1)[1]
     assert "captured_replays" in mlp and "capture_fallbacks" not in mlp, mlp
     assert "x10array.compile" not in proc.stderr, proc.stderr[-3000:]  # no fallback warning
+
+
+def test_profile_dayone_quick_run():
+    """`profile_dayone.py --quick`: both workloads run in the three modes, every stage it
+    wraps is reached (a renamed stage would leave its row out), and the wrapped functions are
+    put back (the counters line comes from an unwrapped run)."""
+    proc = run_benchmark("profile_dayone.py", "--quick", "--fits", "2")
+    out = proc.stdout
+    for row in ("| eager |", "| lazy |", "| lazy, no subnormal scans |"):
+        assert out.count(row) == 2, out
+    for stage in ("recording", "graph breaks", "materialize_nodes", "barrier_program", "interpreter kernels"):
+        assert stage in out.split("scikit-learn", 1)[0], out
+    assert out.count("counters a run:") == 2 and "graph_breaks=0" not in out.split("scikit-learn", 1)[0], out
