@@ -154,8 +154,37 @@ def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypa
     assert cut[1] == pytest.approx(cost.COMPILE_FIXED + 1000 * cost.COMPILE_PER_OP, rel=0.1)  # about linear
 
 
+def test_the_compile_estimate_charges_writes_apart(monkeypatch, override_settings):
+    """A write (an `in_place` operation) is charged COMPILE_PER_WRITE on top of an operation's
+    cost: XLA's compile of a run of writes into one array is ~10-30 ms a write, so a graph of
+    hundreds of them (scikit-learn's GaussianMixture EM step) is not compiled on a short
+    estimate. The same number of operations without writes is estimated far lower."""
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    override_settings(X10ARRAY_REPEAT_CUT=False)  # (one graph of every write)
+    cost = _program.COST
+    assert cost.COMPILE_PER_WRITE > 10 * cost.COMPILE_PER_OP
+
+    def estimate(write: bool, n: int) -> tuple[float, int]:
+        _program.RUNTIME.programs.clear()
+        c = xp.asarray(np.zeros((8, 8)), device=LAZY)
+        for i in range(n):
+            if write:
+                c[i % 8, i % 8] += 1.0
+            else:
+                c = c + 1.0
+        with _program.compile_threshold(None):
+            np.asarray(c)
+        (p,) = [p for p in _program.RUNTIME.programs.values() if len(p.calls) >= n]
+        return p.compile_cost, sum(1 for prim, _ in p.calls if prim.in_place)
+
+    written, writes = estimate(True, 100)
+    plain, none = estimate(False, 100)
+    assert writes == 100 and none == 0
+    assert written > plain + 90 * cost.COMPILE_PER_WRITE
+
+
 @pytest.mark.slow  # a clock against the estimate: run on an idle machine (`-m slow`), not in the default run
-def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeypatch):
+def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeypatch, override_settings):
     """The compile estimate against the compile it estimates, on graphs never seen (a heat
     stencil without a barrier, 5 and 40 steps; an unbroken chain of additions): estimate over
     measured between 0.05 and 5. Load only slows the measured compile (bench_tiers.py measures
@@ -163,6 +192,7 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
     lower bound is loose; the upper one catches an estimate as far above as issue 26's former
     5 ms per operation (12x). Not a speed test: a ratio of two costs of the same compile."""
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    override_settings(X10ARRAY_REPEAT_CUT=False)  # (each loop one graph, not cut where it repeats)
     rng = np.random.default_rng(0)
 
     def stencil(u: Any, steps: int) -> Any:
@@ -176,12 +206,18 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
             u = u + float(i)
         return u
 
+    def writes(u: Any, n: int) -> Any:
+        for i in range(n):
+            u[i % 29, i % 31] += 1.0
+        return u
+
     ratios = {}
     for name, fn, n in (
         ("warm-up", stencil, 1),
         ("stencil", stencil, 5),
         ("stencil", stencil, 40),
         ("chain", chain, 200),
+        ("writes", writes, 100),
     ):
         _program.RUNTIME.programs.clear()
         u = xp.asarray(rng.random((29, 31)), device=LAZY)  # (a shape of its own: no cached program)

@@ -698,10 +698,17 @@ class _CostModel:
     right within a factor of a few, since the ski-rental rule stays within a small factor of
     the best choice whatever the error).
 
-    - compiling a graph of n operations: COMPILE_FIXED + n * COMPILE_PER_OP + COMPILE_PER_FUSED
-      * the sum over its elementwise operations of their depth in a chain of elementwise
-      operations (1 + the deepest elementwise operand's; any other operation starts a new
-      chain): XLA fuses such a chain into one loop, and its compile of the fusion grows with the
+    - compiling a graph of n operations: COMPILE_FIXED + n * COMPILE_PER_OP + COMPILE_PER_WRITE
+      * its writes (`in_place` operations) + COMPILE_PER_FUSED * the sum over its elementwise
+      operations of their depth in a chain of elementwise operations (1 + the deepest
+      elementwise operand's; any other operation starts a new chain). A write costs XLA's
+      compile far more than another operation (its buffer analysis of the updated array:
+      2026-12-04, jax 0.10.2, the 2-core machine with one core busy, graphs of one-element
+      writes `c[i, j] += v` into a 100 x 100 array: 1.12 s for 50 writes, 3.55 s / 200, 8.86 s
+      / 400, 23.2 s / 800; one-element slice writes 2.05 s / 200; scikit-learn's GaussianMixture
+      EM step, 1,675 operations of which 1,015 writes, 8.4 s, where the model without the
+      write term estimated 1.27 s and compiled it in the second fit, ~12 fits before it paid).
+      XLA fuses such a chain into one loop, and its compile of the fusion grows with the
       chain's square. Measured by benchmarks/bench_tiers.py (2026-12-03, jax 0.10.2, the 2-core
       x86-64 machine, loaded by other work: about twice its CPU time), first runs of graphs
       never seen: the heat stencil without a barrier (slices and slice writes; chains of ~5)
@@ -737,19 +744,27 @@ class _CostModel:
     COMPILE_FIXED = 0.1
     COMPILE_PER_OP = 7e-4
     COMPILE_PER_FUSED = 7.5e-6
+    COMPILE_PER_WRITE = 1e-2
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
 
     def compile_seconds(self, calls: list[Call]) -> float:
         """The estimated compile of the graph `calls` (topological order; see above)."""
         depth: dict[int, int] = {}  # id(call) -> its depth in an elementwise chain
-        fused = 0
+        fused = writes = 0
         for c in calls:
             if c.prim.elementwise:
                 d = 1 + max([depth.get(id(n.call), 0) for n in c.inputs if type(n) is Node], default=0)
                 depth[id(c)] = d
                 fused += d
-        return self.COMPILE_FIXED + len(calls) * self.COMPILE_PER_OP + fused * self.COMPILE_PER_FUSED
+            elif c.prim.in_place:
+                writes += 1
+        return (
+            self.COMPILE_FIXED
+            + len(calls) * self.COMPILE_PER_OP
+            + writes * self.COMPILE_PER_WRITE
+            + fused * self.COMPILE_PER_FUSED
+        )
 
     def step_seconds(self, prim: Primitive, result_elements: int) -> float:
         """What a compile saves on one interpreted run of an operation of `prim` whose largest
