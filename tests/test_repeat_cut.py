@@ -81,6 +81,20 @@ def test_a_barrier_per_step_is_never_cut() -> None:
     assert d.repeat_cuts == 0 and d.barriers == 20
 
 
+def test_a_barrier_of_an_equal_device_object_restarts_the_detector() -> None:
+    """`Device("cpu", 0, "xla")` made again is equal, not the same object: a barrier of it is
+    the recording device's barrier, and no cut follows (the full run failed on this when an
+    earlier test had made the default device's object anew)."""
+    other = xp.Device("cpu", 0, "xla")
+    assert other == LAZY and other is not LAZY
+    u = field(LAZY)
+    before = xp.metrics()
+    for _ in range(20):
+        stencil(u, 1)
+        xp.lazy_barrier(other)
+    assert (xp.metrics() - before).repeat_cuts == 0
+
+
 def test_a_recording_that_does_not_repeat_is_never_cut() -> None:
     x = field(LAZY, 8)
     before = xp.metrics()

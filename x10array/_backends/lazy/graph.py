@@ -520,8 +520,10 @@ def _cuttable(device: Device, layout_keeper: Any) -> bool:
 
 
 def forget_repeats(device: Device) -> None:
-    """A barrier of `device` ran (a user's, not a cut): the repeat detector starts again."""
-    if _REPEATS.device is device:
+    """A barrier of `device` ran (a user's, not a cut): the repeat detector starts again.
+    (Compared by equality: `Device("cpu", 0, "xla")` made twice gives two equal objects, and
+    the barrier's may not be the recording's.)"""
+    if _REPEATS.device is device or _REPEATS.device == device:
         _REPEATS.restart(device)
 
 
