@@ -201,3 +201,13 @@ def test_a_mode_that_does_not_act_is_not_used(monkeypatch):
 
     with settings.override(X10ARRAY_CPU_FLUSH=False):
         assert xla_numerics.cpu_flush_mode.__wrapped__() is None
+
+
+def test_the_cpu_mode_kernels_are_elementwise_primitives_of_the_op_table():
+    """CPU_MODE_KERNELS names primitives (a policy list by name, as KEEPS_CLEAN is): each one
+    must be in the op table and elementwise, or the interpreter never matches it (a typo or a
+    renamed primitive would silently keep the scan)."""
+    from x10array._core.primitive import OP_TABLE
+
+    assert xla_numerics.CPU_MODE_KERNELS <= set(OP_TABLE), xla_numerics.CPU_MODE_KERNELS - set(OP_TABLE)
+    assert all(OP_TABLE[n].elementwise for n in xla_numerics.CPU_MODE_KERNELS)
