@@ -529,3 +529,43 @@ def _lazy_flushes() -> bool:
     from x10array._core.xla_numerics import xla_flushes
 
     return xla_flushes()
+
+
+def _products_by_the_runtime_one(text: str) -> dict[str, str]:
+    """In a compiled lazy graph's StableHLO: result -> operand of each multiplication by the
+    runtime 1.0 (the program's first argument, converted and broadcast)."""
+    import re
+
+    one = {"%arg0"}
+    products: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*(%\w+) = stablehlo\.(\w+) (%\w+)(?:, (%\w+))?", line)
+        if not m:
+            continue
+        out, op, a, b = m.groups()
+        if op in ("convert", "broadcast_in_dim") and a in one:
+            one.add(out)
+        elif op == "multiply" and (a in one) != (b in one):
+            products[out] = b if a in one else a
+    return products
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: xp.sqrt(xp.abs(x / (x + 3.0))),  # a quotient (stored) read by abs (its operand stored)
+        lambda x: xp.abs(x * 1.5 + 2.0) / (x - 0.5),
+        lambda x: xp.negative(xp.abs(x / 3.0)) * x + 1.0,
+    ],
+)
+def test_a_value_is_multiplied_by_the_runtime_one_once(fn):
+    """The rounding of a compiled lazy graph (a product with a runtime 1.0, _core.kernels.
+    _rounded) stores a value; a value stored already (a quotient, an operand of abs) is not
+    multiplied again: each such product is one more pass over the data (bench_lazy's chain:
+    8 multiplications became 7). The bits are the interpreter's either way."""
+    x = np.linspace(-2.0, 2.0, 64, dtype=np.float32).reshape(8, 8)
+    products = _products_by_the_runtime_one(xp.debug.stablehlo(fn(xp.asarray(x, device=LAZY))))
+    assert products, "the graph rounds nothing: the check would see nothing"
+    twice = [out for out, operand in products.items() if operand in products]
+    assert not twice, f"stored twice: {twice}"
+    assert_same(fn, [x], "the graph")

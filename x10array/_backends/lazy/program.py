@@ -27,7 +27,7 @@ import numpy as np
 from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import ROUNDING_GUARD, jax_namespace
+from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY, SIGN_STEPS
 from ..._core.primitive import Primitive
@@ -233,9 +233,11 @@ class Program:
             if unpack is not None:
                 scalars = unpack(scalars)
             token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
+            done = ROUNDED_VALUES.set({})
             try:
                 return replay(ops, params_of, leaf_values, scalars, outputs, steps.step)
             finally:
+                ROUNDED_VALUES.reset(done)
                 ROUNDING_GUARD.reset(token)
 
         replay_graph.__name__ = replay_graph.__qualname__ = "replay"  # (jax names the program after it)
