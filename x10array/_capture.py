@@ -228,7 +228,11 @@ class Compiled:
                 elif d != device:
                     return self.fn(*args, **kwargs)  # several devices: not captured
                 arrays.append(leaf)
-                if leaf._alias is not None:
+                alias = leaf._alias
+                if alias is not None and alias.base is not None:
+                    # a view (an array whose views were taken has an `_alias` too, with no base:
+                    # alone it shares data with no other argument, and any view of it that is
+                    # passed beside it is seen here; the MLP step's X took `_aliasing` at every call)
                     views = True
             elif kind is float or kind is complex:
                 scalars.append(leaf)
