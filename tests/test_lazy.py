@@ -944,3 +944,30 @@ def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(overri
     compiled = np.asarray(chain(), copy=True)
     assert delta(before).interpreted_graphs == 0
     np.testing.assert_array_equal(refused, compiled)
+
+
+def test_a_view_of_a_computed_value_is_kept_as_a_view_not_copied():
+    """An interpreted graph's output that is a view of another node's value (read-only
+    memory: `pts[:, 0]` of a leaf) becomes its node's value as it is, immutable like its owner;
+    only a view of less than half of that memory is copied (it would pin the whole). The
+    values, the writes through views and a reduction's bits are those of the eager device."""
+    host = np.random.default_rng(3).random((1000, 2))
+    pts = xp.asarray(host, device=LAZY)
+    x, y = pts[:, 0], pts[:, 1]
+    small = pts[:5, 0]
+    total = xp.sum(x * x + y)
+    float(total)  # (x, y and small are alive: the graph returns them too)
+    owner = np.asarray(pts._data.value)
+    kept = np.asarray(x._data.value)
+    assert np.shares_memory(kept, owner) and not kept.flags.writeable
+    assert np.shares_memory(np.asarray(y._data.value), owner)
+    assert not np.shares_memory(np.asarray(small._data.value), owner)
+    np.testing.assert_array_equal(kept, host[:, 0])
+    e = xp.asarray(host, device=EAGER)
+    assert float(xp.sum(x)) == float(xp.sum(e[:, 0]))  # (the summation walks the same layout)
+    copied = xp.asarray(x, copy=True)
+    pts[0, 0] = 5.0  # a write through the base: its views see it, a copy does not
+    assert float(x[0]) == 5.0 and float(copied[0]) == host[0, 0]
+    assert np.asarray(kept)[0] == host[0, 0]  # (the kept memory is never written)
+    x[1] = 7.0
+    assert float(pts[1, 0]) == 7.0
