@@ -510,3 +510,21 @@ def test_every_value_read_materializes_once() -> None:
     _consume(x)
     np.from_dlpack(x)
     assert (xp.metrics() - before).execute_count + (xp.metrics() - before).interpreted_graphs == 1
+
+
+def test_a_pre_1_0_zero_copy_export_of_a_kept_view_of_a_lazy_value():
+    """A lazy value may be a view of another node's read-only memory (the interpreter keeps
+    `pts[:, 0]` as such, interpreter._kept_view). `__dlpack__(copy=False)` without a
+    `max_version` (a consumer that cannot be told "read-only") exports it as it exports a value
+    of its own memory: the buffer itself, no BufferError (array-api-tests' test_dunder_dlpack
+    on the lazy device found it), and the memory is read-only again afterwards."""
+    host = np.arange(8.0).reshape(4, 2)
+    pts = xp.asarray(host, device=LAZY)
+    x = pts[:, 0]
+    float(xp.sum(x * 2.0))  # (x is alive: computed as a view of pts's value)
+    value = np.asarray(x._data.value)
+    assert value.base is not None
+    capsule = x.__dlpack__(copy=False)
+    assert type(capsule).__name__ == "PyCapsule"
+    assert not value.flags.writeable and not np.asarray(pts._data.value).flags.writeable
+    np.testing.assert_array_equal(np.from_dlpack(x), host[:, 0])

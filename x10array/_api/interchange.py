@@ -155,13 +155,24 @@ def _capsule(data: Any, stream: Any, max_version: Any, copy: bool | None) -> tup
         if copy is None:
             kwargs["copy"] = True
             return data.__dlpack__(**kwargs), True
-        if data.base is not None:
-            raise
-        data.flags.writeable = True
+        # (a view of read-only memory, as the interpreter keeps a column of a leaf: its owner
+        # is made writable for the export too, NumPy refusing a writable view of a read-only base)
+        chain = [data]
+        while isinstance(chain[-1].base, np.ndarray):
+            chain.append(chain[-1].base)
+        if chain[-1].base is not None or any(a.flags.writeable for a in chain):
+            raise  # (memory NumPy does not own, or a writable view's read-only result: not ours to flip)
         try:
+            for a in reversed(chain):
+                a.flags.writeable = True  # (ValueError for a view NumPy keeps read-only: broadcast_to's)
             return data.__dlpack__(**kwargs), copy
+        except ValueError:
+            raise BufferError(
+                "__dlpack__: this read-only buffer cannot be exported to a pre-1.0 DLPack consumer without a copy"
+            ) from None
         finally:
-            data.flags.writeable = False
+            for a in chain:
+                a.flags.writeable = False
 
 
 def device_from_dlpack(obj: Any, fname: str) -> Device:

@@ -389,6 +389,8 @@ def _kept_view(view: np.ndarray) -> bool:
         owner = owner.base
     if owner.flags.writeable or owner.base is not None:  # (memory of another kind: a buffer, mmap)
         return False
+    if any(stride == 0 and n > 1 for stride, n in zip(view.strides, view.shape)):
+        return False  # (a broadcast: NumPy keeps it read-only for good, and it may be exported writable)
     return 2 * view.nbytes >= owner.nbytes
 
 
