@@ -196,3 +196,17 @@ def test_an_autodiff_and_optimizer_loop_without_a_barrier_is_cut_with_the_same_b
     uncut = adam_fit(LAZY, 30, barrier=False)
     assert cut.tobytes() == barriered.tobytes() == uncut.tobytes()
     np.testing.assert_allclose(cut, adam_fit(EAGER, 30, barrier=False), rtol=1e-12)
+
+
+def test_a_repeat_confirmed_as_another_thread_restarts_the_detector():
+    """The detector is written without the lock (graph._Repeats): another thread's barrier may
+    restart it (period 0) between the recorder's read of the period and the confirmation. The
+    confirmation used the period read again: ZeroDivisionError inside `half += 1` of
+    tests/test_threads.py's barrier-while-recording test, on main at 7cc0104 in CI. It uses
+    the period that was matched."""
+    from x10array._backends.lazy import graph as _graph
+
+    rep = _graph._Repeats()
+    rep.restart(None)  # (the other thread's barrier)
+    rep.confirmed(1000, 11)
+    assert rep.every % 11 == 0 and rep.every >= _graph._MIN_CUT and rep.cut_at == 1001

@@ -215,14 +215,16 @@ class _Repeats:
         if len(self.seen) > 4 * _MAX_PERIOD:
             self.seen = {}
 
-    def confirmed(self, seq: int) -> None:
-        """The last period's operations repeat the period before: a cut is due from the next one on
-        (its phase chosen there: Recorder._cut), unless cuts are off, or the recording cannot be
-        cut (x10array.compile records, a mesh device: see _cuttable)."""
+    def confirmed(self, seq: int, p: int) -> None:
+        """The last period's operations (`p` of them: the period the caller read, which
+        another thread's restart may have set to 0 meanwhile) repeat the period before: a cut
+        is due from the next one on (its phase chosen there: Recorder._cut), unless cuts are
+        off, or the recording cannot be cut (x10array.compile records, a mesh device: see
+        _cuttable)."""
         if not settings.get("X10ARRAY_REPEAT_CUT"):
             self.matched = -(2**62)  # (not again for this repeat)
             return
-        p = self.period
+        self.period = p
         self.every = p * -(-_MIN_CUT // p)
         self.cut_at = seq + 1
         self.phased = False
@@ -369,7 +371,7 @@ class Recorder:
             if repeats:
                 rep.matched += 1
                 if rep.matched == p:
-                    rep.confirmed(seq)
+                    rep.confirmed(seq, p)
             else:
                 rep.candidate(fp, seq)
         elif (seen_at := seen.get(fp)) is not None and seq - seen_at >= _MIN_PERIOD:  # (no call otherwise)
