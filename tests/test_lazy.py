@@ -971,3 +971,20 @@ def test_a_view_of_a_computed_value_is_kept_as_a_view_not_copied():
     assert np.asarray(kept)[0] == host[0, 0]  # (the kept memory is never written)
     x[1] = 7.0
     assert float(pts[1, 0]) == 7.0
+
+
+def test_a_matmul_of_untransposed_operands_skips_the_rewrite(monkeypatch):
+    """The rewrite (matmul absorbing a transpose) reads only operands made by a transpose
+    (they carry an `origin`): a product of other operands never calls it (its lock and
+    producer list were most of a recorded matmul's time)."""
+    calls = []
+    real = _graph._fold
+    monkeypatch.setattr(_graph, "_fold", lambda *a: calls.append(a[0].name) or real(*a))
+    dev = xp.Device("cpu", 0, "xla")
+    a = xp.reshape(xp.arange(6.0, device=dev), (2, 3))
+    b = xp.ones((3, 2), device=dev) * 2.0
+    plain = a @ b
+    assert calls == []
+    folded = xp.matrix_transpose(b) @ xp.matrix_transpose(a)
+    assert calls == ["matmul"] and any(folded._data.call.params["transposed"])
+    assert np.array_equal(np.asarray(folded), np.asarray(plain).T)
