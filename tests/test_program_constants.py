@@ -107,3 +107,25 @@ def test_an_exponent_is_part_of_the_program_and_a_learning_rate_is_not(capsys):
         expected = expected - (0.1 / (i + 1)) * (expected * expected)
     expected = expected - 0.5 * ((expected * expected) * expected)
     np.testing.assert_allclose(np.asarray(w), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_integer_operand_is_a_runtime_input_so_xla_cannot_fold_it(dtype):
+    """Python int operands of arithmetic (`x + 0`, `x * -1`, `x - n`) stay runtime inputs of a
+    compiled program: as constants, XLA's simplifier rewrites `x + 0` to `x` (-0.0 + 0 is +0.0
+    in IEEE arithmetic and NumPy, but `x` keeps -0.0) and `x * -1` to a negation (a NaN's sign
+    bit then differs). So the compiled tier gives NumPy's bits, and an int that changes
+    from step to step (`x + i` in a loop) is one program."""
+    host = np.asarray([-0.0, 0.0, -1.5, 2.0, np.inf, -np.inf], dtype)
+    with settings.override(X10ARRAY_COMPILE_THRESHOLD=1):
+        x = xp.asarray(host, device=LAZY)
+        for n, expected in ((0, host + 0), (-1, host * -1)):
+            got = np.asarray(x + n if n == 0 else x * n)
+            np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), expected.view(f"u{got.itemsize}"))
+        before = xp.metrics()
+        for i in range(4):
+            y = x + i
+            xp.lazy_barrier()
+            np.testing.assert_array_equal(np.asarray(y), host + i)
+        d = xp.metrics() - before
+        assert d.cache_hits >= 3, d
