@@ -1362,11 +1362,16 @@ _exp = _half_plane(
 exp = _unary("exp", "floating-point", _exp, lowering=_real_lowering(_exp, _in_float64(lambda k, x: k.exp(x))))
 # kernels that are one NumPy ufunc on real, integer and boolean operands (_multiply and _exp
 # spell out complex ones only): the interpreter may write them into a dead operand
-INTERPRETER_UFUNCS.register(add.primitive, NUMPY.add)
-INTERPRETER_UFUNCS.register(subtract.primitive, NUMPY.subtract)
-INTERPRETER_UFUNCS.register(multiply.primitive, NUMPY.multiply)
-INTERPRETER_UFUNCS.register(negative.primitive, NUMPY.negative)
-INTERPRETER_UFUNCS.register(exp.primitive, NUMPY.exp)
+
+
+def _one_ufunc(*pairs: tuple[Any, Any]) -> None:
+    """Register each (function, ufunc) in policies.INTERPRETER_UFUNCS."""
+    for fn, ufunc in pairs:
+        INTERPRETER_UFUNCS.register(fn.primitive, ufunc)
+
+
+_one_ufunc((add, NUMPY.add), (subtract, NUMPY.subtract), (multiply, NUMPY.multiply))
+_one_ufunc((negative, NUMPY.negative), (exp, NUMPY.exp))
 
 
 def _expm1(k: Any, x: Any) -> Any:

@@ -235,7 +235,7 @@ class NumpySteps:
         if found is None:
             return None
         try:
-            resolved = _UFUNCS[prim].resolve_dtypes((*dtypes, None))
+            resolved = _UFUNCS[prim].resolve_dtypes((*dtypes, None))  # type: ignore[attr-defined]  # (a ufunc)
         except (TypeError, ValueError):
             return None
         return found if resolved[-1] == found.dtype else None
