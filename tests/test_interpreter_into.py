@@ -117,3 +117,39 @@ def test_an_output_or_a_viewed_value_is_never_written_into(monkeypatch: pytest.M
     np.testing.assert_array_equal(np.asarray(s), x * 3.0 + 1.0)
     np.testing.assert_array_equal(np.asarray(view), (x * 0.5)[:2])
     np.testing.assert_array_equal(np.asarray(u), x * 0.5 + 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.bool_, np.complex128])
+def test_count_nonzero_over_every_axis_counts_as_the_sum_of_nonzero_does(dtype: Any) -> None:
+    """count_nonzero over every axis takes NumPy's count on the NumPy kernel namespaces (the
+    eager device, the interpreter): the same integer as the sum of `x != 0` it replaced, for
+    NaN, -0.0 and subnormals (flushed first on the lazy tiers, as every arithmetic operand),
+    with keepdims, and on a 0-d array."""
+    from x10array._api import searching
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((5, 7)).astype(dtype)
+    if x.dtype.kind in "fc":
+        x.flat[:5] = [np.nan, -0.0, 0.0, 5e-324 if x.dtype.itemsize >= 8 else 1e-40, np.inf]
+    else:
+        x.flat[:5] = 0
+    ns = _interpreter._NUMPY_FLUSHING
+    for arr in (x, x[0], np.asarray(x.flat[3])):
+        axes = tuple(range(arr.ndim))
+        for keepdims in (False, True):
+            want = np.sum(arr != 0, axis=axes, keepdims=keepdims, dtype=np.int64)
+            got = searching._COUNT_NONZERO.kernel(ns, arr, axes=axes, keepdims=keepdims)
+            assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.int64
+            assert np.array_equal(got, want)
+        for dev in (EAGER, LAZY):
+            count = int(xp.count_nonzero(xp.asarray(arr, device=dev)))
+            assert count == int(np.sum(_flushed(arr) != 0 if dev is LAZY else arr != 0))
+
+
+def _flushed(a: np.ndarray) -> np.ndarray:
+    """`a` with its subnormals (of either part) zero, as the lazy tiers read an operand."""
+    if a.dtype.kind == "c":
+        return _flushed(a.real) + 1j * _flushed(a.imag)
+    if a.dtype.kind != "f":
+        return a
+    return np.where(np.abs(a) < np.finfo(a.dtype).tiny, 0, a)
