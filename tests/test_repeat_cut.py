@@ -210,3 +210,46 @@ def test_a_repeat_confirmed_as_another_thread_restarts_the_detector():
     rep.restart(None)  # (the other thread's barrier)
     rep.confirmed(1000, 11)
     assert rep.every % 11 == 0 and rep.every >= _graph._MIN_CUT and rep.cut_at == 1001
+
+
+def monte_carlo(pts: Any) -> tuple[float, float]:
+    """bench_dayone's Monte-Carlo step: 11 operations that end in two reads, no barrier."""
+    x, y = pts[:, 0], pts[:, 1]
+    inside = float(xp.count_nonzero(x**2 + y**2 <= 1.0))
+    gauss = float(xp.mean(xp.exp(-(x**2))))
+    return inside, gauss
+
+
+def test_a_loop_whose_steps_end_in_reads_is_not_cut(tier: str) -> None:
+    """A read that leaves nothing pending on the device starts the detection again, as a
+    barrier does: the loop's graphs are the reads' own, the same two every step. (Counted
+    across the reads, the recording repeated every 11 operations and was cut every 33, at
+    another point of each step: graphs of changing structure.)"""
+    rng = np.random.default_rng(0)
+    host = rng.random((1000, 2))
+    pts = xp.asarray(host, device=LAZY)
+    before = xp.metrics()
+    got = [monte_carlo(pts) for _ in range(12)]
+    d = xp.metrics() - before
+    assert d.repeat_cuts == 0
+    assert d.plan_hits >= 2 * 12 - 4  # two graphs a step, each the same structure every step
+    assert all(g == got[0] for g in got)  # (one tier every step: the same bits)
+    want = monte_carlo(xp.asarray(host, device=EAGER))
+    assert got[0][0] == want[0]
+    assert got[0][1] == pytest.approx(want[1], rel=1e-12)  # (a compiled sum rounds in XLA's order)
+
+
+def test_a_read_that_leaves_work_pending_keeps_the_detection() -> None:
+    """Only a read after which nothing is pending on the device restarts the detector: a
+    pending array held elsewhere (another thread's recording) keeps it."""
+    from x10array._backends.lazy import graph as _graph
+
+    x = field(LAZY, 8)
+    held = x * 2.0  # pending, held
+    y = x + 1.0
+    float(xp.sum(y))
+    assert _graph._REPEATS.fps  # the recording so far is kept
+    assert held._data.value is None
+    del held
+    float(xp.sum(x * 3.0))
+    assert not _graph._REPEATS.fps  # nothing pending: restarted, as by a barrier

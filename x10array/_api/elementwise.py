@@ -18,8 +18,8 @@ from typing import Any
 
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
-from .._core.kernels import numpy_on_flushed
-from .._core.policies import NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
+from .._core.kernels import NUMPY, numpy_on_flushed
+from .._core.policies import INTERPRETER_UFUNCS, NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 from .indexing import Alias, Transform, index_view
@@ -1360,6 +1360,18 @@ _exp = _half_plane(
 )
 # float32 through float64: XLA's float32 exp is 5 ULP off near the overflow (88.7)
 exp = _unary("exp", "floating-point", _exp, lowering=_real_lowering(_exp, _in_float64(lambda k, x: k.exp(x))))
+# kernels that are one NumPy ufunc on real, integer and boolean operands (_multiply and _exp
+# spell out complex ones only): the interpreter may write them into a dead operand
+
+
+def _one_ufunc(*pairs: tuple[Any, Any]) -> None:
+    """Register each (function, ufunc) in policies.INTERPRETER_UFUNCS."""
+    for fn, ufunc in pairs:
+        INTERPRETER_UFUNCS.register(fn.primitive, ufunc)
+
+
+_one_ufunc((add, NUMPY.add), (subtract, NUMPY.subtract), (multiply, NUMPY.multiply))
+_one_ufunc((negative, NUMPY.negative), (exp, NUMPY.exp))
 
 
 def _expm1(k: Any, x: Any) -> Any:

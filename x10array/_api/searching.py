@@ -54,10 +54,17 @@ argmin = _arg_reduction("argmin", lambda k: k.argmin)
 
 # -- count_nonzero, nonzero -------------------------------------------------------------------
 
-_COUNT_NONZERO = Primitive(
-    "count_nonzero",
-    lambda k, x, *, axes, keepdims: cast(k.sum(x != 0, axis=axes, keepdims=keepdims, dtype=_INDEX), _INDEX),
-)
+
+def _count_nonzero(k: Any, x: Any, *, axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not k.is_jax and len(axes) == x.ndim:
+        # over every axis, NumPy's count (the same integer, exact): it reads a boolean array
+        # as bytes, ~18x faster than summing `x != 0` (Monte-Carlo's count of 1e6 points)
+        n = k.count_nonzero(x)
+        return k.full((1,) * x.ndim, n, dtype=_INDEX) if keepdims else _INDEX.type(n)
+    return cast(k.sum(x != 0, axis=axes, keepdims=keepdims, dtype=_INDEX), _INDEX)
+
+
+_COUNT_NONZERO = Primitive("count_nonzero", _count_nonzero)
 
 
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:

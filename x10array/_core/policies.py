@@ -63,6 +63,12 @@ The registries, and who reads them:
     program for each new shape and dtype (a cast: one per dtype pair and size; comparisons,
     logical and bitwise operations, all/any: `kernels.numpy_on_flushed`); None where it does
     not apply (the XLA program runs). tests/test_eager_xla.py checks the bits.
+`INTERPRETER_UFUNCS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
+    `ufunc`: the primitive's NumPy kernel, on real, integer and boolean operands of one shape
+    (arrays, Python scalars), is exactly this NumPy ufunc of its operands, with no parameters.
+    The interpreter may then write its result into an operand's buffer that nothing reads
+    afterwards (`out=`: the same loop on the same operands, the same bits, no new buffer;
+    `NumpySteps._into`). tests/test_interpreter_into.py checks each rule against the kernel.
 """
 
 from __future__ import annotations
@@ -74,7 +80,7 @@ from .primitive import Primitive
 
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS",
-    "REGISTRIES",
+    "INTERPRETER_UFUNCS", "REGISTRIES",
 ]  # fmt: skip
 
 
@@ -154,8 +160,9 @@ COST_LIBRARY = PrimitiveSet("COST_LIBRARY", reader="x10array._backends.lazy")
 GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.lazy")
 SIGN_STEPS = PrimitiveRules("SIGN_STEPS", reader="x10array._backends.lazy")
 XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
+INTERPRETER_UFUNCS = PrimitiveRules("INTERPRETER_UFUNCS", reader="x10array._backends.lazy")
 
 # Every registry, for the completeness test.
 REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
-    NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS,
+    NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS, INTERPRETER_UFUNCS,
 )  # fmt: skip

@@ -17,7 +17,7 @@ import numpy as np
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY
-from ..._core.policies import COST_LIBRARY
+from ..._core.policies import COST_LIBRARY, INTERPRETER_UFUNCS
 from ..._core.primitive import Primitive
 from ..._core.xla_numerics import (
     CPU_MODE_KERNELS,
@@ -178,11 +178,13 @@ class NumpySteps:
             and refs[0][0] == "c"
             and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
-        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu)
+        into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
+        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
-        if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
+        if not prim.in_place and into is None:  # (a write returns the buffer it wrote: a copy,
+            # or a private one; a result written into a dead operand is that buffer's only holder)
             for o in outs:
                 if any(o is a for a in args):
                     buffers.passed_through.add(id(o))
@@ -190,6 +192,53 @@ class NumpySteps:
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
         return outs
+
+    def _into(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any]) -> np.ndarray | None:
+        """An operand buffer that step `index`, one NumPy ufunc (INTERPRETER_UFUNCS), may write
+        its result into, or None: an intermediate of the graph at its last use, not an output,
+        writable and of its own (as _Buffers.writable asks of a write in place; read twice by
+        the step is fine: each element is read before it is written), of the result's shape
+        and dtype (ufunc.resolve_dtypes on the operands' dtypes, a Python
+        scalar's type for a scalar): the same loop runs on the same operands, so the same bits
+        (NumPy computes an elementwise ufunc whose output is one of its same-layout operands
+        element by element), without a new buffer (a fresh 8 MB buffer's page faults are a
+        third of a 1e6-element add)."""
+        found = None
+        dtypes: list[Any] = []
+        shape: tuple[int, ...] | None = None
+        buffers, last_use, keep = self.buffers, self.last_use, self.keep
+        for r, a in zip(refs, args):
+            if type(a) is np.ndarray:
+                if a.dtype.kind not in _INTO_KINDS:
+                    return None
+                dtypes.append(a.dtype)
+                if shape is None:
+                    shape = a.shape
+                elif a.shape != shape:
+                    return None  # (a broadcast: the result may be larger than an operand)
+                if (
+                    found is None
+                    and r[0] == "c"
+                    and last_use[slot := (r[1], r[2])] == index
+                    and slot not in keep
+                    and a.base is None
+                    and a.flags.writeable
+                    and a.flags.c_contiguous
+                    and id(a) not in buffers.passed_through
+                    and not buffers.viewers.get(id(a))
+                ):
+                    found = a
+            elif type(a) in _SCALAR_TYPES:
+                dtypes.append(type(a))
+            else:
+                return None
+        if found is None:
+            return None
+        try:
+            resolved = _UFUNCS[prim].resolve_dtypes((*dtypes, None))  # type: ignore[attr-defined]  # (a ufunc)
+        except (TypeError, ValueError):
+            return None
+        return found if resolved[-1] == found.dtype else None
 
     def _reads_clean(self, refs: tuple[Ref, ...]) -> bool:
         """Whether every operand of a data movement is an array known to hold no subnormal
@@ -221,6 +270,9 @@ class NumpySteps:
 
 
 _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
+_UFUNCS = INTERPRETER_UFUNCS.rules  # (the live dict, likewise)
+_INTO_KINDS = frozenset("biuf")  # (operand dtypes an INTERPRETER_UFUNCS rule holds for)
+_SCALAR_TYPES = (float, int, bool)
 
 
 class _Buffers:
@@ -280,6 +332,7 @@ def _numpy_step(
     args_clean: bool = False,
     first_is_private: bool = False,
     cpu: tuple[CpuFlushMode, Any, Any] | None = None,
+    into: np.ndarray | None = None,
 ) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
     operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
@@ -303,13 +356,14 @@ def _numpy_step(
         mode, plain, flushing = cpu
         mode.set(flushing)
         try:
-            out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
+            # (into: the step is one ufunc, its result written into a dead operand: NumpySteps._into)
+            out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
         finally:
             mode.set(plain)
         if prim.multiple_results:
             return tuple(o if getattr(o, "dtype", None) in _CPU_FLUSHED else flush_subnormals(o) for o in out)
         return out if getattr(out, "dtype", None) in _CPU_FLUSHED else flush_subnormals(out)
-    out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
+    out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
     if prim.multiple_results:
         return tuple(flush_subnormals(o) for o in out)
     if (
