@@ -178,11 +178,18 @@ class NumpySteps:
             and refs[0][0] == "c"
             and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
-        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu)
+        into = None
+        if not params and prim.elementwise and not prim.in_place:
+            ufunc = _INTO.get(prim, _UNSEEN)
+            if ufunc is _UNSEEN:
+                ufunc = _into_ufunc(prim)
+            if ufunc is not None:
+                into = buffers.reusable(index, refs, args, self.last_use, self.keep)
+        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
-        if not prim.in_place:  # (a write returns the buffer it wrote: a copy, or a private one)
+        if not prim.in_place and out is not into:  # (a write returns the buffer it wrote: a copy, or a private one)
             for o in outs:
                 if any(o is a for a in args):
                     buffers.passed_through.add(id(o))
@@ -222,6 +229,38 @@ class NumpySteps:
 
 _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 
+# The arithmetic primitives whose kernel, on real floating-point operands, is the NumPy ufunc
+# of their name and nothing else (the standard's add, subtract and multiply): a step of one may
+# write its result into a dying operand (_Buffers.reusable). Per primitive: its ufunc, or None.
+_INTO_NAMES = ("add", "subtract", "multiply")
+_INTO_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+_INTO: dict[Primitive, Any] = {}
+_UNSEEN = object()
+
+
+def _into_ufunc(prim: Primitive) -> Any:
+    """The NumPy ufunc that `prim`'s kernel is on real floating-point operands, for the
+    standard's own add, subtract and multiply (defined in the namespace layer's elementwise
+    module, not an extension's primitive of the same name), checked once on a few values;
+    else None."""
+    ufunc = None
+    if prim.name in _INTO_NAMES and getattr(prim.kernel, "__module__", "") == _ELEMENTWISE_MODULE:
+        candidate = getattr(np, prim.name)
+        a = np.array([1.5, -2.25, 3.0, 0.0], np.float64)
+        b = np.array([0.5, 4.0, -1.0, 2.0], np.float64)
+        try:
+            with np.errstate(all="ignore"):
+                same = same_values(np.asarray(prim.kernel(NUMPY, a, b)), candidate(a, b))
+        except Exception:  # noqa: BLE001 - (then it is not that ufunc)
+            same = False
+        if same and getattr(NUMPY, prim.name, None) is candidate:
+            ufunc = candidate
+    _INTO[prim] = ufunc
+    return ufunc
+
+
+_ELEMENTWISE_MODULE = __name__.split("._backends", 1)[0] + "._api.elementwise"
+
 
 class _Buffers:
     """What the interpreter knows of its intermediate buffers, to decide whether a write may
@@ -252,6 +291,54 @@ class _Buffers:
             and not self.viewers.get(id(first))  # no live view would see the write
         )
 
+    def reusable(
+        self, index: int, refs: tuple[Ref, ...], args: list[Any], last_use: dict[Slot, int], keep: set[Slot]
+    ) -> np.ndarray | None:
+        """A buffer that step `index`, an elementwise ufunc of `_INTO` on `args`, may write its
+        result into (`out=`): an operand that is an intermediate at its last use (no later step
+        reads it, nor an output), a writable buffer of its own that no other value shares, of
+        the result's shape and dtype (every array operand real float32 or float64 of one dtype,
+        the others Python floats or ints: NumPy's result is of that dtype). The same values as
+        a new buffer, bit for bit (an elementwise ufunc reads each element before it writes
+        its place, `x * x` into `x` included), without allocating one: a fresh allocation of
+        a large result is page faults when the C library has handed the last one back to the
+        system (k-means' `(X - c) ** 2`, 800 KB an iteration). None when there is none."""
+        dtype = None
+        shape = None
+        for a in args:
+            t = type(a)
+            if t is np.ndarray:
+                if dtype is None:
+                    dtype, shape = a.dtype, a.shape
+                    if dtype not in _INTO_DTYPES:
+                        return None
+                elif a.dtype != dtype:
+                    return None
+                elif a.shape != shape:
+                    shape = None  # (broadcast: only an operand of the result's shape will do)
+            elif t is not float and t is not int:
+                return None
+        if dtype is None:
+            return None
+        if shape is None:
+            shape = np.broadcast_shapes(*[a.shape for a in args if type(a) is np.ndarray])
+        if not shape:  # (0-d: NumPy returns a scalar there, not a buffer)
+            return None
+        for r, a in zip(refs, args):
+            if r[0] != "c" or type(a) is not np.ndarray or a.shape != shape:
+                continue
+            slot = (r[1], r[2])
+            if (
+                last_use[slot] == index
+                and slot not in keep
+                and a.base is None
+                and a.flags.writeable
+                and id(a) not in self.passed_through
+                and not self.viewers.get(id(a))
+            ):
+                return a
+        return None
+
     def view(self, index: int, i: int, o: np.ndarray) -> None:
         """Output `i` of step `index` is `o`, a NumPy view of another buffer."""
         owner = _owner(o)
@@ -280,13 +367,15 @@ def _numpy_step(
     args_clean: bool = False,
     first_is_private: bool = False,
     cpu: tuple[CpuFlushMode, Any, Any] | None = None,
+    into: np.ndarray | None = None,
 ) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
     operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
     with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
     flushed the operands already; `cpu`: the CPU's flush-to-zero mode and the environments
     without and with it, for an arithmetic step that _cpu_flushes: the kernel runs under the
-    mode, and its result needs no scan)."""
+    mode, and its result needs no scan; `into`: for a primitive of `_INTO`, the buffer its
+    ufunc writes its result into, see _Buffers.reusable)."""
     if prim.in_place and not first_is_private:
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if prim.moves_data:
@@ -303,13 +392,13 @@ def _numpy_step(
         mode, plain, flushing = cpu
         mode.set(flushing)
         try:
-            out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
+            out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _INTO[prim](*args, out=into)
         finally:
             mode.set(plain)
         if prim.multiple_results:
             return tuple(o if getattr(o, "dtype", None) in _CPU_FLUSHED else flush_subnormals(o) for o in out)
         return out if getattr(out, "dtype", None) in _CPU_FLUSHED else flush_subnormals(out)
-    out = prim.kernel(_NUMPY_FLUSHING, *args, **params)
+    out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _INTO[prim](*args, out=into)
     if prim.multiple_results:
         return tuple(flush_subnormals(o) for o in out)
     if (
@@ -486,6 +575,31 @@ def _probe_cpu_flushes(
                 if level == 0:
                     return 0
     return level
+
+
+def moves_clean(operands: tuple[Any, ...]) -> bool:
+    """Whether the floating-point arrays among a graph break's `operands` (public arrays,
+    computed) are known to hold no subnormal, so that the result of a data movement of them
+    holds none (executor._graph_break marks it clean: the interpreter reads it as a leaf
+    without a scan). A leaf not known clean is scanned here, once in its life (as _flush_leaf
+    does): a data set that every break indexes (k-means' X) is scanned once, not each of its
+    selections. A buffer the host may write (`host`) is never known clean."""
+    if not xla_flushes():
+        return False
+    for o in operands:
+        node = getattr(o, "_data", None)
+        if type(node) is not Node or node.dtype.kind not in "fc":
+            continue
+        if node.host or node.value is None:
+            return False
+        if not node.clean:
+            value = node.value
+            if type(value) is not np.ndarray:  # (a device buffer: not scanned here)
+                return False
+            if flush_subnormals(value) is not value:
+                return False
+            node.clean = True
+    return True
 
 
 def _flush_leaf(node: Node, value: Any) -> Any:
