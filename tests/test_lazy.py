@@ -598,11 +598,11 @@ def test_a_write_in_place_never_shows_through_a_numpy_view(order):
 def test_arithmetic_writes_into_a_dying_intermediate_with_the_same_values():
     """Interpreting, an add, subtract or multiply of real floats whose operand is an
     intermediate at its last use writes its result into that operand's buffer (`out=`, no new
-    allocation): k-means' `(X - c) ** 2`, recorded as `d * d`. Not into a leaf, an output,
+    allocation of a large result): k-means' `(X - c) ** 2`, recorded as `d * d`. Not into a leaf, an output,
     a value a later step reads, a broadcast operand, or one of another dtype; the values are the
     eager device's, bit for bit."""
     rng = np.random.default_rng(3)
-    Xn, cn = rng.standard_normal((50, 1, 4)), rng.standard_normal((1, 5, 4))
+    Xn, cn = rng.standard_normal((2000, 1, 4)), rng.standard_normal((1, 5, 4))  # (320 KB results)
     into: list[tuple[str, bool]] = []
     real = _interpreter._numpy_step
 
@@ -880,8 +880,9 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """xla_numerics.has_subnormal and both of its ways (the bits, the magnitudes; small arrays,
-    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny,
+    """xla_numerics.has_subnormal and its three ways (the bits, the magnitudes, a few values as
+    Python floats; small arrays, large ones scanned in pieces, strided views, 0-d) against the
+    definition, 0 < |x| < tiny,
     on arrays salted with zeros, NaN, infinities, the smallest normal and subnormal numbers of
     each real dtype."""
     rng = np.random.default_rng(0)
@@ -893,7 +894,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
             [0.0, -0.0, tiny, -tiny, below, -below, info.smallest_subnormal, np.inf, -np.inf, np.nan, info.max],
             dtype=dtype,
         )
-        for n in (1, 7, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
+        for n in (1, 7, _xla_numerics._SMALL, _xla_numerics._SMALL + 1, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
             for _ in range(12):
                 a = rng.standard_normal(n).astype(dtype)
                 if rng.random() < 0.5:
@@ -906,6 +907,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                     assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
                     # both ways of the scan, whichever the first element picks
                     assert _xla_numerics._magnitudes_hold_subnormal(view, tiny) == expected, (dtype, n)
+                    assert _xla_numerics._small_holds_subnormal(view, float(tiny)) == expected, (dtype, n)
                     if view.ndim:
                         found = _xla_numerics._TINY_BITS[np.dtype(dtype)]
                         assert _xla_numerics._bits_hold_subnormal(view, found, None) == expected, (dtype, n)

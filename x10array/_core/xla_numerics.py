@@ -247,6 +247,8 @@ def has_subnormal(part: np.ndarray, tiny: Any) -> bool:
     in the cache, rather than through a temporary of its size."""
     n = part.size
     found = _TINY_BITS.get(part.dtype)
+    if n <= _SMALL and found is not None:  # (a few values: compared in Python, no NumPy pass)
+        return _small_holds_subnormal(part, float(tiny))
     if part.ndim == 0 or found is None:
         return _magnitudes_hold_subnormal(part, tiny)
     if n > _SCAN_CHUNK * 4 and part.flags.c_contiguous:
@@ -263,6 +265,17 @@ def has_subnormal(part: np.ndarray, tiny: Any) -> bool:
 
 
 _SCAN_CHUNK = 1 << 15  # elements per piece of a large scan (256 KiB of float64)
+_SMALL = 64  # at most this many elements: scanned as Python floats (a 0-d sum, a mean of 4 columns)
+
+
+def _small_holds_subnormal(part: np.ndarray, tiny: float) -> bool:
+    """has_subnormal of a small float16/32/64 array: its values as Python floats (exact: a
+    float64 holds each of them), compared with `tiny` one by one (a NaN compares false). Each
+    NumPy pass of the other ways costs a call's overhead, which dominates a few values."""
+    for v in part.ravel().tolist():
+        if 0.0 < abs(v) < tiny:
+            return True
+    return False
 
 
 def _bits_hold_subnormal(part: np.ndarray, found: tuple[Any, Any, Any, Any], out: np.ndarray | None) -> bool:

@@ -36,8 +36,6 @@ from .trace import Op, Ref, Slot, Traced, last_uses, replay
 def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
     the values of `targets`, owned (see as_node_value) and on `device`."""
-    import jax
-
     flush = xla_flushes()
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
@@ -51,15 +49,17 @@ def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any,
             leaves=traced.leaves,
         )
     results = []
-    on_cpu = device.kind is DeviceKind.CPU
-    with jax.enable_x64(True):
-        for node, value, known in zip(targets, out, clean):
-            if known and getattr(value, "dtype", None) == node.dtype:
-                node.clean = True  # (a later graph reads it as a leaf without a scan)
-            value = as_node_value(value, node.dtype)
-            # On the CPU a host buffer is the device's memory: keep it until a compiled program
-            # reads it (then it is placed once, see executor.run_compiled).
-            results.append(value if on_cpu else jax.device_put(value, device.jax_device))
+    for node, value, known in zip(targets, out, clean):
+        if known and getattr(value, "dtype", None) == node.dtype:
+            node.clean = True  # (a later graph reads it as a leaf without a scan)
+        results.append(as_node_value(value, node.dtype))
+    # On the CPU a host buffer is the device's memory: keep it until a compiled program reads
+    # it (then it is placed once, see executor.run_compiled).
+    if device.kind is not DeviceKind.CPU:
+        import jax
+
+        with jax.enable_x64(True):
+            results = [jax.device_put(value, device.jax_device) for value in results]
     return tuple(results)
 
 
@@ -234,6 +234,7 @@ _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 # write its result into a dying operand (_Buffers.reusable). Per primitive: its ufunc, or None.
 _INTO_NAMES = ("add", "subtract", "multiply")
 _INTO_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+_INTO_BYTES = 1 << 16
 _INTO: dict[Primitive, Any] = {}
 _UNSEEN = object()
 
@@ -302,7 +303,13 @@ class _Buffers:
         a new buffer, bit for bit (an elementwise ufunc reads each element before it writes
         its place, `x * x` into `x` included), without allocating one: a fresh allocation of
         a large result is page faults when the C library has handed the last one back to the
-        system (k-means' `(X - c) ** 2`, 800 KB an iteration). None when there is none."""
+        system (k-means' `(X - c) ** 2`, 800 KB an iteration). None when there is none, and for
+        a result under _INTO_BYTES (the allocator reuses such memory: the tests cost more)."""
+        for r, a in zip(refs, args):
+            if r[0] == "c" and type(a) is np.ndarray and a.nbytes >= _INTO_BYTES and last_use[(r[1], r[2])] == index:
+                break
+        else:
+            return None
         dtype = None
         shape = None
         for a in args:
@@ -381,7 +388,7 @@ def _numpy_step(
     if prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
     if not flush:
-        return prim.kernel(_NUMPY_TIERED, *args, **params)
+        return prim.kernel(_NUMPY_TIERED, *args, **params) if into is None else _INTO[prim](*args, out=into)
     if prim.selects:  # (values kept, an order read as the arithmetic reads them)
         return prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
