@@ -665,6 +665,26 @@ def test_a_selection_by_a_mask_of_clean_values_is_read_without_a_scan():
     assert out.tolist() == [1.0, 13.0, 25.0, 37.0]
 
 
+@pytest.mark.parametrize("graph", ["one operation", "two"])
+def test_a_host_buffer_written_after_a_read_is_flushed_again(graph):
+    """A value the host may write (numpy.asarray's buffer of a lazy array on the CPU) is never
+    known to hold no subnormal: the interpreter scans it at each read, so a subnormal written
+    into it after an earlier read is read as zero, in a one-operation graph (run_single) and
+    in a longer one."""
+    x = xp.asarray(np.ones(4), device=LAZY)
+    v = xp.asarray([2.0**60, 0.0, 0.0, 0.0], device=LAZY)
+    buf = np.asarray(x)
+    assert buf.flags.writeable
+
+    def read() -> float:
+        return float(x @ v) if graph == "one operation" else float((x @ v) + 0.0)
+
+    with _lazy.compile_threshold(None):
+        assert read() == 2.0**60
+        buf[0] = np.finfo(np.float64).tiny / 4  # a subnormal
+        assert read() == 0.0
+
+
 def test_lazy_buffers_are_exported_read_only_or_as_the_value():
     """A lazy value is immutable: a NumPy view of it without a copy (`__array__(copy=False)`,
     DLPack with copy=False) cannot write into it (pending graphs may still read it). A DLPack

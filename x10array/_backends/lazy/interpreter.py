@@ -82,8 +82,16 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
         else:
             args.append(i)
     flush = xla_flushes()
+    params = call.params
+    arithmetic = flush and not prim.moves_data and not prim.selects
+    if arithmetic and prim is ASTYPE:
+        arithmetic = not keeps_bits(prim, params, (args[0].dtype,))
+    if arithmetic:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
+        args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
-        value = _numpy_step(prim, args, call.params, flush)
+        value = _numpy_step(prim, args, params, flush, args_clean=arithmetic)
+    if arithmetic and getattr(value, "dtype", None) == node.dtype:
+        node.clean = True  # (an arithmetic result, flushed: a later graph reads it without a scan)
     return as_node_value(value, node.dtype)
 
 
@@ -610,10 +618,12 @@ def moves_clean(operands: tuple[Any, ...]) -> bool:
 
 
 def _flush_leaf(node: Node, value: Any) -> Any:
+    """A leaf's value flushed, scanned once in its life: then known clean (`node.clean`), unless
+    it is a buffer the host may write (`node.host`), whose every read is scanned."""
     if node.clean:
         return value
     out = flush_subnormals(value)
-    node.clean = out is value
+    node.clean = out is value and not node.host
     return out
 
 
