@@ -199,8 +199,10 @@ class NumpySteps:
         outs = list(out) if prim.multiple_results else [out]
         if not prim.in_place and out is not into:  # (a write returns the buffer it wrote: a copy, or a private one)
             for o in outs:
-                if any(o is a for a in args):
-                    buffers.passed_through.add(id(o))
+                for a in args:
+                    if o is a:
+                        buffers.passed_through.add(id(o))
+                        break
         for i, o in enumerate(outs):
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
