@@ -192,7 +192,7 @@ class NumpySteps:
             if ufunc is _UNSEEN:
                 ufunc = _into_ufunc(prim)
             if ufunc is not None:
-                into = buffers.reusable(index, refs, args, self.last_use, self.keep)
+                into = buffers.reusable(index, refs, args, self.last_use, self.keep, self.ops)
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
@@ -303,7 +303,13 @@ class _Buffers:
         )
 
     def reusable(
-        self, index: int, refs: tuple[Ref, ...], args: list[Any], last_use: dict[Slot, int], keep: set[Slot]
+        self,
+        index: int,
+        refs: tuple[Ref, ...],
+        args: list[Any],
+        last_use: dict[Slot, int],
+        keep: set[Slot],
+        ops: tuple[Op, ...] | None,
     ) -> np.ndarray | None:
         """A buffer that step `index`, an elementwise ufunc of `_INTO` on `args`, may write its
         result into (`out=`): an operand that is an intermediate at its last use (no later step
@@ -313,8 +319,12 @@ class _Buffers:
         a new buffer, bit for bit (an elementwise ufunc reads each element before it writes
         its place, `x * x` into `x` included), without allocating one: a fresh allocation of
         a large result is page faults when the C library has handed the last one back to the
-        system (k-means' `(X - c) ** 2`, 800 KB an iteration). None when there is none, and for
-        a result under _INTO_BYTES (the allocator reuses such memory: the tests cost more)."""
+        system (k-means' `(X - c) ** 2`, 800 KB an iteration). Only the result of an elementwise
+        step of one output (a buffer of its own, or one of its operands, `passed_through`). None
+        when there is none, and for a result under _INTO_BYTES (the allocator reuses such
+        memory: the tests cost more)."""
+        if ops is None:
+            return None
         for r, a in zip(refs, args):
             if r[0] == "c" and type(a) is np.ndarray and a.nbytes >= _INTO_BYTES and last_use[(r[1], r[2])] == index:
                 break
@@ -343,6 +353,9 @@ class _Buffers:
             return None
         for r, a in zip(refs, args):
             if r[0] != "c" or type(a) is not np.ndarray or a.shape != shape:
+                continue
+            producer = ops[r[1]][0]
+            if not producer.elementwise or producer.multiple_results:
                 continue
             slot = (r[1], r[2])
             if (
