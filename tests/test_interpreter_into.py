@@ -21,7 +21,9 @@ EAGER = xp.Device("cpu", 0)
 
 
 @pytest.fixture(autouse=True)
-def _interpreted() -> Any:
+def _interpreted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    # (small arrays here: every result size written into, see the threshold's own test below)
+    monkeypatch.setattr(_interpreter, "_INTO_BYTES", 0)
     with _program.compile_threshold(None):
         yield
 
@@ -153,3 +155,15 @@ def _flushed(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind != "f":
         return a
     return np.where(np.abs(a) < np.finfo(a.dtype).tiny, 0, a)
+
+
+def test_only_a_result_of_64_kib_or_more_is_written_into(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below _INTO_BYTES a fresh buffer comes from the allocator's free lists: no dead operand
+    is looked for; from it on, one is (the same bits either way, the test above)."""
+    monkeypatch.setattr(_interpreter, "_INTO_BYTES", 1 << 16)
+    into = _spy(monkeypatch)
+    for n, want in ((1000, []), (8192, ["add"])):  # 8 KB, 64 KiB of float64
+        a = xp.asarray(np.arange(float(n)), device=LAZY)
+        b = (a * 2.0) + 1.0  # (the sum may take the product's buffer)
+        np.testing.assert_array_equal(np.asarray(b), np.arange(float(n)) * 2.0 + 1.0)
+        assert into == want, (n, into)

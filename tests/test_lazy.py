@@ -595,6 +595,96 @@ def test_a_write_in_place_never_shows_through_a_numpy_view(order):
     np.testing.assert_array_equal(np.asarray(X), [100.0, 1.0, 2.0, 3.0, 4.0, 5.0])
 
 
+def test_arithmetic_writes_into_a_dying_intermediate_with_the_same_values():
+    """Interpreting, an add, subtract or multiply of real floats whose operand is an
+    intermediate at its last use writes its result into that operand's buffer (`out=`, no new
+    allocation of a large result): k-means' `(X - c) ** 2`, recorded as `d * d`. Not into a leaf, an output,
+    a value a later step reads, a broadcast operand, or one of another dtype; the values are the
+    eager device's, bit for bit."""
+    rng = np.random.default_rng(3)
+    Xn, cn = rng.standard_normal((2000, 1, 4)), rng.standard_normal((1, 5, 4))  # (320 KB results)
+    into: list[tuple[str, bool]] = []
+    real = _interpreter._numpy_step
+
+    def step(prim, args, *rest, **kw):
+        out = real(prim, args, *rest, **kw)
+        if prim.name in ("subtract", "multiply", "add") and "into" in kw:  # (a step, not a probe)
+            given = kw["into"]
+            into.append((prim.name, given is not None and out is given and any(given is a for a in args)))
+        return out
+
+    def run(dev, n):
+        X, c = xp.asarray(Xn, device=dev), xp.asarray(cn, device=dev)
+        d = X - c
+        s = d * d  # (d dies here: written in place)
+        del d
+        t = s + 1.0  # (s dies here: in place, unless it is an output)
+        u = t * 2.0  # (t is read again below: a new buffer)
+        w = u - t
+        del t, u
+        f = xp.astype(c, xp.float32)[0] * xp.astype(c, xp.float32)[0]  # (a view's product: a new buffer)
+        out = [xp.sum(w, axis=2), s if n else w, f]
+        del s, w
+        xp.lazy_barrier()  # (one graph)
+        return [np.asarray(o) for o in out]
+
+    with pytest.MonkeyPatch.context() as mp, _lazy.compile_threshold(None):
+        mp.setattr(_interpreter, "_numpy_step", step)
+        got = run(LAZY, 0)
+        seen, into[:] = list(into), []
+        kept = run(LAZY, 1)  # s an output too: never written into
+    assert sorted(seen) == sorted([("subtract", False), ("multiply", True), ("add", True), ("multiply", False),
+                                   ("subtract", True), ("multiply", False)])  # fmt: skip
+    assert sorted(into) == sorted([("subtract", False), ("multiply", True), ("add", False), ("multiply", False),
+                                   ("subtract", True), ("multiply", False)])  # fmt: skip
+    for a, b in zip(got + kept, run(EAGER, 0) + run(EAGER, 1)):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_a_selection_by_a_mask_of_clean_values_is_read_without_a_scan():
+    """A graph break that moves data (`X[mask]`) of arrays known to hold no subnormal gives a
+    value known to hold none: the interpreter reads it as a leaf without scanning it. The
+    source is scanned once (then known clean); a source holding a subnormal is not, and its
+    selections are flushed where arithmetic reads them, as before."""
+    Xn = np.arange(40.0).reshape(10, 4)
+    X = xp.asarray(Xn, device=LAZY)
+    m = xp.asarray(np.arange(10) % 3 == 0, device=LAZY)
+    sel = X[m]
+    assert sel._data.clean and X._data.clean
+    assert np.asarray(xp.mean(sel, axis=0)).tolist() == np.mean(Xn[np.arange(10) % 3 == 0], axis=0).tolist()
+    tiny = np.finfo(np.float64).tiny
+    Yn = Xn.copy()
+    Yn[:, 0] = 0.0
+    Yn[0, 0] = tiny / 4  # a subnormal
+    Y = xp.asarray(Yn, device=LAZY)
+    sel = Y[m]
+    assert not sel._data.clean and not Y._data.clean
+    v = xp.asarray([2.0**60, 1.0, 0.0, 0.0], device=LAZY)
+    with _lazy.compile_threshold(None):
+        out = np.asarray(sel @ v)  # (the subnormal read as 0: not 2**58 * tiny)
+    assert out.tolist() == [1.0, 13.0, 25.0, 37.0]
+
+
+@pytest.mark.parametrize("graph", ["one operation", "two"])
+def test_a_host_buffer_written_after_a_read_is_flushed_again(graph):
+    """A value the host may write (numpy.asarray's buffer of a lazy array on the CPU) is never
+    known to hold no subnormal: the interpreter scans it at each read, so a subnormal written
+    into it after an earlier read is read as zero, in a one-operation graph (run_single) and
+    in a longer one."""
+    x = xp.asarray(np.ones(4), device=LAZY)
+    v = xp.asarray([2.0**60, 0.0, 0.0, 0.0], device=LAZY)
+    buf = np.asarray(x)
+    assert buf.flags.writeable
+
+    def read() -> float:
+        return float(x @ v) if graph == "one operation" else float((x @ v) + 0.0)
+
+    with _lazy.compile_threshold(None):
+        assert read() == 2.0**60
+        buf[0] = np.finfo(np.float64).tiny / 4  # a subnormal
+        assert read() == 0.0
+
+
 def test_lazy_buffers_are_exported_read_only_or_as_the_value():
     """A lazy value is immutable: a NumPy view of it without a copy (`__array__(copy=False)`,
     DLPack with copy=False) cannot write into it (pending graphs may still read it). A DLPack
@@ -810,8 +900,9 @@ def test_no_warnings_from_a_plain_lazy_program():
 
 
 def test_the_subnormal_scan_finds_exactly_the_subnormals():
-    """xla_numerics.has_subnormal and both of its ways (the bits, the magnitudes; small arrays,
-    large ones scanned in pieces, strided views, 0-d) against the definition, 0 < |x| < tiny,
+    """xla_numerics.has_subnormal and its three ways (the bits, the magnitudes, a few values as
+    Python floats; small arrays, large ones scanned in pieces, strided views, 0-d) against the
+    definition, 0 < |x| < tiny,
     on arrays salted with zeros, NaN, infinities, the smallest normal and subnormal numbers of
     each real dtype."""
     rng = np.random.default_rng(0)
@@ -823,7 +914,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
             [0.0, -0.0, tiny, -tiny, below, -below, info.smallest_subnormal, np.inf, -np.inf, np.nan, info.max],
             dtype=dtype,
         )
-        for n in (1, 7, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
+        for n in (1, 7, _xla_numerics._SMALL, _xla_numerics._SMALL + 1, 1000, 5 * _xla_numerics._SCAN_CHUNK + 3):
             for _ in range(12):
                 a = rng.standard_normal(n).astype(dtype)
                 if rng.random() < 0.5:
@@ -836,6 +927,7 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                     assert _xla_numerics.has_subnormal(view, tiny) == expected, (dtype, n, view)
                     # both ways of the scan, whichever the first element picks
                     assert _xla_numerics._magnitudes_hold_subnormal(view, tiny) == expected, (dtype, n)
+                    assert _xla_numerics._small_holds_subnormal(view, float(tiny)) == expected, (dtype, n)
                     if view.ndim:
                         found = _xla_numerics._TINY_BITS[np.dtype(dtype)]
                         assert _xla_numerics._bits_hold_subnormal(view, found, None) == expected, (dtype, n)

@@ -36,8 +36,6 @@ from .trace import Op, Ref, Slot, Traced, last_uses, replay
 def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
     the values of `targets`, owned (see as_node_value) and on `device`."""
-    import jax
-
     flush = xla_flushes()
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
@@ -51,15 +49,17 @@ def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any,
             leaves=traced.leaves,
         )
     results = []
-    on_cpu = device.kind is DeviceKind.CPU
-    with jax.enable_x64(True):
-        for node, value, known in zip(targets, out, clean):
-            if known and getattr(value, "dtype", None) == node.dtype:
-                node.clean = True  # (a later graph reads it as a leaf without a scan)
-            value = as_node_value(value, node.dtype)
-            # On the CPU a host buffer is the device's memory: keep it until a compiled program
-            # reads it (then it is placed once, see executor.run_compiled).
-            results.append(value if on_cpu else jax.device_put(value, device.jax_device))
+    for node, value, known in zip(targets, out, clean):
+        if known and getattr(value, "dtype", None) == node.dtype:
+            node.clean = True  # (a later graph reads it as a leaf without a scan)
+        results.append(as_node_value(value, node.dtype))
+    # On the CPU a host buffer is the device's memory: keep it until a compiled program reads
+    # it (then it is placed once, see executor.run_compiled).
+    if device.kind is not DeviceKind.CPU:
+        import jax
+
+        with jax.enable_x64(True):
+            results = [jax.device_put(value, device.jax_device) for value in results]
     return tuple(results)
 
 
@@ -82,8 +82,16 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
         else:
             args.append(i)
     flush = xla_flushes()
+    params = call.params
+    arithmetic = flush and not prim.moves_data and not prim.selects
+    if arithmetic and prim is ASTYPE:
+        arithmetic = not keeps_bits(prim, params, (args[0].dtype,))
+    if arithmetic:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
+        args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
-        value = _numpy_step(prim, args, call.params, flush)
+        value = _numpy_step(prim, args, params, flush, args_clean=arithmetic)
+    if arithmetic and getattr(value, "dtype", None) == node.dtype:
+        node.clean = True  # (an arithmetic result, flushed: a later graph reads it without a scan)
     return as_node_value(value, node.dtype)
 
 
@@ -186,8 +194,10 @@ class NumpySteps:
         if not prim.in_place and into is None:  # (a write returns the buffer it wrote: a copy,
             # or a private one; a result written into a dead operand is that buffer's only holder)
             for o in outs:
-                if any(o is a for a in args):
-                    buffers.passed_through.add(id(o))
+                for a in args:
+                    if o is a:
+                        buffers.passed_through.add(id(o))
+                        break
         for i, o in enumerate(outs):
             if type(o) is np.ndarray and o.base is not None:
                 buffers.view(index, i, o)
@@ -209,8 +219,8 @@ class NumpySteps:
         buffers, last_use, keep = self.buffers, self.last_use, self.keep
         for r, a in zip(refs, args):
             if type(a) is np.ndarray:
-                if a.dtype.kind not in _INTO_KINDS:
-                    return None
+                if a.dtype.kind not in _INTO_KINDS or a.nbytes < _INTO_BYTES:
+                    return None  # (a result as small as an operand: a fresh buffer is cheap)
                 dtypes.append(a.dtype)
                 if shape is None:
                     shape = a.shape
@@ -226,6 +236,8 @@ class NumpySteps:
                     and a.flags.c_contiguous
                     and id(a) not in buffers.passed_through
                     and not buffers.viewers.get(id(a))
+                    and self.ops is not None
+                    and not self.ops[r[1]][0].multiple_results  # (such a kernel may return one buffer twice)
                 ):
                     found = a
             elif type(a) in _SCALAR_TYPES:
@@ -273,6 +285,12 @@ _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 _UFUNCS = INTERPRETER_UFUNCS.rules  # (the live dict, likewise)
 _INTO_KINDS = frozenset("biuf")  # (operand dtypes an INTERPRETER_UFUNCS rule holds for)
 _SCALAR_TYPES = (float, int, bool)
+
+# An in-place ufunc step (NumpySteps._into) only for results of this many bytes or more: below,
+# a fresh buffer comes from the allocator's free lists, and looking for a dead operand costs more
+# than it saves (lane km: k-means' 800 KB `(X - c) ** 2` allocated anew each iteration was ~3,600
+# page faults a fit when the C library had handed the last one back to the system).
+_INTO_BYTES = 1 << 16
 
 
 class _Buffers:
@@ -339,13 +357,14 @@ def _numpy_step(
     with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
     flushed the operands already; `cpu`: the CPU's flush-to-zero mode and the environments
     without and with it, for an arithmetic step that _cpu_flushes: the kernel runs under the
-    mode, and its result needs no scan)."""
+    mode, and its result needs no scan; `into`: for a primitive of INTERPRETER_UFUNCS, the
+    buffer its ufunc writes its result into, see NumpySteps._into)."""
     if prim.in_place and not first_is_private:
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
     if not flush:
-        return prim.kernel(_NUMPY_TIERED, *args, **params)
+        return prim.kernel(_NUMPY_TIERED, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
     if prim.selects:  # (values kept, an order read as the arithmetic reads them)
         return prim.kernel(_NUMPY_FLUSHING, *args, **params)
     if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
@@ -542,11 +561,38 @@ def _probe_cpu_flushes(
     return level
 
 
+def moves_clean(operands: tuple[Any, ...]) -> bool:
+    """Whether the floating-point arrays among a graph break's `operands` (public arrays,
+    computed) are known to hold no subnormal, so that the result of a data movement of them
+    holds none (executor._graph_break marks it clean: the interpreter reads it as a leaf
+    without a scan). A leaf not known clean is scanned here, once in its life (as _flush_leaf
+    does): a data set that every break indexes (k-means' X) is scanned once, not each of its
+    selections. A buffer the host may write (`host`) is never known clean."""
+    if not xla_flushes():
+        return False
+    for o in operands:
+        node = getattr(o, "_data", None)
+        if type(node) is not Node or node.dtype.kind not in "fc":
+            continue
+        if node.host or node.value is None:
+            return False
+        if not node.clean:
+            value = node.value
+            if type(value) is not np.ndarray:  # (a device buffer: not scanned here)
+                return False
+            if flush_subnormals(value) is not value:
+                return False
+            node.clean = True
+    return True
+
+
 def _flush_leaf(node: Node, value: Any) -> Any:
+    """A leaf's value flushed, scanned once in its life: then known clean (`node.clean`), unless
+    it is a buffer the host may write (`node.host`), whose every read is scanned."""
     if node.clean:
         return value
     out = flush_subnormals(value)
-    node.clean = out is value
+    node.clean = out is value and not node.host
     return out
 
 
