@@ -34,7 +34,7 @@ from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
 from .graph import Call, Node
-from .interpreter import interpret, keeps_bits
+from .interpreter import Schedule, interpret, keeps_bits
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
@@ -82,7 +82,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack", "plan_tries",
+        "pack", "plan_tries", "schedule",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -109,6 +109,7 @@ class Program:
         self.compiled_best = math.inf
         self.demoted = False
         self.plan_tries = 0  # the barrier's plans of it that could not be kept (see barrier_program)
+        self.schedule: Any = None  # what its interpreted runs need of its key (interpreter.Schedule)
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -140,7 +141,10 @@ class Program:
         """The interpreted run (the cold tier): the values of `targets`, counted as what a
         compile could have saved (and timed, for the feedback: see ran_compiled)."""
         start = time.perf_counter()
-        out = interpret(traced, targets, device)
+        schedule = self.schedule
+        if schedule is None:
+            schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
+        out = interpret(traced, targets, device, schedule)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
         self.interpreted += self.interpret_cost
         return out

@@ -236,6 +236,22 @@ def last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
     return last_use
 
 
+def drops_after(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> list[tuple[tuple[Ref, Slot], ...]]:
+    """Per step of `ops`, the values (ref, slot) that no later step reads and that are not
+    outputs (`keep`): what `replay` drops after it. A function of the key alone, so a caller
+    that runs one program many times (the interpreter's Schedule) makes it once."""
+    drops = []
+    for index, (_, _, refs) in enumerate(ops):
+        found: dict[Slot, Ref] = {}
+        for r in refs:
+            if r[0] == "c":
+                slot = (r[1], r[2])
+                if last_use[slot] == index and slot not in keep:
+                    found.setdefault(slot, r)
+        drops.append(tuple([(r, slot) for slot, r in found.items()]))
+    return drops
+
+
 def replay(
     ops: tuple[Op, ...],
     params_of: list[dict[str, Any]],
@@ -245,6 +261,7 @@ def replay(
     step: Any,
     last_use: dict[Slot, int] | None = None,
     dropped: Any = None,
+    drops: list[tuple[tuple[Ref, Slot], ...]] | None = None,
 ) -> tuple[Any, ...]:
     """The one walk that runs a graph's steps (`ops` as in GraphKey, their parameters
     `params_of`) on `leaf_values` and `scalars`: the values of `outputs`. Both tiers use it,
@@ -252,35 +269,32 @@ def replay(
     the interpreter's runs NumPy kernels (interpreter.NumpySteps), the compiled tier's calls
     the lowerings on jax's kernel namespace while jax.jit traces them (program.XlaSteps).
 
-    An intermediate value is dropped after its last use (`last_use`, from `last_uses`), unless
-    it is an output, so a long graph of writes holds one buffer at a time, not one per step;
-    `dropped(ref, slot)` is told of each drop (the interpreter forgets what it knew of it)."""
-    if last_use is None:
-        last_use = last_uses(ops)
-    keep = set(outputs)
+    An intermediate value is dropped after its last use (`last_use`, from `last_uses`; or
+    `drops`, from `drops_after`, made once per program), unless it is an output, so a long
+    graph of writes holds one buffer at a time, not one per step; `dropped(ref, slot)` is told
+    of each drop (the interpreter forgets what it knew of it)."""
+    if drops is None:
+        drops = drops_after(ops, last_uses(ops) if last_use is None else last_use, set(outputs))
     values: list[list[Any]] = []
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         args = []
         for r in refs:
             tag = r[0]
-            if tag == "l":
-                args.append(leaf_values[r[1]])
-            elif tag == "c":
+            if tag == "c":
                 args.append(values[r[1]][r[2]])
+            elif tag == "l":
+                args.append(leaf_values[r[1]])
             elif tag == "s":
                 args.append(scalars[r[1]])
             else:
                 args.append(None)
         values.append(step(index, prim, refs, args, params))
         del args
-        for r in refs:  # drop what no later step reads
-            if r[0] == "c":
-                slot = (r[1], r[2])
-                if last_use[slot] == index and slot not in keep:
-                    values[r[1]][r[2]] = None
-                    if dropped is not None:
-                        dropped(r, slot)
-    return tuple(values[c][i] for c, i in outputs)
+        for r, (c, i) in drops[index]:  # drop what no later step reads
+            values[c][i] = None
+            if dropped is not None:
+                dropped(r, (c, i))
+    return tuple([values[c][i] for c, i in outputs])
 
 
 # -- following a plan (program.Plan) ------------------------------------------------------------
