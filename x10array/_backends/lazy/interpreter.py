@@ -274,16 +274,9 @@ class NumpySteps:
         """`step` of the common case (scikit-learn's L-BFGS graphs: 7 steps in 10), written out:
         an elementwise arithmetic step of one result that runs under the CPU's mode on its
         operands as they are (level 2: no scan of operands or result, see _cpu_flushes), what
-        `step` and _numpy_step do for it with every other case's tests left out."""
+        `step` does for it with every other case's tests left out."""
         into = self._into(index, prim, refs, args) if prim in _UFUNCS and not params else None
-        mode, plain, flushing = self.cpu  # type: ignore[misc]
-        mode.set(flushing)
-        try:
-            out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
-        finally:
-            mode.set(plain)
-        if getattr(out, "dtype", None) not in _CPU_FLUSHED:
-            out = flush_subnormals(out)
+        out = _numpy_step(prim, args, params, True, args_clean=True, cpu=self.cpu, into=into)
         self.clean.add(index)
         buffers = self.buffers
         if into is None:  # (a kernel may return an operand as it came in: not a buffer of its own)

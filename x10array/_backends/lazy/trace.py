@@ -332,16 +332,18 @@ def follow_specs(ops: tuple[Op, ...], leaf_avals: tuple[ShapeDtype, ...]) -> tup
 
 def follow(
     steps: list[Any], heads: tuple[Slot, ...], n_leaves: int, n_scalars: int, n_slots: int, targets: list[Node]
-) -> tuple[list[Call], list[Node], list[Any], list[Node]] | None:
+) -> tuple[list[Call], list[Node], list[Any], list[Node], bool] | None:
     """Follow a plan (program.Plan) from `targets`: the graph's calls in the plan's (topological)
-    order, its leaves, its Python scalars and the pending values it reads (by slot), if the
+    order, its leaves, its Python scalars, the pending values it reads (by slot) and whether a
+    leaf's shape differs from the plan's, if the
     pending graph behind `targets` is the plan's, else None. It is the plan's when every call
     has the plan's primitive and key parameters and inputs of the plan's kinds (pending values
-    of the plan's producers, leaves of the plan's shapes and dtypes, scalars of the plan's
-    types), and distinct calls and leaves of the plan are distinct objects: then the graph is
-    the plan's up to the identity of its leaves and the values of its scalars, and `walk`
+    of the plan's producers, leaves of the plan's dtypes, scalars of the plan's types), and
+    distinct calls and leaves of the plan are distinct objects: then the graph is the plan's
+    up to the identity and shapes of its leaves and the values of its scalars, and `walk`
     would find the plan's ops, in the same order (the walk depends on nothing else but the
-    reference counts that program.planned checks). `targets` are the walk's targets before it
+    reference counts that program._planned checks; leaves of other shapes, k-means'
+    `X[labels == j]`, make another key, which program._planned builds). `targets` are the walk's targets before it
     joins held values (`heads`: where each is, (call, output))."""
     calls: list[Any] = [None] * (len(steps))
     internal: list[Any] = [None] * n_slots
@@ -353,6 +355,7 @@ def follow(
             return None
     leaves: list[Any] = [None] * n_leaves
     scalars: list[Any] = [None] * n_scalars
+    reshaped = False
     for j, prim, key_params, specs in steps:
         c = calls[j]
         if c is None or c.prim is not prim or c.key_params != key_params or len(c.inputs) != len(specs):
@@ -375,8 +378,10 @@ def follow(
                     return None
                 leaf = leaves[s[1]]
                 if leaf is None:
-                    if i.shape != s[2] or i.dtype != s[3]:
+                    if i.dtype != s[3]:
                         return None
+                    if i.shape != s[2]:  # (another key: program._planned builds it)
+                        reshaped = True
                     leaves[s[1]] = i
                 elif leaf is not i:
                     return None
@@ -389,4 +394,4 @@ def follow(
     i = c = leaf = p = None  # (no reference may stay behind: the caller counts them)
     if len(set(map(id, calls))) != len(calls) or len(set(map(id, leaves))) != n_leaves:
         return None  # (two of the plan's calls or leaves are one here: another graph)
-    return calls, leaves, scalars, internal
+    return calls, leaves, scalars, internal, reshaped
