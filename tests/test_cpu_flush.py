@@ -211,3 +211,29 @@ def test_the_cpu_mode_kernels_are_elementwise_primitives_of_the_op_table():
 
     assert xla_numerics.CPU_MODE_KERNELS <= set(OP_TABLE), xla_numerics.CPU_MODE_KERNELS - set(OP_TABLE)
     assert all(OP_TABLE[n].elementwise for n in xla_numerics.CPU_MODE_KERNELS)
+
+
+@needs_mode
+def test_a_graph_run_again_keeps_its_steps_facts_but_checks_its_scalars_each_run(monkeypatch):
+    """A program's interpreted runs share what its steps decide from the key (interpreter.Schedule:
+    the CPU mode's level is probed at the first run, not looked up again), but a Python scalar
+    subnormal in float32 is checked at every run: such a run takes the scan (the mode would
+    read the scalar as 0), whatever an earlier run of the same graph with a normal one did."""
+    levels = []
+    real = interpreter._cpu_level
+    monkeypatch.setattr(interpreter, "_cpu_level", lambda *a: levels.append(a[0].name) or real(*a))
+    x = xp.asarray(np.array([1e10, 3.0, -2e12], dtype=np.float32), device=LAZY)
+
+    def run(s):
+        return np.asarray((x * s) * 2.0)  # (two operations: a graph, not run_single)
+
+    with _lazy.compile_threshold(None):
+        subnormal = run(1e-40)  # (the first run: the scan, nothing kept for the multiply by it)
+        assert subnormal[0] != 0.0  # (1e10 times float32's 1e-40, a normal product)
+        normal = run(0.5)
+        probed = len(levels)
+        for _ in range(3):
+            assert np.array_equal(run(0.5), normal)
+        assert len(levels) == probed  # (the steps' facts are the program's, kept)
+        again = run(1e-40)
+    assert again.tobytes() == subnormal.tobytes()

@@ -80,7 +80,10 @@ def test_another_structure_dtype_or_shape_misses() -> None:
     assert run(w, x) == 1  # the same structure
     assert run(w, x, lambda w, x: xp.sum(w * 2.0 - x, axis=0)) == 0  # another primitive
     assert run(w, x, lambda w, x: xp.sum(w * 2.0 + x, axis=1)[:3]) == 0  # other parameters
-    assert run(w, xp.ones((1, 3), device=LAZY)) == 0  # another shape of a leaf (the output's is the same)
+    assert run(w, xp.ones((1, 3), device=LAZY)) == 0  # a leaf broadcast: another structure
+    w5, x5 = xp.ones((5, 3), device=LAZY), xp.ones((5, 3), device=LAZY)
+    xp.lazy_barrier()
+    assert run(w5, x5) == 1  # leaves of other shapes (the output's is the same): the plan, another key
     assert run(w, xp.ones((4, 3), dtype=xp.float32, device=LAZY)) == 0  # another dtype of a leaf
     assert run(w, 2) == 0  # a Python int where a leaf was
     assert run(w, x) == 1  # the first structure's plan is still there
@@ -273,3 +276,35 @@ def test_a_head_whose_plans_keep_missing_stops_following_them_for_a_while(monkey
     for _ in range(4):
         cycle()
     assert follows  # RETRY_AFTER (20) barriers later, the head plans again
+
+
+def select_and_mean(X: Any, k: int, iterations: int, plans: bool) -> np.ndarray:
+    """k-means' pattern: each iteration's graph reads the previous one's selections
+    `X[labels == j]`, leaves whose shapes change from iteration to iteration."""
+    centers = X[:k]
+    for _ in range(iterations):
+        d = xp.sum((X[:, None, :] - centers[None, :, :]) ** 2, axis=2)
+        labels = xp.argmin(d, axis=1)
+        means = []
+        for j in range(k):
+            if not plans:
+                _runtime.RUNTIME.plans.clear()
+            means.append(xp.mean(X[labels == j], axis=0))
+        centers = xp.stack(means)
+    return np.asarray(centers)
+
+
+def test_a_plan_follows_its_structure_on_leaves_of_other_shapes(tier: str) -> None:
+    """The graph of each iteration has the structure of the previous one on leaves of other
+    shapes (the selections): it follows the plan, under the key of its own shapes (the walk's:
+    X10ARRAY_PLAN_CHECK), and computes the walk's bits."""
+    rng = np.random.default_rng(7)
+    X = xp.asarray(np.concatenate([rng.standard_normal((40, 2)) + 4 * c for c in range(3)]), device=LAZY)
+    select_and_mean(X, 3, 4, True)  # (the graphs' first sightings: plans from the second on)
+    before = xp.metrics()
+    planned = select_and_mean(X, 3, 6, True)
+    assert hits(before) >= 4
+    before = xp.metrics()
+    walked = select_and_mean(X, 3, 6, False)
+    assert hits(before) == 0
+    assert planned.tobytes() == walked.tobytes()

@@ -30,12 +30,13 @@ from ..._core.xla_numerics import (
     xla_flushes,
 )
 from .graph import Node
-from .trace import Op, Ref, Slot, Traced, last_uses, replay
+from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, replay
 
 
-def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+def interpret(traced: Traced, targets: list[Node], device: Device, schedule: Schedule | None = None) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
-    the values of `targets`, owned (see as_node_value) and on `device`."""
+    the values of `targets`, owned (see as_node_value) and on `device`. `schedule`: what the
+    run needs of the graph's key, kept by its program across runs (see Schedule)."""
     flush = xla_flushes()
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
@@ -47,6 +48,7 @@ def interpret(traced: Traced, targets: list[Node], device: Device) -> tuple[Any,
             [c.params for c in traced.calls],
             flush=flush,
             leaves=traced.leaves,
+            schedule=schedule,
         )
     results = []
     for node, value, known in zip(targets, out, clean):
@@ -103,15 +105,39 @@ def _replay(
     params_of: list[dict[str, Any]],
     flush: bool,
     leaves: list[Node],
+    schedule: Schedule | None = None,
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
     share, with the NumPy steps of `NumpySteps`), and whether each is known to hold no
-    subnormal (the result of a clean step)."""
-    last_use = last_uses(ops)
-    steps = NumpySteps(flush, leaves, last_use, set(outputs), ops)
-    out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, last_use, steps.dropped)
+    subnormal (the result of a clean step). `schedule`: the graph's (see Schedule), else one
+    made for this run."""
+    if schedule is None or schedule.outputs != outputs:
+        schedule = Schedule(ops, outputs)
+    steps = NumpySteps(flush, leaves, schedule.last_use, schedule.keep, ops, schedule)
+    out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, None, steps.dropped, schedule.drops)
     return out, [c in steps.clean for c, _ in outputs]
+
+
+class Schedule:
+    """What an interpreted run needs that depends only on the graph's key (its `ops` and
+    `outputs`), made at a program's first interpreted run and kept by it (program.Program), so
+    a graph run again is not analysed again: each value's last use, the outputs, what
+    trace.replay drops after each step (`drops`), and per step what NumpySteps.step decides
+    from the key alone (`statics`: whether it is arithmetic, a library call, and the CPU
+    flush-to-zero mode's probe level without its scalar check; see NumpySteps._statics), for
+    the numerics it was made under (`made_for`: whether XLA flushes, the CPU mode). The lazy
+    lock serializes the runs that share it."""
+
+    __slots__ = ("outputs", "last_use", "keep", "drops", "statics", "made_for")
+
+    def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
+        self.outputs = outputs
+        self.last_use = last_uses(ops)
+        self.keep = set(outputs)
+        self.drops = drops_after(ops, self.last_use, self.keep)
+        self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
+        self.made_for: Any = None
 
 
 class NumpySteps:
@@ -130,7 +156,7 @@ class NumpySteps:
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
 
-    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu")
+    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics")
 
     def __init__(
         self,
@@ -139,6 +165,7 @@ class NumpySteps:
         last_use: dict[Slot, int],
         keep: set[Slot],
         ops: tuple[Op, ...] | None = None,
+        schedule: Schedule | None = None,
     ):
         self.flush = flush
         self.leaves = leaves
@@ -151,20 +178,58 @@ class NumpySteps:
         mode = cpu_flush_mode() if flush and ops is not None else None
         # the CPU's flush-to-zero mode and this thread's environments without and with it
         self.cpu: tuple[CpuFlushMode, Any, Any] | None = (mode, *mode.envs()) if mode is not None else None
+        # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
+        # across runs made under the same numerics
+        if schedule is None:
+            self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
+        else:
+            if schedule.made_for != (flush, mode):
+                schedule.statics, schedule.made_for = {}, (flush, mode)
+            self.statics = schedule.statics
 
-    def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+    def _statics(
+        self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]
+    ) -> tuple[bool, bool, int, tuple[int, ...]] | None:
+        """What step `index` decides from the graph's key alone (the operands' dtypes, the
+        scalars' types, the primitive and its parameters), the same at every run of the graph:
+        whether it is arithmetic (flushes), whether it is a library call, the CPU mode's level
+        for it (_cpu_level: 0 none) and the positions of its Python float or complex scalars
+        (a subnormal one, checked at each run, takes the scan: _cpu_flushes); None, not to be
+        kept, when one is subnormal now (the step then takes the scan, unprobed)."""
         flush = self.flush
         arithmetic = flush and not prim.moves_data and not prim.selects
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
             arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
-        library = prim in _LIBRARY
+        level, floats = 0, ()
+        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
+            floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
+            if any([_subnormal_scalar(args[k]) for k in floats]):
+                return None  # (not probed with such a scalar, as _cpu_flushes does not: the scan, this run)
+            level = _cpu_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
+        return arithmetic, prim in _LIBRARY, level, floats
+
+    def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        flush = self.flush
+        known = self.statics.get(index)
+        if known is None:
+            known = self._statics(index, prim, refs, args, params)
+            if known is None:  # (a subnormal Python scalar: the scan, the step's facts not kept)
+                known = (True, prim in _LIBRARY, 0, ())
+            else:
+                self.statics[index] = known
+        arithmetic, library, level, floats = known
+        if level:  # under the CPU's mode: no scan of the result (nor of the operands: 2)
+            for k in floats:  # (never with a Python scalar subnormal in float32: see _cpu_flushes)
+                if _subnormal_scalar(args[k]):
+                    level = 0
+                    break
+            if level == 2 and not prim.multiple_results and prim is not ASTYPE:
+                return self._raw_step(index, prim, refs, args, params)
         if flush and prim.moves_data and self._reads_clean(refs):
             self.clean.add(index)  # (it moves values that hold no subnormal: they need no scan)
         cpu, raw = None, False
-        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
-            level = _cpu_flushes(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
-            if level:  # under the CPU's mode: no scan of the result (nor of the operands: 2)
-                cpu, raw = self.cpu, level == 2
+        if level:
+            cpu, raw = self.cpu, level == 2
         if arithmetic and not raw:  # operands flushed, each value once while it lives, unless from a clean step
             clean, flushed = self.clean, self.flushed
             given, args = args, []
@@ -179,29 +244,49 @@ class NumpySteps:
                     flushed[r] = found
                 args.append(found)
             del given
-        buffers = self.buffers
+        in_place = prim.in_place
         private = (
-            prim.in_place
+            in_place
             and not library
             and refs[0][0] == "c"
-            and buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
+            and self.buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
         into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
             self.clean.add(index)
         outs = list(out) if prim.multiple_results else [out]
-        if not prim.in_place and into is None:  # (a write returns the buffer it wrote: a copy,
+        if not in_place and into is None:  # (a write returns the buffer it wrote: a copy,
             # or a private one; a result written into a dead operand is that buffer's only holder)
             for o in outs:
                 for a in args:
                     if o is a:
-                        buffers.passed_through.add(id(o))
+                        self.buffers.passed_through.add(id(o))
                         break
         for i, o in enumerate(outs):
             if type(o) is np.ndarray and o.base is not None:
-                buffers.view(index, i, o)
+                self.buffers.view(index, i, o)
         return outs
+
+    def _raw_step(
+        self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]
+    ) -> list[Any]:
+        """`step` of the common case (scikit-learn's L-BFGS graphs: 7 steps in 10), written out:
+        an elementwise arithmetic step of one result that runs under the CPU's mode on its
+        operands as they are (level 2: no scan of operands or result, see _cpu_flushes), what
+        `step` does for it with every other case's tests left out."""
+        into = self._into(index, prim, refs, args) if prim in _UFUNCS and not params else None
+        out = _numpy_step(prim, args, params, True, args_clean=True, cpu=self.cpu, into=into)
+        self.clean.add(index)
+        buffers = self.buffers
+        if into is None:  # (a kernel may return an operand as it came in: not a buffer of its own)
+            for a in args:
+                if out is a:
+                    buffers.passed_through.add(id(out))
+                    break
+        if type(out) is np.ndarray and out.base is not None:
+            buffers.view(index, 0, out)
+        return [out]
 
     def _into(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any]) -> np.ndarray | None:
         """An operand buffer that step `index`, one NumPy ufunc (INTERPRETER_UFUNCS), may write
@@ -499,15 +584,29 @@ def _cpu_flushes(
     integer routine, a float16 conversion) or whose steps flush otherwise than its result
     does not, and keeps the scan. Never with a Python float scalar that is subnormal in
     float32 or float64: the interpreter does not flush those, the mode would read them as 0."""
+    for a in args:
+        t = type(a)
+        if (t is float or t is complex) and _subnormal_scalar(a):
+            return 0
+    return _cpu_level(prim, key_params, params, args, cpu)
+
+
+def _subnormal_scalar(a: float | complex) -> bool:
+    """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
+    float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
+    return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
+
+
+def _cpu_level(
+    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
+) -> int:
+    """_cpu_flushes without its check of the Python scalars' values: the level probed for the
+    step's primitive, key parameters and operand kinds (dtypes, scalar types)."""
     kinds = []
     for a in args:
         t = type(a)
         if t is np.ndarray:
             kinds.append(a.dtype)
-        elif t is float or t is complex:
-            if (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY):
-                return 0
-            kinds.append(t)
         elif isinstance(a, np.generic):
             kinds.append(np.asarray(a).dtype)
         else:

@@ -34,7 +34,7 @@ from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
 from .graph import Call, Node
-from .interpreter import interpret, keeps_bits
+from .interpreter import Schedule, interpret, keeps_bits
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
@@ -82,7 +82,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack", "plan_tries",
+        "pack", "plan_tries", "schedule",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -109,6 +109,7 @@ class Program:
         self.compiled_best = math.inf
         self.demoted = False
         self.plan_tries = 0  # the barrier's plans of it that could not be kept (see barrier_program)
+        self.schedule: Any = None  # what its interpreted runs need of its key (interpreter.Schedule)
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
@@ -140,7 +141,10 @@ class Program:
         """The interpreted run (the cold tier): the values of `targets`, counted as what a
         compile could have saved (and timed, for the feedback: see ran_compiled)."""
         start = time.perf_counter()
-        out = interpret(traced, targets, device)
+        schedule = self.schedule
+        if schedule is None:
+            schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
+        out = interpret(traced, targets, device, schedule)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
         self.interpreted += self.interpret_cost
         return out
@@ -350,7 +354,7 @@ RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk b
 class _Plans(list):  # type: ignore[type-arg]  # (of Plan)
     """The plans of one head, newest first, with the head's record: plans kept and plans hit.
     A head whose graphs differ from barrier to barrier more than PLANS_PER_HEAD plans cover
-    (k-means' graph breaks: one head, the pending values each break joins) would follow and
+    (k-means' graph breaks did, before a plan followed leaves of other shapes) would follow and
     miss every plan and keep a new one each time; once it kept 2 * PLANS_PER_HEAD plans and
     hit with fewer than half as many, it walks without following or keeping plans for
     RETRY_AFTER barriers, then starts its record again."""
@@ -443,22 +447,55 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
             break
     else:
         return None
-    calls, leaves, scalars, internal = got
+    calls, leaves, scalars, internal, reshaped = got  # (reshaped: leaves of other shapes, another key)
     del got
     if plan.donate_on != settings.get("X10ARRAY_DONATE"):
         return None
-    joined, private, calls_free = _facts(plan, calls, leaves, internal, plan.calls_free)
+    key = plan.key
+    joined, private, calls_free = _facts(plan, calls, leaves, internal, plan.calls_free or reshaped)
     if joined != plan.joined or private != plan.private or (plan.calls_free and not calls_free):
         return None
-    program = RUNTIME.programs.get(plan.key)
-    if program is None:  # (evicted: built again by the walk's path)
-        return None
-    targets.extend([internal[k] for k in plan.joined_order])
-    key = plan.key
-    program.seen += 1
+    if not reshaped:
+        program = RUNTIME.programs.get(key)
+        if program is None:  # (evicted: built again by the walk's path)
+            return None
+        targets.extend([internal[k] for k in plan.joined_order])
+        program.seen += 1
+    else:
+        # the plan's structure on leaves of other shapes (k-means' selections `X[labels == j]`):
+        # the walk's key with these shapes, and donation's decision for them from the facts
+        # (each private leaf takes an output of its shape and dtype; no rerun leaf when no call
+        # is held from outside, as the plan's walk found)
+        mask = _donated(private, leaves, targets, plan.joined_order, internal)
+        if any(mask) and not calls_free:
+            return None
+        targets.extend([internal[k] for k in plan.joined_order])
+        leaf_avals = tuple([(n.shape, n.dtype) for n in leaves])
+        traced = Traced(key.ops, key.outputs, leaf_avals, calls, leaves, plan.leaf_uses, scalars)
+        program = build(traced, targets, device, mask)
     plans.hits += 1
     COUNTERS.plan_hits += 1
-    return Traced(key.ops, key.outputs, key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
+    return Traced(key.ops, program.key.outputs, program.key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
+
+
+def _donated(
+    private: tuple[bool, ...] | None, leaves: list[Node], targets: list[Node], joined: list[int], internal: list[Node]
+) -> tuple[bool, ...]:
+    """donation's mask for a plan's graph on leaves of other shapes (_planned): each private
+    leaf donated into an output of its shape and dtype left (the barrier's `targets` and the
+    `joined` values of `internal`), as _donation decides when no leaf is a rerun leaf."""
+    if private is None:
+        return (False,) * len(leaves)
+    slots = collections.Counter([(n.shape, n.dtype) for n in targets])
+    slots.update([(internal[k].shape, internal[k].dtype) for k in joined])
+    mask = []
+    for node, mine in zip(leaves, private):
+        aval = (node.shape, node.dtype)
+        donate = mine and slots[aval] > 0
+        if donate:
+            slots[aval] -= 1
+        mask.append(donate)
+    return tuple(mask)
 
 
 def _facts(
@@ -526,7 +563,7 @@ def _remember(
     got = follow(plan.steps, plan.heads, len(traced.leaves), plan.n_scalars, len(plan.slots), targets[:n_heads])
     if got is None:
         return False
-    calls, leaves, _, internal = got
+    calls, leaves, _, internal, _ = got
     del got
     if any([a is not b for a, b in zip(calls, traced.calls)]) or any(
         [a is not b for a, b in zip(leaves, traced.leaves)]

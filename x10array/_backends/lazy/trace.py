@@ -236,6 +236,22 @@ def last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
     return last_use
 
 
+def drops_after(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> list[tuple[tuple[Ref, Slot], ...]]:
+    """Per step of `ops`, the values (ref, slot) that no later step reads and that are not
+    outputs (`keep`): what `replay` drops after it. A function of the key alone, so a caller
+    that runs one program many times (the interpreter's Schedule) makes it once."""
+    drops = []
+    for index, (_, _, refs) in enumerate(ops):
+        found: dict[Slot, Ref] = {}
+        for r in refs:
+            if r[0] == "c":
+                slot = (r[1], r[2])
+                if last_use[slot] == index and slot not in keep:
+                    found.setdefault(slot, r)
+        drops.append(tuple([(r, slot) for slot, r in found.items()]))
+    return drops
+
+
 def replay(
     ops: tuple[Op, ...],
     params_of: list[dict[str, Any]],
@@ -245,6 +261,7 @@ def replay(
     step: Any,
     last_use: dict[Slot, int] | None = None,
     dropped: Any = None,
+    drops: list[tuple[tuple[Ref, Slot], ...]] | None = None,
 ) -> tuple[Any, ...]:
     """The one walk that runs a graph's steps (`ops` as in GraphKey, their parameters
     `params_of`) on `leaf_values` and `scalars`: the values of `outputs`. Both tiers use it,
@@ -252,35 +269,32 @@ def replay(
     the interpreter's runs NumPy kernels (interpreter.NumpySteps), the compiled tier's calls
     the lowerings on jax's kernel namespace while jax.jit traces them (program.XlaSteps).
 
-    An intermediate value is dropped after its last use (`last_use`, from `last_uses`), unless
-    it is an output, so a long graph of writes holds one buffer at a time, not one per step;
-    `dropped(ref, slot)` is told of each drop (the interpreter forgets what it knew of it)."""
-    if last_use is None:
-        last_use = last_uses(ops)
-    keep = set(outputs)
+    An intermediate value is dropped after its last use (`last_use`, from `last_uses`; or
+    `drops`, from `drops_after`, made once per program), unless it is an output, so a long
+    graph of writes holds one buffer at a time, not one per step; `dropped(ref, slot)` is told
+    of each drop (the interpreter forgets what it knew of it)."""
+    if drops is None:
+        drops = drops_after(ops, last_uses(ops) if last_use is None else last_use, set(outputs))
     values: list[list[Any]] = []
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         args = []
         for r in refs:
             tag = r[0]
-            if tag == "l":
-                args.append(leaf_values[r[1]])
-            elif tag == "c":
+            if tag == "c":
                 args.append(values[r[1]][r[2]])
+            elif tag == "l":
+                args.append(leaf_values[r[1]])
             elif tag == "s":
                 args.append(scalars[r[1]])
             else:
                 args.append(None)
         values.append(step(index, prim, refs, args, params))
         del args
-        for r in refs:  # drop what no later step reads
-            if r[0] == "c":
-                slot = (r[1], r[2])
-                if last_use[slot] == index and slot not in keep:
-                    values[r[1]][r[2]] = None
-                    if dropped is not None:
-                        dropped(r, slot)
-    return tuple(values[c][i] for c, i in outputs)
+        for r, (c, i) in drops[index]:  # drop what no later step reads
+            values[c][i] = None
+            if dropped is not None:
+                dropped(r, (c, i))
+    return tuple([values[c][i] for c, i in outputs])
 
 
 # -- following a plan (program.Plan) ------------------------------------------------------------
@@ -318,16 +332,18 @@ def follow_specs(ops: tuple[Op, ...], leaf_avals: tuple[ShapeDtype, ...]) -> tup
 
 def follow(
     steps: list[Any], heads: tuple[Slot, ...], n_leaves: int, n_scalars: int, n_slots: int, targets: list[Node]
-) -> tuple[list[Call], list[Node], list[Any], list[Node]] | None:
+) -> tuple[list[Call], list[Node], list[Any], list[Node], bool] | None:
     """Follow a plan (program.Plan) from `targets`: the graph's calls in the plan's (topological)
-    order, its leaves, its Python scalars and the pending values it reads (by slot), if the
+    order, its leaves, its Python scalars, the pending values it reads (by slot) and whether a
+    leaf's shape differs from the plan's, if the
     pending graph behind `targets` is the plan's, else None. It is the plan's when every call
     has the plan's primitive and key parameters and inputs of the plan's kinds (pending values
-    of the plan's producers, leaves of the plan's shapes and dtypes, scalars of the plan's
-    types), and distinct calls and leaves of the plan are distinct objects: then the graph is
-    the plan's up to the identity of its leaves and the values of its scalars, and `walk`
+    of the plan's producers, leaves of the plan's dtypes, scalars of the plan's types), and
+    distinct calls and leaves of the plan are distinct objects: then the graph is the plan's
+    up to the identity and shapes of its leaves and the values of its scalars, and `walk`
     would find the plan's ops, in the same order (the walk depends on nothing else but the
-    reference counts that program.planned checks). `targets` are the walk's targets before it
+    reference counts that program._planned checks; leaves of other shapes, k-means'
+    `X[labels == j]`, make another key, which program._planned builds). `targets` are the walk's targets before it
     joins held values (`heads`: where each is, (call, output))."""
     calls: list[Any] = [None] * (len(steps))
     internal: list[Any] = [None] * n_slots
@@ -339,6 +355,7 @@ def follow(
             return None
     leaves: list[Any] = [None] * n_leaves
     scalars: list[Any] = [None] * n_scalars
+    reshaped = False
     for j, prim, key_params, specs in steps:
         c = calls[j]
         if c is None or c.prim is not prim or c.key_params != key_params or len(c.inputs) != len(specs):
@@ -361,8 +378,10 @@ def follow(
                     return None
                 leaf = leaves[s[1]]
                 if leaf is None:
-                    if i.shape != s[2] or i.dtype != s[3]:
+                    if i.dtype != s[3]:
                         return None
+                    if i.shape != s[2]:  # (another key: program._planned builds it)
+                        reshaped = True
                     leaves[s[1]] = i
                 elif leaf is not i:
                     return None
@@ -375,4 +394,4 @@ def follow(
     i = c = leaf = p = None  # (no reference may stay behind: the caller counts them)
     if len(set(map(id, calls))) != len(calls) or len(set(map(id, leaves))) != n_leaves:
         return None  # (two of the plan's calls or leaves are one here: another graph)
-    return calls, leaves, scalars, internal
+    return calls, leaves, scalars, internal, reshaped
