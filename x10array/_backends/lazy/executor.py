@@ -274,7 +274,7 @@ def _barrier_one(device: Device, wait: bool) -> None:
         try:
             nodes = _pending_nodes(taken)
             if nodes:
-                materialize_nodes(nodes, device)
+                materialize_nodes(nodes, device, read=wait)
         except BaseException:
             live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
             raise
@@ -332,7 +332,10 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
 
 
 @RUNTIME.locked
-def materialize_nodes(targets: list[Node], device: Device) -> None:
+def materialize_nodes(targets: list[Node], device: Device, read: bool = True) -> None:
+    """Compute the pending `targets`; `read`: the caller waits for their values at once (a
+    read; a barrier passes its `wait`), which the tier decision charges a compiled run
+    (program._CostModel.run_seconds)."""
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
@@ -348,7 +351,7 @@ def materialize_nodes(targets: list[Node], device: Device) -> None:
                 _adopt(targets, (value,))
                 COUNTERS.interpreted_graphs += 1
                 return
-        _run_graph(targets, device)
+        _run_graph(targets, device, read)
     except MemoryError as error:  # NumPy's, from the interpreter (or ours: kept)
         if str(error).startswith("x10array:"):
             raise
@@ -359,7 +362,7 @@ def materialize_nodes(targets: list[Node], device: Device) -> None:
         raise _out_of_memory(error, targets, device) from None
 
 
-def _run_graph(targets: list[Node], device: Device) -> None:
+def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
     """Compute the pending graph behind `targets` (interpreted or compiled, see the package's
     docstring) and hand its outputs over with _run_and_adopt. IndexError when one of them
     depends on an index array found out of bounds (see graph.Check): the others are computed."""
@@ -369,7 +372,7 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     # (a structure seen before is run from its plan; bounds-checked targets are always walked)
     traced, program = barrier_program(targets, device, plans=requested is None)
     if program.interprets():  # cold, or not yet worth a compile: run it op by op
-        _run_and_adopt(targets, False, program.interpret, traced, targets, device)
+        _run_and_adopt(targets, False, program.interpret, traced, targets, device, read)
         COUNTERS.interpreted_graphs += 1
     else:
         run_compiled(program, traced, targets, device)
