@@ -80,7 +80,7 @@ class LazyBackend:
         note("read")
         _noted_read()
         try:
-            barrier([device], False)
+            barrier([device], False, read=True)  # (x's value is read at once: see materialize_nodes)
         except IndexError:
             pass  # another array's index was out of bounds: the barrier computed the others, and
             # the bad ones raise at their own reads (x's own failure raises below)
@@ -238,16 +238,17 @@ def _settled(device: Device) -> None:
         forget_repeats(device)
 
 
-def barrier(devices: list[Device], wait: bool) -> None:
+def barrier(devices: list[Device], wait: bool, read: bool | None = None) -> None:
     """Materialize every live pending array on `devices` in one program per device, so work
     they share is computed once (the seed's `LazyTensorBarrier()`); block until done if
-    `wait`."""
+    `wait`. `read` (default: `wait`): a value it computes is read at once (host_buffer), for
+    the tier decision (materialize_nodes)."""
     COUNTERS.barriers += 1
     for device in devices:
         if not device.is_lazy:
             continue
         forget_repeats(device)  # (a step's end: the recording starts again, see graph._Repeats)
-        _barrier_one(device, wait)
+        _barrier_one(device, wait, wait if read is None else read)
 
 
 def _cut(device: Device) -> None:
@@ -257,7 +258,7 @@ def _cut(device: Device) -> None:
     _barrier_one(device, False)
 
 
-def _barrier_one(device: Device, wait: bool) -> None:
+def _barrier_one(device: Device, wait: bool, read: bool = False) -> None:
     """The barrier of one lazy device (see barrier)."""
     if wait and device in RUNTIME.in_flight:
         for value in RUNTIME.in_flight.pop(device, ()):
@@ -274,7 +275,7 @@ def _barrier_one(device: Device, wait: bool) -> None:
         try:
             nodes = _pending_nodes(taken)
             if nodes:
-                materialize_nodes(nodes, device, read=wait)
+                materialize_nodes(nodes, device, read=read)
         except BaseException:
             live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
             raise
