@@ -157,7 +157,8 @@ def measure_runs(reps: int = 200) -> None:
             z = X @ w
             return X.T @ (1.0 / (1.0 + jnp.exp(-z)) - y), jnp.sum(jnp.log1p(jnp.exp(-z)) * y)
 
-        print(f"{'logistic 2000x50':>21} {_jax_call(step, [Xj, wj, yj], False):>14.1f} {_jax_call(step, [Xj, wj, yj], True):>10.1f}")
+        a = [Xj, wj, yj]
+        print(f"{'logistic 2000x50':>21} {_jax_call(step, a, False):>14.1f} {_jax_call(step, a, True):>10.1f}")
 
 
 def _jax_call(f: Any, args: list[Any], wait: bool, reps: int = 400) -> float:

@@ -702,9 +702,10 @@ def _several_processes() -> bool:
 def _compile_pays(program: Program) -> bool:
     """Ski rental: compile once the savings a compile would have made on the graph's
     interpreted runs (Program.saving: of a run read at once, less a compiled run's fixed cost)
-    have reached X10ARRAY_COMPILE_PAYBACK times what its compile is expected to cost. Both costs are estimates from the graph alone (COST),
-    never measured time: the same program takes the same tier at the same run, every time it
-    is run, so its numbers do not depend on the machine's load."""
+    have reached X10ARRAY_COMPILE_PAYBACK times what its compile is expected to cost. Both
+    costs are estimates from the graph alone (COST), never measured time: the same program
+    takes the same tier at the same run, every time it is run, so its numbers do not depend
+    on the machine's load."""
     payback = settings.get("X10ARRAY_COMPILE_PAYBACK")
     return program.interpreted >= payback * program.compile_cost
 
@@ -770,10 +771,11 @@ class _CostModel:
       which a compiled program calls as the same routine.
 
     A graph that is mostly one-element writes or matmuls of large operands, or a small one
-    read at once, is therefore credited little (or nothing) per run and stays interpreted (scikit-learn's GaussianMixture EM step,
-    1,675 operations, would compile in ~17 s of CPU for a program no faster than the
-    interpreter), while a training step of elementwise work over large activations pays back
-    its compile within tens of steps.
+    read at once, is therefore credited little (or nothing) per run and stays interpreted
+    (scikit-learn's GaussianMixture EM step, 1,675 operations, would compile in ~17 s of CPU
+    for a program no faster than the interpreter; its LogisticRegression's L-BFGS graphs),
+    while a training step of elementwise work over large activations pays back its compile
+    within tens of steps.
     """
 
     COMPILE_FIXED = 0.1
