@@ -16,7 +16,15 @@ and reports the measured first run (trace, lowering, XLA's compile, one run: wha
 per operation. Nothing is asserted: a unit test checks only the properties of the model that
 cannot flake (tests/test_tiers.py).
 
+`--runs` measures instead the fixed cost of a compiled run that an interpreted run does not
+have (_CostModel.run_seconds): graphs of 1-32 additions of 16-element leaves, and a 2000 x 50
+logistic loss and gradient (scikit-learn's L-BFGS graphs), each run interpreted and compiled,
+its value read at once (`numpy.asarray`) or left to an asynchronous `lazy_barrier()`; wall
+time, medians of interleaved repeats; then jax alone: a jitted call of 1-64 arguments, and the
+logistic step dispatched against waited for.
+
 Run: python benchmarks/bench_tiers.py [--sizes 50,200,800,3000] [--kinds elementwise,mixed]
+     python benchmarks/bench_tiers.py --runs
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import argparse
 import os
 import statistics
 import sys
+from typing import Any
 
 
 def build(xp: object, kind: str, n_target: int, salt: int) -> object:
@@ -76,13 +85,110 @@ def measure(kind: str, n: int, salt: int) -> tuple[int, float, float]:
     return len(program.calls), m.compile_seconds, program.compile_cost
 
 
+def measure_runs(reps: int = 200) -> None:
+    """The fixed cost of a compiled run (see the module docstring, --runs)."""
+    import time
+
+    import numpy as np
+
+    import x10array as xp
+    from x10array._backends.lazy.program import compile_threshold
+
+    dev = xp.Device("cpu", 0, "xla")
+    rng = np.random.default_rng(0)
+    X = xp.asarray(rng.standard_normal((2000, 50)), device=dev)  # type: ignore[attr-defined]
+    w = xp.asarray(rng.standard_normal(50), device=dev)  # type: ignore[attr-defined]
+    y = xp.asarray(rng.random(2000), device=dev)  # type: ignore[attr-defined]
+
+    def logistic() -> Any:
+        z = X @ w
+        p = 1.0 / (1.0 + xp.exp(-z))  # type: ignore[attr-defined]
+        return xp.sum(xp.log1p(xp.exp(-z)) * y) / 2000.0, X.T @ (p - y)  # type: ignore[attr-defined]
+
+    def adds(n: int) -> Any:
+        xs = [xp.asarray(rng.random(16), device=dev) for _ in range(n)]  # type: ignore[attr-defined]
+
+        def f() -> Any:
+            s = xs[0] * 2.0
+            for a in xs[1:]:
+                s = s + a
+            return (s,)
+
+        return f
+
+    def timed(fn: Any, read: bool, threshold: int | None) -> float:
+        times = []
+        with compile_threshold(threshold):
+            for i in range(reps + 3):
+                start = time.perf_counter()
+                outs = fn()
+                if read:
+                    for o in outs:
+                        np.asarray(o)
+                else:
+                    xp.lazy_barrier()  # type: ignore[attr-defined]
+                if i >= 3:
+                    times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1e6
+
+    print(f"{'graph':<22} {'how':<8} {'interpreted us':>15} {'compiled us':>12} {'compiled - interpreted':>23}")
+    graphs = [("1 op, 1 leaf", adds(1)), ("8 ops, 8 leaves", adds(8)), ("32 ops, 32 leaves", adds(32)),
+              ("logistic 2000x50", lambda: logistic())]  # fmt: skip
+    for name, fn in graphs:
+        for read in (True, False):
+            pairs = [(timed(fn, read, None), timed(fn, read, 1)) for _ in range(2)]
+            i, c = min(p[0] for p in pairs), min(p[1] for p in pairs)
+            print(f"{name:<22} {'read' if read else 'barrier':<8} {i:>15.1f} {c:>12.1f} {c - i:>23.1f}")
+            sys.stdout.flush()
+
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        print(f"\njax alone: {'arguments':>9} {'dispatched us':>14} {'waited us':>10}")
+        for n in (1, 4, 16, 64):
+            args = [jax.device_put(np.ones(4)) for _ in range(n)]
+            f = jax.jit(lambda *a: sum(a[1:], a[0]) * 2.0)
+            print(f"{'':<10} {n:>10} {_jax_call(f, args, False):>14.1f} {_jax_call(f, args, True):>10.1f}")
+        Xj, wj, yj = (jax.device_put(np.asarray(a)) for a in (X, w, y))
+
+        @jax.jit
+        def step(X: Any, w: Any, y: Any) -> Any:
+            z = X @ w
+            return X.T @ (1.0 / (1.0 + jnp.exp(-z)) - y), jnp.sum(jnp.log1p(jnp.exp(-z)) * y)
+
+        a = [Xj, wj, yj]
+        print(f"{'logistic 2000x50':>21} {_jax_call(step, a, False):>14.1f} {_jax_call(step, a, True):>10.1f}")
+
+
+def _jax_call(f: Any, args: list[Any], wait: bool, reps: int = 400) -> float:
+    import time
+
+    import numpy as np
+
+    f(*args)
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        out = f(*args)
+        if wait:
+            for o in out if isinstance(out, tuple) else (out,):
+                np.asarray(o)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="50,200,800,3000")
     ap.add_argument("--kinds", default="elementwise,mixed,transcendental,stencil")
     ap.add_argument("--repeat", type=int, default=2, help="graphs per (kind, size): the median is reported")
+    ap.add_argument("--runs", action="store_true", help="the fixed cost of a compiled run, not compiles")
     args = ap.parse_args()
     os.environ["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (measure compiles, not disk loads)
+    if args.runs:
+        measure_runs()
+        return 0
     import x10array as xp
 
     xp.asarray(1.0, device=xp.Device("cpu", 0, "xla")) + 1  # (jax's start-up, the probes)

@@ -90,14 +90,15 @@ def test_small_graphs_that_repeat_stay_op_by_op():
 
 
 def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_settings):
-    """Ski rental on estimates: interpreted until the estimated cost of its interpreted runs
+    """Ski rental on estimates: interpreted until the estimated saving of its interpreted runs
+    (what interpreting costs more than a compiled run, less a compiled run's fixed cost)
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
     # none from other tests
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
-    a = xp.asarray(np.random.default_rng(0).standard_normal((200, 200)), device=LAZY)
+    a = xp.asarray(np.random.default_rng(0).standard_normal((300, 300)), device=LAZY)
     cheap = xp.asarray(np.arange(3.0), device=LAZY)
 
     def program_of(ops: int) -> Any:
@@ -112,17 +113,66 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
         if tiers[-1] == "compiled":
             break
     program = program_of(5)
-    per_run = program.interpret_cost
-    # what a compile saves per run: each operation's dispatch, and a pass over the result of
-    # each arithmetic one (matmul, add, tanh, multiply: 200 x 200; sum: one element); not
-    # the matmul's 200**3 multiply-adds, which the compiled program does as well
+    # what interpreting costs more per run: each operation's dispatch, and a pass over the
+    # result of each arithmetic one (matmul, add, tanh, multiply: 300 x 300; sum: one
+    # element); not the matmul's 300**3 multiply-adds, which the compiled program does as well
     cost = _program.COST
-    assert per_run == pytest.approx(5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 200 * 200 + 1))
+    assert program.interpret_cost == pytest.approx(5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 300 * 300 + 1))
+    # less the fixed cost of a compiled run whose value is read at once (float()): one leaf, one output
+    per_run = program.interpret_cost - cost.run_seconds(2, True)
+    assert cost.run_seconds(2, True) > cost.run_seconds(2, False) >= 0
+    assert program.saving(True) == pytest.approx(per_run)
     runs = math.ceil(0.02 / per_run - 1e-9)  # interpreted runs until 0.5 * 40 ms is paid
     assert 10 < runs < 200
     assert tiers == ["interpreted"] * runs + ["compiled"]
     assert program.interpreted == pytest.approx(runs * per_run)
-    assert program_of(3).compiled is None
+    assert program_of(3).compiled is None and program_of(3).interpreted == 0.0
+
+
+def test_a_small_graph_read_at_once_stays_interpreted(monkeypatch, override_settings):
+    """A compiled run has a fixed cost the interpreter does not (the jitted call, its
+    arguments and, for a value read at once, the wait for XLA's runtime to finish it), so a
+    graph of a few operations on small arrays whose value is read at once (scikit-learn's
+    L-BFGS loss and gradient) never pays for its compile and stays interpreted however often it
+    is seen, while the same graph run at a barrier (nobody waits) compiles, and so does a chain
+    of elementwise operations over many elements read at once."""
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.01)  # pays after 5 ms
+    override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    rng = np.random.default_rng(0)
+    v = xp.asarray(rng.standard_normal(2000), device=LAZY)
+    big = xp.asarray(rng.standard_normal(200_000), device=LAZY)
+
+    def small(x: Any, step: int) -> Any:  # 14 operations on 2000 elements
+        y = x * (1.0 + 1e-3 * step)
+        for _ in range(4):
+            y = xp.exp(-y) + 0.5
+        return xp.sum(y)
+
+    before = xp.metrics()
+    for step in range(300):
+        s = small(v, step)
+        float(s) if step % 2 else np.asarray(s)  # (a read: materialize; NumPy's: host_buffer's barrier)
+    d = delta(before)
+    assert d.compile_count == 0 and d.interpreted_graphs == 300
+    (program,) = [p for p in _program.RUNTIME.programs.values() if len(p.calls) == 14]
+    assert program.interpret_cost > 0 and program.saving(True) == 0.0 and program.interpreted == 0.0
+
+    before = xp.metrics()
+    for step in range(300):
+        s = small(v, step)
+        xp.lazy_barrier()  # (asynchronous: nobody waits for the value)
+        if delta(before).compile_count:
+            break
+    assert delta(before).compile_count == 1 and step < 100
+    float(s)
+
+    before = xp.metrics()
+    for step in range(300):
+        float(small(big, step))  # the same 14 operations on 200,000 elements
+        if delta(before).compile_count:
+            break
+    assert delta(before).compile_count == 1 and step < 10
 
 
 def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypatch, override_settings):
@@ -333,7 +383,8 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     ran_compiled = _program.Program.ran_compiled
     monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, seconds: ran_compiled(self, compiled_seconds))
     override_settings(X10ARRAY_LOG_COMPILES=True, X10ARRAY_TIER_FEEDBACK=True)
-    w = xp.asarray(np.random.default_rng(3).standard_normal((64, 64)), device=LAZY)
+    # (256 x 256: a saving per run above the fixed cost of a compiled run read at once, _CostModel.run_seconds)
+    w = xp.asarray(np.random.default_rng(3).standard_normal((256, 256)), device=LAZY)
     tiers, values = [], []
     for _ in range(10):
         before = xp.metrics()

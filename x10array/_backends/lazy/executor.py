@@ -80,7 +80,7 @@ class LazyBackend:
         note("read")
         _noted_read()
         try:
-            barrier([device], False)
+            barrier([device], False, read=True)  # (x's value is read at once: see materialize_nodes)
         except IndexError:
             pass  # another array's index was out of bounds: the barrier computed the others, and
             # the bad ones raise at their own reads (x's own failure raises below)
@@ -238,16 +238,17 @@ def _settled(device: Device) -> None:
         forget_repeats(device)
 
 
-def barrier(devices: list[Device], wait: bool) -> None:
+def barrier(devices: list[Device], wait: bool, read: bool | None = None) -> None:
     """Materialize every live pending array on `devices` in one program per device, so work
     they share is computed once (the seed's `LazyTensorBarrier()`); block until done if
-    `wait`."""
+    `wait`. `read` (default: `wait`): a value it computes is read at once (host_buffer), for
+    the tier decision (materialize_nodes)."""
     COUNTERS.barriers += 1
     for device in devices:
         if not device.is_lazy:
             continue
         forget_repeats(device)  # (a step's end: the recording starts again, see graph._Repeats)
-        _barrier_one(device, wait)
+        _barrier_one(device, wait, wait if read is None else read)
 
 
 def _cut(device: Device) -> None:
@@ -257,7 +258,7 @@ def _cut(device: Device) -> None:
     _barrier_one(device, False)
 
 
-def _barrier_one(device: Device, wait: bool) -> None:
+def _barrier_one(device: Device, wait: bool, read: bool = False) -> None:
     """The barrier of one lazy device (see barrier)."""
     if wait and device in RUNTIME.in_flight:
         for value in RUNTIME.in_flight.pop(device, ()):
@@ -274,7 +275,7 @@ def _barrier_one(device: Device, wait: bool) -> None:
         try:
             nodes = _pending_nodes(taken)
             if nodes:
-                materialize_nodes(nodes, device)
+                materialize_nodes(nodes, device, read=read)
         except BaseException:
             live[:0] = taken  # a failed run keeps every array registered: the next barrier retries
             raise
@@ -332,7 +333,10 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
 
 
 @RUNTIME.locked
-def materialize_nodes(targets: list[Node], device: Device) -> None:
+def materialize_nodes(targets: list[Node], device: Device, read: bool = True) -> None:
+    """Compute the pending `targets`; `read`: the caller waits for their values at once (a
+    read; a barrier passes its `wait`), which the tier decision charges a compiled run
+    (program._CostModel.run_seconds)."""
     targets = [n for n in dict.fromkeys(targets) if n.value is None]
     if not targets:
         return
@@ -348,7 +352,7 @@ def materialize_nodes(targets: list[Node], device: Device) -> None:
                 _adopt(targets, (value,))
                 COUNTERS.interpreted_graphs += 1
                 return
-        _run_graph(targets, device)
+        _run_graph(targets, device, read)
     except MemoryError as error:  # NumPy's, from the interpreter (or ours: kept)
         if str(error).startswith("x10array:"):
             raise
@@ -359,7 +363,7 @@ def materialize_nodes(targets: list[Node], device: Device) -> None:
         raise _out_of_memory(error, targets, device) from None
 
 
-def _run_graph(targets: list[Node], device: Device) -> None:
+def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
     """Compute the pending graph behind `targets` (interpreted or compiled, see the package's
     docstring) and hand its outputs over with _run_and_adopt. IndexError when one of them
     depends on an index array found out of bounds (see graph.Check): the others are computed."""
@@ -369,7 +373,7 @@ def _run_graph(targets: list[Node], device: Device) -> None:
     # (a structure seen before is run from its plan; bounds-checked targets are always walked)
     traced, program = barrier_program(targets, device, plans=requested is None)
     if program.interprets():  # cold, or not yet worth a compile: run it op by op
-        _run_and_adopt(targets, False, program.interpret, traced, targets, device)
+        _run_and_adopt(targets, False, program.interpret, traced, targets, device, read)
         COUNTERS.interpreted_graphs += 1
     else:
         run_compiled(program, traced, targets, device)

@@ -7,8 +7,10 @@ Every `GraphKey` is built here (`key_for`), and every program (`build`): the bar
 cached by key in an LRU (X10ARRAY_CACHE_SIZE), x10array.compile's (capture.py, its scalars
 packed: a program of its own, kept by its `Captured`) and the one `inspect.lower` shows.
 The tier decision (`Program.interprets`) is ski rental on estimates from a fixed cost model
-(_CostModel), never measured time: interpret until that has cost X10ARRAY_COMPILE_PAYBACK
-times an estimated compile, from the X10ARRAY_COMPILE_THRESHOLD-th sighting on. Both tiers
+(_CostModel), never measured time: interpret until the estimated saving of the interpreted
+runs (what interpreting costs more than a compiled run, less a compiled run's fixed cost where
+its values are read at once) has reached X10ARRAY_COMPILE_PAYBACK times an estimated compile,
+from the X10ARRAY_COMPILE_THRESHOLD-th sighting on. Both tiers
 run a graph through the one step walker, `trace.replay`: the interpreter with NumPy's
 kernels (interpreter.NumpySteps), the jitted function with jax's (`XlaSteps`).
 """
@@ -82,7 +84,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack", "plan_tries", "schedule",
+        "pack", "plan_tries", "schedule", "run_costs",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -93,9 +95,12 @@ class Program:
         self.outputs = key.outputs  # ((call index, output index), ...)
         self.n_leaves = len(key.leaf_avals)
         self.seen = 0
-        self.interpret_cost = interpret_cost  # estimated seconds a compile saves per run (COST)
+        self.interpret_cost = interpret_cost  # estimated seconds interpreting costs more per run (COST)
         self.compile_cost = COST.compile_seconds(calls)  # its estimated compile (COST)
-        self.interpreted = 0.0  # the estimated cost of its interpreted runs so far
+        # the fixed cost of one compiled run (COST.run_seconds), at a barrier and read at once
+        args = self.n_leaves + len(self.outputs)
+        self.run_costs = (COST.run_seconds(args, False), COST.run_seconds(args, True))
+        self.interpreted = 0.0  # what a compile would have saved on its interpreted runs so far (`saving`)
         self.compiled: Any = None
         self.key = key
         self.unpack = unpack
@@ -123,7 +128,7 @@ class Program:
 
     def interprets(self) -> bool:
         """The tier decision: whether this run is interpreted (a cold graph, or one whose
-        compile has not paid yet), else compiled (or run compiled). A mesh always compiles.
+        compile has not paid yet, see _compile_pays), else compiled (or run compiled). A mesh always compiles.
         A graph of more than X10ARRAY_COMPILE_LIMIT operations is always interpreted (the
         compile refusal: XLA's compile memory grows with the graph, gigabytes for ten thousand
         operations; the tiers give the same bits, so only the speed differs)."""
@@ -137,17 +142,26 @@ class Program:
             or (self.compiled is None and (self.seen < threshold or (threshold > 1 and not _compile_pays(self))))
         )
 
-    def interpret(self, traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+    def interpret(self, traced: Traced, targets: list[Node], device: Device, read: bool = True) -> tuple[Any, ...]:
         """The interpreted run (the cold tier): the values of `targets`, counted as what a
-        compile could have saved (and timed, for the feedback: see ran_compiled)."""
+        compile could have saved (and timed, for the feedback: see ran_compiled). `read`: the
+        caller waits for the values (a read, a barrier with wait=True), which a compiled run
+        would have made it wait for (see _CostModel.run_seconds)."""
         start = time.perf_counter()
         schedule = self.schedule
         if schedule is None:
             schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
         out = interpret(traced, targets, device, schedule)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
-        self.interpreted += self.interpret_cost
+        self.interpreted += self.saving(read)
         return out
+
+    def saving(self, read: bool) -> float:
+        """What compiling this graph is estimated to save on one run (never less than 0): what
+        interpreting it costs more than running it compiled (`interpret_cost`) less the fixed
+        cost of a compiled run (`run_costs`), which a run whose values are `read` at once pays
+        more of."""
+        return max(0.0, self.interpret_cost - self.run_costs[read])
 
     # -- the feedback --
 
@@ -723,10 +737,12 @@ def _several_processes() -> bool:
 
 
 def _compile_pays(program: Program) -> bool:
-    """Ski rental: compile once interpreting the graph has cost X10ARRAY_COMPILE_PAYBACK times
-    what its compile is expected to. Both costs are estimates from the graph alone (COST),
-    never measured time: the same program takes the same tier at the same run, every time it
-    is run, so its numbers do not depend on the machine's load."""
+    """Ski rental: compile once the savings a compile would have made on the graph's
+    interpreted runs (Program.saving: of a run read at once, less a compiled run's fixed cost)
+    have reached X10ARRAY_COMPILE_PAYBACK times what its compile is expected to cost. Both
+    costs are estimates from the graph alone (COST), never measured time: the same program
+    takes the same tier at the same run, every time it is run, so its numbers do not depend
+    on the machine's load."""
     payback = settings.get("X10ARRAY_COMPILE_PAYBACK")
     return program.interpreted >= payback * program.compile_cost
 
@@ -766,6 +782,24 @@ class _CostModel:
         interpreter runs on it (~1-4 ns for float64: the saving of a compiled chain of
         elementwise operations on 10^6 elements measured 4.5 ns per element and operation, a
         10,000 x 100 by 100 x 100 matmul 1.3 ns per result element).
+    - what a compiled run costs that an interpreted run does not, where its values are read at
+      once (a read: float(), a host or DLPack export; a barrier with wait=True): RUN_FIXED for
+      the jitted call (x10array's hand-over of its leaves and outputs and jax's dispatch) +
+      RUN_PER_ARG per leaf and output + RUN_WAIT, the wait for XLA's runtime to finish it (jax
+      dispatches asynchronously on the CPU: the reader waits on a thread hand-off). Measured
+      2026-12-05 (the 2-core machine, shared; benchmarks/bench_tiers.py --runs): a graph of 1
+      operation on 16 elements 34 us compiled against 14 us interpreted; a jitted call 4-5 us
+      with 1-4 arguments, 23 us with 64; a 2000 x 50 logistic-loss step in jax alone ~13 us
+      dispatched but ~140 us when each call is waited for; in scikit-learn's fits, a DLPack
+      export of a compiled gradient waits ~340 us, and compiling their L-BFGS loss and
+      gradient graphs (20 and 11 operations on 2000 x 50, ~0.27 and ~0.15 ms estimated above)
+      made the fits ~0.6 ms slower per compiled run. The saving credited to an interpreted run
+      is what interpreting costs more less this, never below 0 (`Program.saving`), so a small
+      graph read at once never pays for its compile however often it is seen. At a barrier
+      nobody waits for, nothing is charged: the compiled run is dispatched (~20 us more host
+      work than the interpreter's own per-graph cost, measured as above), within this model's
+      error, and charging it would delay graphs that do gain (the Adam fit's 32-operation step:
+      from its 177th to its ~203rd sighting);
       Not counted, because a compiled program spends the same on it: the multiply-adds of a
       matmul, tensordot or convolution (the same GEMM, ~7.6 ms `jax.jit` against 7.0 ms NumPy
       for a float64 10,000 x 100 by 100 x 100 product); data movement (`moves_data`: views and
@@ -773,11 +807,12 @@ class _CostModel:
       buffer and copy a shared one); and `COST_LIBRARY` primitives (an SVD, a solve, an FFT),
       which a compiled program calls as the same routine.
 
-    A graph that is mostly one-element writes or matmuls of large operands is therefore
-    credited little per run and stays interpreted (scikit-learn's GaussianMixture EM step,
-    1,675 operations, would compile in ~17 s of CPU for a program no faster than the
-    interpreter), while a training step of elementwise work over large activations pays back
-    its compile within tens of steps.
+    A graph that is mostly one-element writes or matmuls of large operands, or a small one
+    read at once, is therefore credited little (or nothing) per run and stays interpreted
+    (scikit-learn's GaussianMixture EM step, 1,675 operations, would compile in ~17 s of CPU
+    for a program no faster than the interpreter; its LogisticRegression's L-BFGS graphs),
+    while a training step of elementwise work over large activations pays back its compile
+    within tens of steps.
     """
 
     COMPILE_FIXED = 0.1
@@ -786,6 +821,9 @@ class _CostModel:
     COMPILE_PER_WRITE = 1e-2
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
+    RUN_FIXED = 3e-5
+    RUN_PER_ARG = 1e-6
+    RUN_WAIT = 3e-4
 
     def compile_seconds(self, calls: list[Call]) -> float:
         """The estimated compile of the graph `calls` (topological order; see above)."""
@@ -804,6 +842,12 @@ class _CostModel:
             + writes * self.COMPILE_PER_WRITE
             + fused * self.COMPILE_PER_FUSED
         )
+
+    def run_seconds(self, args: int, read: bool) -> float:
+        """The fixed cost of one compiled run of a program of `args` leaves and outputs that an
+        interpreted run does not have, where its values are `read` at once; nothing at a
+        barrier nobody waits for (see the class docstring)."""
+        return self.RUN_FIXED + args * self.RUN_PER_ARG + self.RUN_WAIT if read else 0.0
 
     def step_seconds(self, prim: Primitive, result_elements: int) -> float:
         """What a compile saves on one interpreted run of an operation of `prim` whose largest
