@@ -200,7 +200,8 @@ class NumpySteps:
         arithmetic = flush and not prim.moves_data and not prim.selects
         if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
             arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
-        level, floats = 0, ()
+        level = 0
+        floats: tuple[int, ...] = ()
         if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
             floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
             if any([_subnormal_scalar(args[k]) for k in floats]):
