@@ -76,7 +76,8 @@ def parse_lenet(text: str) -> Figures:
     if "x10array eager ms per step" in out and f"{ref} ms per step" in out:
         out[_ratio(f"eager / {ref} per step")] = out["x10array eager ms per step"] / out[f"{ref} ms per step"]
     for form in ("x10array lazy", "x10array captured"):
-        if f"host {form} ms thread CPU" in out and f"host {ref} ms thread CPU" in out:
+        # (a reference whose host thread did no measurable work, 0.00 ms, gives no ratio)
+        if f"host {form} ms thread CPU" in out and out.get(f"host {ref} ms thread CPU", 0.0) > 0:
             out[_ratio(f"host CPU {form[9:]} / {ref}")] = (
                 out[f"host {form} ms thread CPU"] / out[f"host {ref} ms thread CPU"]
             )
