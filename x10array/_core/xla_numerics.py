@@ -260,7 +260,7 @@ def has_subnormal(part: np.ndarray, tiny: Any) -> bool:
             if _bits_hold_subnormal(piece, found, scratch[: piece.size]):
                 return True
         return False
-    if n > _SCAN_CHUNK or part.ndim == 0:
+    if n > _SCAN_CHUNK:
         return _bits_hold_subnormal(part, found, None) if part.flat[0] == 0 else _magnitudes_hold_subnormal(part, tiny)
     if part.flat[0] == 0:
         return _bits_hold_subnormal(part, found, _scratch(found[0])[:n].reshape(part.shape))

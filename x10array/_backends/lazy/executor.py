@@ -33,7 +33,7 @@ from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
-from .graph import Check, Node, Recorder, forget_repeats, graph_size
+from .graph import Check, Node, Recorder, forget_repeats, graph_size, prune
 from .interpreter import moves_clean, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
@@ -223,17 +223,16 @@ def _settled(device: Device) -> None:
     saw, so a cut it would place by a period counted across the reads falls at another point of
     each step, and the graphs between reads and cuts change structure from step to step
     (issue 26, the Monte-Carlo loop: 11 operations a step in two reads, cut every 33, compiled
-    rounds alternating 4 and 9-13 ms). The live list is pruned on the way (dead and computed
-    arrays dropped, as graph._prune does), under the lock, which a barrier takes the list
-    under; another thread's pending arrays keep the detector as it is, and one that records
+    rounds alternating 4 and 9-13 ms). The live list is pruned on the way (graph.prune: dead
+    and computed arrays dropped), under the lock, which a barrier takes the list under;
+    another thread's pending arrays keep the detector as it is, and one that records
     meanwhile (its array not yet in the list) only loses a cut, which changes no value."""
     live = RUNTIME.live.get(device)
     if live is None:
         return
     with RUNTIME.lock:
-        n = len(live)
-        pending = [r for r in live[:n] if (a := r()) is not None and a._data.value is None]
-        live[:n] = pending  # (only the part read: other threads' appends are kept)
+        prune(live)
+        pending = bool(live)
     if not pending:
         forget_repeats(device)
 

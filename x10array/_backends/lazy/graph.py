@@ -242,7 +242,7 @@ class _RecorderState:
     """The recorder's mutable state, in one place. Written without the lock unless said (see
     _LOCK): each write replaces one attribute, atomically under the GIL.
 
-    - `prune_at`: the length past which a recording prunes its live list (written by _prune,
+    - `prune_at`: the length past which a recording prunes its live list (written by prune,
       under the lock);
     - `last_count`: COUNTERS.ops_recorded at the last exact count of a graph's size (see
       _counted_size; two threads racing at worst both count);
@@ -403,7 +403,7 @@ class Recorder:
         last = _STATE.last_live
         live = last[1] if last[0] is device else _live_list(device, self.layout_keeper)[1]
         if len(live) > _STATE.prune_at:
-            _prune(live)
+            prune(live)
         if not prim.multiple_results:
             ((shape, dtype),) = avals
             node = _new(Node)  # (Node.__init__, inlined)
@@ -604,7 +604,7 @@ def graph_size(call: Call, cap: int, seen: set[int] | None = None) -> int:
 
 
 @RUNTIME.locked
-def _prune(live: list[weakref.ref[Array]]) -> None:
+def prune(live: list[weakref.ref[Array]]) -> None:
     """Forget dead or materialized arrays (the list only grows between barriers). Other
     threads may append meanwhile: only the part read is replaced (one atomic slice
     assignment), so their appends are kept."""

@@ -85,9 +85,7 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
             args.append(i)
     flush = xla_flushes()
     params = call.params
-    arithmetic = flush and not prim.moves_data and not prim.selects
-    if arithmetic and prim is ASTYPE:
-        arithmetic = not keeps_bits(prim, params, (args[0].dtype,))
+    arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
     if arithmetic:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
         args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
@@ -115,7 +113,7 @@ def _replay(
     if schedule is None or schedule.outputs != outputs:
         schedule = Schedule(ops, outputs)
     steps = NumpySteps(flush, leaves, schedule.last_use, schedule.keep, ops, schedule)
-    out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, None, steps.dropped, schedule.drops)
+    out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, steps.dropped, schedule.drops)
     return out, [c in steps.clean for c, _ in outputs]
 
 
@@ -150,7 +148,7 @@ class NumpySteps:
     their life: a weight matrix read by every step is not scanned at every step. Here
     `_flush` does it; the compiled tier, program.XlaSteps, does the same. Where the CPU's
     flush-to-zero mode is there (`cpu`), the kernels of CPU_MODE_KERNELS that pass its probe
-    (_cpu_flushes) run under it instead, set around the one kernel call: no scan of their
+    (_cpu_level) run under it instead, set around the one kernel call: no scan of their
     results (level 2: nor of their operands). Data movement of values known clean is clean.
 
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
@@ -194,18 +192,15 @@ class NumpySteps:
         scalars' types, the primitive and its parameters), the same at every run of the graph:
         whether it is arithmetic (flushes), whether it is a library call, the CPU mode's level
         for it (_cpu_level: 0 none) and the positions of its Python float or complex scalars
-        (a subnormal one, checked at each run, takes the scan: _cpu_flushes); None, not to be
+        (a subnormal one, checked at each run, takes the scan: _subnormal_scalar); None, not to be
         kept, when one is subnormal now (the step then takes the scan, unprobed)."""
-        flush = self.flush
-        arithmetic = flush and not prim.moves_data and not prim.selects
-        if arithmetic and prim is ASTYPE and refs[0][0] in "lc":
-            arithmetic = not keeps_bits(prim, params, (np.asarray(args[0]).dtype,))
+        arithmetic = _arithmetic(self.flush, prim, params, args[0] if prim is ASTYPE and refs[0][0] in "lc" else None)
         level = 0
         floats: tuple[int, ...] = ()
         if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
             floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
             if any([_subnormal_scalar(args[k]) for k in floats]):
-                return None  # (not probed with such a scalar, as _cpu_flushes does not: the scan, this run)
+                return None  # (not probed with such a scalar, as _cpu_level does not: the scan, this run)
             level = _cpu_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
         return arithmetic, prim in _LIBRARY, level, floats
 
@@ -220,7 +215,7 @@ class NumpySteps:
                 self.statics[index] = known
         arithmetic, library, level, floats = known
         if level:  # under the CPU's mode: no scan of the result (nor of the operands: 2)
-            for k in floats:  # (never with a Python scalar subnormal in float32: see _cpu_flushes)
+            for k in floats:  # (never with a Python scalar subnormal in float32: see _cpu_level)
                 if _subnormal_scalar(args[k]):
                     level = 0
                     break
@@ -274,7 +269,7 @@ class NumpySteps:
     ) -> list[Any]:
         """`step` of the common case (scikit-learn's L-BFGS graphs: 7 steps in 10), written out:
         an elementwise arithmetic step of one result that runs under the CPU's mode on its
-        operands as they are (level 2: no scan of operands or result, see _cpu_flushes), what
+        operands as they are (level 2: no scan of operands or result, see _cpu_level), what
         `step` does for it with every other case's tests left out."""
         into = self._into(index, prim, refs, args) if prim in _UFUNCS and not params else None
         out = _numpy_step(prim, args, params, True, args_clean=True, cpu=self.cpu, into=into)
@@ -442,7 +437,7 @@ def _numpy_step(
     operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
     with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
     flushed the operands already; `cpu`: the CPU's flush-to-zero mode and the environments
-    without and with it, for an arithmetic step that _cpu_flushes: the kernel runs under the
+    without and with it, for an arithmetic step that runs under it (_cpu_level): the kernel runs under the
     mode, and its result needs no scan; `into`: for a primitive of INTERPRETER_UFUNCS, the
     buffer its ufunc writes its result into, see NumpySteps._into)."""
     if prim.in_place and not first_is_private:
@@ -561,7 +556,7 @@ def _kept_view(view: np.ndarray) -> bool:
 _CPU_FLUSHED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 # (primitive, key parameters, operand dtypes or scalar types) -> whether its kernel run under
-# the CPU's flush-to-zero mode gives what the scan gives (see _cpu_flushes); bounded as
+# the CPU's flush-to-zero mode gives what the scan gives (see _cpu_level); bounded as
 # xla_numerics._THROUGH is
 _CPU_FLUSHES: dict[tuple[Any, ...], int] = {}
 _CPU_FLUSHES_BOUND = 8192
@@ -569,7 +564,22 @@ _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 _SCALARS = (float, int, complex, bool)
 
 
-def _cpu_flushes(
+def _arithmetic(flush: bool, prim: Primitive, params: dict[str, Any], first: Any) -> bool:
+    """Whether a step flushes its operands and result as XLA's arithmetic does (with `flush`):
+    not a data movement, not a `selects` primitive, not a cast that keeps bits (`first`: a
+    cast's operand array; None for any other step, or a cast of a Python scalar, arithmetic)."""
+    if not flush or prim.moves_data or prim.selects:
+        return False
+    return not (prim is ASTYPE and first is not None and keeps_bits(prim, params, (np.asarray(first).dtype,)))
+
+
+def _subnormal_scalar(a: float | complex) -> bool:
+    """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
+    float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
+    return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
+
+
+def _cpu_level(
     prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
 ) -> int:
     """Whether an elementwise arithmetic step on `args` may run under the CPU's flush-to-zero
@@ -583,26 +593,9 @@ def _cpu_flushes(
     kernel, result flushed) and under the mode (on flushed operands; on raw ones), must agree;
     a kernel that makes a subnormal without a flushing instruction (a bit operation, an
     integer routine, a float16 conversion) or whose steps flush otherwise than its result
-    does not, and keeps the scan. Never with a Python float scalar that is subnormal in
-    float32 or float64: the interpreter does not flush those, the mode would read them as 0."""
-    for a in args:
-        t = type(a)
-        if (t is float or t is complex) and _subnormal_scalar(a):
-            return 0
-    return _cpu_level(prim, key_params, params, args, cpu)
-
-
-def _subnormal_scalar(a: float | complex) -> bool:
-    """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
-    float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
-    return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
-
-
-def _cpu_level(
-    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
-) -> int:
-    """_cpu_flushes without its check of the Python scalars' values: the level probed for the
-    step's primitive, key parameters and operand kinds (dtypes, scalar types)."""
+    does not, and keeps the scan. Its caller checks the values of the Python scalars (a float
+    or complex subnormal in float32 takes the scan: _subnormal_scalar), which the level,
+    kept per step (NumpySteps._statics), does not depend on."""
     kinds = []
     for a in args:
         t = type(a)
@@ -678,11 +671,8 @@ def moves_clean(operands: tuple[Any, ...]) -> bool:
             return False
         if not node.clean:
             value = node.value
-            if type(value) is not np.ndarray:  # (a device buffer: not scanned here)
-                return False
-            if flush_subnormals(value) is not value:
-                return False
-            node.clean = True
+            if type(value) is not np.ndarray or _flush_leaf(node, value) is not value:
+                return False  # (a device buffer is not scanned here)
     return True
 
 

@@ -259,7 +259,6 @@ def replay(
     scalars: list[Any],
     outputs: tuple[Slot, ...],
     step: Any,
-    last_use: dict[Slot, int] | None = None,
     dropped: Any = None,
     drops: list[tuple[tuple[Ref, Slot], ...]] | None = None,
 ) -> tuple[Any, ...]:
@@ -269,12 +268,12 @@ def replay(
     the interpreter's runs NumPy kernels (interpreter.NumpySteps), the compiled tier's calls
     the lowerings on jax's kernel namespace while jax.jit traces them (program.XlaSteps).
 
-    An intermediate value is dropped after its last use (`last_use`, from `last_uses`; or
-    `drops`, from `drops_after`, made once per program), unless it is an output, so a long
+    An intermediate value is dropped after its last use (`drops`, from `drops_after`: made
+    once per program by a caller that runs it many times, else here), unless it is an output, so a long
     graph of writes holds one buffer at a time, not one per step; `dropped(ref, slot)` is told
     of each drop (the interpreter forgets what it knew of it)."""
     if drops is None:
-        drops = drops_after(ops, last_uses(ops) if last_use is None else last_use, set(outputs))
+        drops = drops_after(ops, last_uses(ops), set(outputs))
     values: list[list[Any]] = []
     for index, ((prim, _, refs), params) in enumerate(zip(ops, params_of)):
         args = []
