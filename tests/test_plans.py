@@ -308,3 +308,34 @@ def test_a_plan_follows_its_structure_on_leaves_of_other_shapes(tier: str) -> No
     walked = select_and_mean(X, 3, 6, False)
     assert hits(before) == 0
     assert planned.tobytes() == walked.tobytes()
+
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_donation_on_leaves_of_other_shapes_is_the_walks(held: bool) -> None:
+    """A plan followed on leaves of other shapes decides donation by the walk's own slot rule
+    (program._claim_slots): a private leaf `c` whose shape differed from the output's while the
+    plan was made takes the output's slot once it has the output's shape, and is donated into
+    it; unless a call of the graph is held from outside (`held`): `c` is then a rerun leaf,
+    which the walk keeps and the plan cannot see, so that barrier walks. X10ARRAY_PLAN_CHECK
+    checks the key, donation mask included, against the walk's at every followed barrier."""
+    a = xp.asarray(np.arange(6.0), device=LAZY) * 1.0  # (held here: never private)
+    xp.lazy_barrier()
+
+    with _program.compile_threshold(1):
+        for m in (4, 4, 5, 6):  # the plan made on (4,) (no leaf has the output's shape), then followed
+            c = xp.asarray(np.arange(float(m)), device=LAZY) * 1.0
+            xp.lazy_barrier()  # (c computed: a leaf, private once dropped)
+            before = xp.metrics()
+            t = xp.sum(c)
+            keep = t._data.call if held else None  # (a call of the graph held from outside)
+            out = a * 2.0 + t
+            del c, t
+            xp.lazy_barrier()
+            d = xp.metrics() - before
+            np.testing.assert_array_equal(np.asarray(out), np.arange(6.0) * 2.0 + m * (m - 1) / 2)
+            del keep
+            if m == 5:  # (a leaf of another shape, no slot: the plan)
+                assert d.plan_hits == 1 and d.donated_buffers == 0
+    assert d.plan_hits == (not held)  # (m = 6: held, the walk decides)
+    assert d.donated_buffers == (not held)

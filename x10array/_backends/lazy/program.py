@@ -22,6 +22,7 @@ import contextlib
 import functools
 import math
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -466,7 +467,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     if plan.donate_on != settings.get("X10ARRAY_DONATE"):
         return None
     key = plan.key
-    joined, private, calls_free = _facts(plan, calls, leaves, internal, plan.calls_free or reshaped)
+    joined, private, calls_free = _facts(plan, calls, leaves, internal, plan.calls_free)
     if joined != plan.joined or private != plan.private or (plan.calls_free and not calls_free):
         return None
     if not reshaped:
@@ -477,11 +478,15 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
         program.seen += 1
     else:
         # the plan's structure on leaves of other shapes (k-means' selections `X[labels == j]`):
-        # the walk's key with these shapes, and donation's decision for them from the facts
-        # (each private leaf takes an output of its shape and dtype; no rerun leaf when no call
-        # is held from outside, as the plan's walk found)
-        mask = _donated(private, leaves, targets, plan.joined_order, internal)
-        if any(mask) and not calls_free:
+        # the walk's key with these shapes, and donation's decision for them from the facts, by
+        # donation's own slot rule (_claim_slots) over the outputs the walk would have (the
+        # targets, then the joined values). Where a private leaf takes a slot, the rule asks for
+        # the rerun leaves: none when no call is held from outside (read then, unless the plan's
+        # facts read it already), else the walk decides.
+        outputs = targets + [internal[k] for k in plan.joined_order]
+        mask, asked = _claim_slots(leaves, outputs, private or (False,) * len(leaves), set)
+        del outputs
+        if asked is not None and not (calls_free or _calls_free(calls, 0)):
             return None
         targets.extend([internal[k] for k in plan.joined_order])
         leaf_avals = tuple([(n.shape, n.dtype) for n in leaves])
@@ -490,26 +495,6 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     plans.hits += 1
     COUNTERS.plan_hits += 1
     return Traced(key.ops, program.key.outputs, program.key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
-
-
-def _donated(
-    private: tuple[bool, ...] | None, leaves: list[Node], targets: list[Node], joined: list[int], internal: list[Node]
-) -> tuple[bool, ...]:
-    """donation's mask for a plan's graph on leaves of other shapes (_planned): each private
-    leaf donated into an output of its shape and dtype left (the barrier's `targets` and the
-    `joined` values of `internal`), as _donation decides when no leaf is a rerun leaf."""
-    if private is None:
-        return (False,) * len(leaves)
-    slots = collections.Counter([(n.shape, n.dtype) for n in targets])
-    slots.update([(internal[k].shape, internal[k].dtype) for k in joined])
-    mask = []
-    for node, mine in zip(leaves, private):
-        aval = (node.shape, node.dtype)
-        donate = mine and slots[aval] > 0
-        if donate:
-            slots[aval] -= 1
-        mask.append(donate)
-    return tuple(mask)
 
 
 def _facts(
@@ -546,9 +531,13 @@ def _facts(
                 for i in range(len(leaves))
             ]
         )
-    # known references: the call's one output node and `calls` (and the walk's)
-    free = with_calls and all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
-    return joined, private, free
+    return joined, private, with_calls and _calls_free(calls, extra)
+
+
+def _calls_free(calls: list[Call], extra: int) -> bool:
+    """Whether nothing outside a followed graph holds one of its `calls` (see _facts)."""
+    # known references: the call's one output node and `calls` (and the walk's: `extra`)
+    return all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
 
 
 def _remember(
@@ -700,30 +689,41 @@ def _donation(
     leaves = traced.leaves
     if not settings.get("X10ARRAY_DONATE"):
         return (False,) * len(leaves), None, None
+    if rebound is not None:
+        return _claim_slots(leaves, targets, [i in rebound for i in range(len(leaves))], None)[0], None, None
     leaf_uses = traced.leaf_uses
-    slots = collections.Counter((n.shape, n.dtype) for n in targets)  # outputs a buffer could become
+    # known references: the graph's uses and `leaves`
+    privates = tuple(
+        [outside_references(leaves[i], leaf_uses[i] + 1) == 0 and not leaves[i].exported for i in range(len(leaves))]
+    )
+    mask, rerun = _claim_slots(leaves, targets, privates, lambda: rerun_leaves(traced.calls, targets))
+    return mask, privates, rerun
+
+
+def _claim_slots(
+    leaves: list[Node], outputs: list[Node], wanted: Sequence[bool], rerun: Callable[[], set[int]] | None
+) -> tuple[tuple[bool, ...], set[int] | None]:
+    """Donation's one slot rule (a barrier's, a capture's, a plan's on leaves of other
+    shapes): in leaf order, each `wanted` leaf takes an output of its shape and dtype (of
+    `outputs`) that no earlier leaf took, and is donated into it. With `rerun` (a barrier's),
+    a leaf that a later graph may read again is not donated and takes no slot: `rerun()` gives
+    those leaves' ids, asked once, at the first leaf that would take a slot (trace.rerun_leaves
+    walks the graph's calls). The mask, and the rerun leaves if they were asked for (else None)."""
+    slots = collections.Counter([(n.shape, n.dtype) for n in outputs])  # outputs a buffer could become
     mask = []
-    privates = []
-    rerun: set[int] | None = None
+    asked: set[int] | None = None
     for i in range(len(leaves)):
-        node = leaves[i]
-        aval = (node.shape, node.dtype)
-        if rebound is not None:
-            donate = i in rebound and slots[aval] > 0
-        else:
-            # known references: the graph's uses, `leaves` and `node`
-            private = outside_references(node, leaf_uses[i] + 2) == 0 and not node.exported
-            privates.append(private)
-            donate = private and slots[aval] > 0
-            if donate:
-                if rerun is None:
-                    rerun = rerun_leaves(traced.calls, targets)
-                donate = id(node) not in rerun
-        if donate:
-            slots[aval] -= 1
+        donate = False
+        if wanted[i]:
+            aval = (leaves[i].shape, leaves[i].dtype)
+            if slots[aval] > 0:
+                if rerun is not None and asked is None:
+                    asked = rerun()
+                donate = asked is None or id(leaves[i]) not in asked
+                if donate:
+                    slots[aval] -= 1
         mask.append(donate)
-        del node
-    return tuple(mask), (tuple(privates) if rebound is None else None), rerun
+    return tuple(mask), asked
 
 
 FEEDBACK_RUNS = 3  # compiled runs timed to their end, after the compiling one (see ran_compiled)
