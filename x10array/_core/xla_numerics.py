@@ -15,6 +15,7 @@ host kernels reproduce of it.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 from typing import Any
@@ -375,28 +376,41 @@ class CpuFlushMode:
     thread's current floating-point environment and the same with the mode on (two ctypes
     buffers), `set(env)` installs one (one fesetenv call, ~0.3 us)."""
 
-    __slots__ = ("set", "_get", "_offset", "_bits")
+    __slots__ = ("set", "_get", "_offset", "_bits", "_pairs")
 
     def __init__(self, libm: Any, offset: int, bits: int):
         self.set = libm.fesetenv
         self._get = libm.fegetenv
         self._offset = offset
         self._bits = bits
+        # environment bytes -> (that environment, the same with the mode on): an interpreted
+        # graph asks at each run, and a thread sees a few environments (its exception flags
+        # vary), so the pair is made once per environment; the buffers are only read after
+        # (fesetenv), by any thread
+        self._pairs: dict[bytes, tuple[Any, Any]] = {}
 
     def envs(self) -> tuple[Any, Any]:
-        import ctypes
-
-        plain = ctypes.create_string_buffer(_FENV_SIZE)
+        plain = _FENV()
         if self._get(plain) != 0:
             raise OSError("fegetenv failed")
-        raw = bytearray(plain.raw)
-        o = self._offset
-        word = int.from_bytes(raw[o : o + 4], "little") | self._bits
-        raw[o : o + 4] = word.to_bytes(4, "little")
-        return plain, ctypes.create_string_buffer(bytes(raw), _FENV_SIZE)
+        raw = plain.raw
+        pair = self._pairs.get(raw)
+        if pair is None:
+            import ctypes
+
+            flushing = bytearray(raw)
+            o = self._offset
+            word = int.from_bytes(flushing[o : o + 4], "little") | self._bits
+            flushing[o : o + 4] = word.to_bytes(4, "little")
+            if len(self._pairs) >= _FENV_PAIRS:
+                self._pairs.clear()
+            pair = self._pairs[raw] = (plain, ctypes.create_string_buffer(bytes(flushing), _FENV_SIZE))
+        return pair
 
 
 _FENV_SIZE = 64  # (larger than fenv_t on both layouts: fegetenv writes only its own part)
+_FENV = ctypes.c_char * _FENV_SIZE  # (a buffer for fegetenv)
+_FENV_PAIRS = 64  # environments whose pair CpuFlushMode keeps (then it starts again)
 
 
 @functools.cache  # no arguments: one entry
