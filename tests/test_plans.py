@@ -310,7 +310,6 @@ def test_a_plan_follows_its_structure_on_leaves_of_other_shapes(tier: str) -> No
     assert planned.tobytes() == walked.tobytes()
 
 
-
 @pytest.mark.parametrize("held", [False, True])
 def test_donation_on_leaves_of_other_shapes_is_the_walks(held: bool) -> None:
     """A plan followed on leaves of other shapes decides donation by the walk's own slot rule

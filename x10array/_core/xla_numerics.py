@@ -396,8 +396,6 @@ class CpuFlushMode:
         raw = plain.raw
         pair = self._pairs.get(raw)
         if pair is None:
-            import ctypes
-
             flushing = bytearray(raw)
             o = self._offset
             word = int.from_bytes(flushing[o : o + 4], "little") | self._bits
