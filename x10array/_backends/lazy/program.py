@@ -361,12 +361,14 @@ class Plan:
 
 
 PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
-PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), newest first
+PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), last hit or kept first
 RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk before it plans again
 
 
 class _Plans(list):  # type: ignore[type-arg]  # (of Plan)
-    """The plans of one head, newest first, with the head's record: plans kept and plans hit.
+    """The plans of one head, the last hit or kept first (the one a repeated step follows is
+    tried first; the one left out when a new plan is kept is the least recently used), with the
+    head's record: plans kept and plans hit.
     A head whose graphs differ from barrier to barrier more than PLANS_PER_HEAD plans cover
     (k-means' graph breaks did, before a plan followed leaves of other shapes) would follow and
     miss every plan and keep a new one each time; once it kept 2 * PLANS_PER_HEAD plans and
@@ -489,6 +491,9 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
         program = build(traced, targets, device, mask)
     plans.hits += 1
     COUNTERS.plan_hits += 1
+    if plans[0] is not plan:  # (the plan hit is followed first next time: a step's graph after
+        plans.remove(plan)  # its first, whose own plan was kept later, costs no failed follow)
+        plans.insert(0, plan)
     return Traced(key.ops, program.key.outputs, program.key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
 
 
