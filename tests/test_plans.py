@@ -20,9 +20,28 @@ TIERS = {"interpreted": None, "compiled": 1}
 
 
 @pytest.fixture(autouse=True)
-def _checked(override_settings: Any) -> None:
+def _checked(override_settings: Any, monkeypatch: Any) -> None:
     override_settings(X10ARRAY_PLAN_CHECK=True)
     _runtime.RUNTIME.plans.clear()  # (no plan of another test's graphs)
+    # every plan follows by its generated function from its first hit on, and each time it
+    # does, trace.follow is asked too: the two give the same calls, leaves, scalars, pending
+    # values and shape flag (or both None) on every graph of these tests
+    monkeypatch.setattr(_program, "FOLLOWER_AFTER", 1)
+    real = _program.Plan.followed
+
+    def compared(plan: Any, targets: list[Any]) -> Any:
+        got = real(plan, targets)
+        if plan.generated is not None:
+            want = _program.follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
+            assert (got is None) == (want is None), "trace.follower and trace.follow disagree on a match"
+            if got is not None:
+                for a, b in zip(got[:4], want[:4]):
+                    assert len(a) == len(b) and all(x is y for x, y in zip(a, b)), "trace.follower gathered otherwise"
+                assert got[4] == want[4]
+            del want  # (the caller counts references to what it gathered)
+        return got
+
+    monkeypatch.setattr(_program.Plan, "followed", compared)
 
 
 @pytest.fixture(params=list(TIERS))

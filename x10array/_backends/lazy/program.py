@@ -47,6 +47,7 @@ from .trace import (
     Traced,
     follow,
     follow_specs,
+    follower,
     outside_references,
     replay,
     rerun_leaves,
@@ -338,7 +339,7 @@ class Plan:
 
     __slots__ = (
         "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
-        "leaf_uses", "private", "calls_free", "donate_on",
+        "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated",
     )  # fmt: skip
 
     def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
@@ -358,8 +359,29 @@ class Plan:
         self.private: tuple[bool, ...] | None = None  # the facts: per leaf, private (donation)
         self.calls_free = False  # the facts: no call held from outside (checked where donation asked)
         self.donate_on = settings.get("X10ARRAY_DONATE")
+        self.hits = 0  # barriers that followed it
+        # `follow` generated for these steps (trace.follower), from FOLLOWER_AFTER hits on
+        self.generated: Any = None
+
+    def followed(self, targets: list[Node]) -> tuple[list[Call], list[Node], list[Any], list[Node], bool] | None:
+        """trace.follow of this plan from `targets`: by the plan's generated follower once it
+        has one (see FOLLOWER_AFTER), else by `follow` itself."""
+        if self.generated is not None:
+            return self.generated(targets)
+        return follow(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots), targets)
+
+    def hit(self) -> None:
+        """A barrier followed this plan: from its FOLLOWER_AFTER-th time on, it follows by a
+        function generated for its steps (trace.follower)."""
+        self.hits += 1
+        if self.generated is None and self.hits >= FOLLOWER_AFTER:
+            self.generated = follower(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots))
 
 
+# the hits after which a plan follows by a generated function (trace.follower: ~2.7 ms to
+# generate for the Adam fit's 32 calls, ~10 us saved a barrier, 2026-12-05, the 2-core machine):
+# a plan hit this often is a repeated step's, hit hundreds of times more
+FOLLOWER_AFTER = 64
 PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
 PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), last hit or kept first
 RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk before it plans again
@@ -458,7 +480,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     if plans is None or plans.thrashing():
         return None
     for plan in plans:
-        got = follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
+        got = plan.followed(targets)
         if got is not None:
             break
     else:
@@ -490,6 +512,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
         traced = Traced(key.ops, key.outputs, leaf_avals, calls, leaves, plan.leaf_uses, scalars)
         program = build(traced, targets, device, mask)
     plans.hits += 1
+    plan.hit()
     COUNTERS.plan_hits += 1
     if plans[0] is not plan:  # (the plan hit is followed first next time: a step's graph after
         plans.remove(plan)  # its first, whose own plan was kept later, costs no failed follow)
@@ -579,7 +602,7 @@ def _remember(
         if origin is not None and any([type(i) is Node and i.value is None for i in origin[2]]):
             return False
     plan = Plan(key, traced, n_heads)
-    got = follow(plan.steps, plan.heads, len(traced.leaves), plan.n_scalars, len(plan.slots), targets[:n_heads])
+    got = plan.followed(targets[:n_heads])
     if got is None:
         return False
     calls, leaves, _, internal, _ = got
