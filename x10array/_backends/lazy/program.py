@@ -22,6 +22,9 @@ import contextlib
 import functools
 import math
 import time
+from itertools import repeat
+from operator import eq, gt
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -339,7 +342,7 @@ class Plan:
 
     __slots__ = (
         "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
-        "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated",
+        "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated", "inner", "inner_known", "leaf_known",
     )  # fmt: skip
 
     def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
@@ -360,6 +363,12 @@ class Plan:
         self.calls_free = False  # the facts: no call held from outside (checked where donation asked)
         self.donate_on = settings.get("X10ARRAY_DONATE")
         self.hits = 0  # barriers that followed it
+        # for _facts: the slots of no target, and the references to each value known to _facts
+        # (the graph's uses, `internal`, the list it maps, map's own), and to each leaf (the
+        # graph's uses, `leaves`, map's own)
+        self.inner = [k for k in range(len(self.slots)) if not self.head_slot[k]]
+        self.inner_known = [self.slot_uses[k] + 2 + _MAP_OWN for k in self.inner]  # (+ the list mapped)
+        self.leaf_known = [u + 1 + _MAP_OWN for u in self.leaf_uses]
         # `follow` generated for these steps (trace.follower), from FOLLOWER_AFTER hits on
         self.generated: Any = None
 
@@ -555,28 +564,36 @@ def _facts(
     from outside. `extra`: references to each call and leaf beyond the graph's and these
     lists (remember's: the walk's lists); `in_targets`: the slots whose value a target list
     holds too (the ones the walk joined)."""
-    slot_uses, head_slot = plan.slot_uses, plan.head_slot
+    slot_uses = plan.slot_uses
     joined = []
-    for k in range(len(internal)):
-        # known references: the graph's uses, `internal` (and the walk's targets)
-        if not head_slot[k] and outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
-            owner = internal[k].owner
-            array = owner() if owner is not None else None
-            joined.append((k, array is not None and array._data is internal[k]))
-            array = None
+    # The common case first, in C (map over sys.getrefcount, each count against the plan's known
+    # references, `_MAP_OWN` being map's own): no pending value held from outside; where one is,
+    # the loop below finds which, reading the counts as outside_references does.
+    inner = plan.inner  # (the slots of no target: internal[k] is the value the graph reads)
+    known = plan.inner_known if not in_targets else [n + (k in in_targets) for k, n in zip(inner, plan.inner_known)]
+    if True in map(gt, map(getrefcount, [internal[k] for k in inner]), known):
+        for k in inner:
+            # known references: the graph's uses, `internal` (and the walk's targets)
+            if outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
+                owner = internal[k].owner
+                array = owner() if owner is not None else None
+                joined.append((k, array is not None and array._data is internal[k]))
+                array = None
     private = None
     if plan.donate_on:
-        leaf_uses = plan.leaf_uses
         # known references: the graph's uses and `leaves` (and the walk's)
-        private = tuple(
-            [
-                outside_references(leaves[i], leaf_uses[i] + 1 + extra) == 0 and not leaves[i].exported
-                for i in range(len(leaves))
-            ]
+        alone = map(
+            eq, map(getrefcount, leaves), plan.leaf_known if not extra else [u + extra for u in plan.leaf_known]
         )
+        private = tuple([a and not n.exported for a, n in zip(alone, leaves)])
     # known references: the call's one output node and `calls` (and the walk's)
-    free = with_calls and all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
+    free = with_calls and all(map(eq, map(getrefcount, calls), repeat(2 + extra + _MAP_OWN)))
     return joined, private, free
+
+
+# the references that map(sys.getrefcount, a_list) counts beyond the list's: the item it holds
+# while it calls (checked against outside_references by tests/test_plans.py)
+_MAP_OWN = next(map(getrefcount, [object()])) - 1
 
 
 def _remember(

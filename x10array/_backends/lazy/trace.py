@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ..._core.devices import Device
 from ..._core.primitive import Primitive
