@@ -82,8 +82,9 @@ class Program:
     `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
     programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
     _core.kernels._rounded, placed on the device once); a barrier's takes its Python floats
-    packed into one float64 array per call (`pack`, see PackedFloats; None: none to pack),
-    its other scalars as they are, and a NumPy 1.0."""
+    and ints packed into a float64 and an int64 array per call (`pack`, see PackedScalars;
+    None: none to pack), its other scalars as they are, and a 1.0 placed on the device at its
+    first compiled run (`function`; a NumPy 1.0 until then: ONE)."""
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
@@ -108,7 +109,7 @@ class Program:
         self.compiled: Any = None
         self.key = key
         self.unpack = unpack
-        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedFloats.pack)
+        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedScalars.pack)
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
         # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
@@ -220,7 +221,13 @@ class Program:
         tracing caches kept). Its shardings are the placement's (placement.OnMesh.jit: the inputs'
         from `leaf_values`, the pinned outputs' from the key)."""
         key = self.key
-        jitted = placement_of(key.device).jit(self._graph_function(), key, leaf_values)
+        placement = placement_of(key.device)
+        jitted = placement.jit(self._graph_function(), key, leaf_values)
+        if self.one is ONE:  # (a barrier's: placed once, where a NumPy 1.0 was converted at every call)
+            import jax
+
+            with jax.enable_x64(True):
+                self.one = jax.device_put(ONE, placement.constants_target())
         # (a partial, not a lambda: a cached run must not enter Python code, see executor.run_and_adopt)
         return functools.partial(jitted, self.one)
 
@@ -307,13 +314,13 @@ def build(
     if not cached:
         program = Program(traced.calls, key, 0.0, unpack, one)
         if unpack is None:  # (debug's: the barrier's program)
-            _pack_floats(program)
+            _pack_scalars(program)
         return program
     programs = RUNTIME.programs
     program = programs.get(key)
     if program is None:
         program = programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, ONE))
-        _pack_floats(program)
+        _pack_scalars(program)
     program.seen += 1
     return program
 
@@ -648,11 +655,12 @@ def _remember(
     return True
 
 
-def _pack_floats(program: Program) -> None:
-    """Make a barrier's program take its Python floats packed (PackedFloats), if it has any."""
-    floats = PackedFloats.of(program.key.ops)
-    if floats is not None:
-        program.unpack, program.pack = floats.unpack, floats.pack
+def _pack_scalars(program: Program) -> None:
+    """Make a barrier's program take its Python floats and ints packed (PackedScalars), if it
+    reads enough of them."""
+    packing = PackedScalars.of(program.key.ops)
+    if packing is not None:
+        program.unpack, program.pack = packing.unpack, packing.pack
 
 
 def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed: Any, args: Any) -> list[Any]:
@@ -662,7 +670,7 @@ def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed
     the same weakly typed value it was (still a runtime input, never a constant of the
     program), ("a", index, None) one of `args`, ("k", value, None) the value itself. The one
     unpacking of x10array.compile's programs (capture.ScalarPlan) and the barrier's
-    (PackedFloats)."""
+    (PackedScalars)."""
     from jax._src.lax.lax import _convert_element_type
 
     out = []
@@ -678,51 +686,67 @@ def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed
 
 
 _FLOAT64 = np.dtype(np.float64)
+_INT64 = np.dtype(np.int64)
 # Packing pays from this many floats on (a jitted call, min of 5 x 1,000, 2026-12-03, 2-core
 # machine: 1 float 36 us as it is / 46 us packed, 2: 34 / 35, 4: 37 / 30, 8: 94 / 42, 24: 298 / 48)
 PACK_FROM = 4
+# and from this many ints (a jitted call, median of 4,000, 2026-12-05, the 2-core machine,
+# two runs: 1 int 5.3-7.1 us as it is / 5.9-8.0 packed, 2: 6.6-6.7 / 6.0, 3: 7.9 / 6.0-6.1, 4: 9.2 / 6.1-6.3)
+PACK_INTS_FROM = 2
 
 
-class PackedFloats:
+class PackedScalars:
     """How a barrier's compiled program takes its Python scalars: the floats (type `float`
     exactly, as the key's "s" refs say; PACK_FROM of them or more) in one float64 array made
-    at each call, the others
-    (ints, bools, complex numbers, NumPy scalars) as they are. jax converts each Python scalar
-    argument on its own (~5 us each: an Adam step's 24 took ~170 of its ~190 us per call, one
-    packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24 floats). Inside
-    the program each float is unpacked as the weakly typed float64 it was (`unpacked`, as
-    x10array.compile's), so promotions and bits are those of the unpacked program."""
+    at each call, the ints (type `int` exactly; PACK_INTS_FROM or more: the Adam fit's mean
+    divisor, the 2 of `x**2`'s derivative, the step count) in one int64 array, the others
+    (bools, complex numbers, NumPy scalars, fewer floats or ints) as they are. jax converts each
+    Python scalar argument on its own (~5 us a float: an Adam step's 24 took ~170 of its ~190
+    us per call, one packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24
+    floats; ~1.3 us an int). Inside the program each is unpacked as the weakly typed float64 or
+    int64 it was (`unpacked`, as x10array.compile's), so promotions and bits are those of the
+    unpacked program. (An int beyond int64 raises OverflowError at the call, packed or not.)"""
 
-    __slots__ = ("where", "floats", "others")
+    __slots__ = ("where", "kinds", "groups", "others")
 
     def __init__(self, types: list[type]):
+        self.kinds: list[tuple[Any, bool]] = []  # per packed array: (dtype, weak type)
+        self.groups: list[list[int]] = []  # per packed array: the indices of its scalars
+        for exact, kind, least in ((float, (_FLOAT64, True), PACK_FROM), (int, (_INT64, True), PACK_INTS_FROM)):
+            members = [i for i, t in enumerate(types) if t is exact]
+            if len(members) >= least:
+                self.kinds.append(kind)
+                self.groups.append(members)
+        packed = {i: (g, k) for g, members in enumerate(self.groups) for k, i in enumerate(members)}
         self.where: list[tuple[Any, ...]] = []
-        self.floats: list[int] = []  # indices of the floats among the graph's scalars
-        self.others: list[int] = []  # and of the scalars passed as they are
-        for i, t in enumerate(types):
-            if t is float:
-                self.where.append(("c", 0, len(self.floats)))
-                self.floats.append(i)
+        self.others: list[int] = []  # the indices of the scalars passed as they are
+        for i in range(len(types)):
+            if i in packed:
+                self.where.append(("c", *packed[i]))
             else:
                 self.where.append(("a", len(self.others), None))
                 self.others.append(i)
 
     @classmethod
-    def of(cls, ops: tuple[Any, ...]) -> PackedFloats | None:
+    def of(cls, ops: tuple[Any, ...]) -> PackedScalars | None:
         """The packing of a graph's scalars (its "s" refs, numbered in order), or None when it
-        reads fewer than PACK_FROM Python floats."""
+        reads fewer than PACK_FROM Python floats and fewer than PACK_INTS_FROM Python ints."""
         types: dict[int, type] = {r[1]: r[2] for _, _, refs in ops for r in refs if r[0] == "s"}
-        if list(types.values()).count(float) < PACK_FROM:
+        listed = [types[i] for i in range(len(types))]
+        if listed.count(float) < PACK_FROM and listed.count(int) < PACK_INTS_FROM:
             return None
-        return cls([types[i] for i in range(len(types))])
+        return cls(listed)
 
     def pack(self, scalars: list[Any]) -> tuple[list[Any], list[Any]]:
-        """A call's argument for the scalars: ([the floats, packed], [the others])."""
-        return [np.array([scalars[i] for i in self.floats], dtype=_FLOAT64)], [scalars[i] for i in self.others]
+        """A call's argument for the scalars: ([each group, packed], [the others])."""
+        return (
+            [np.array([scalars[i] for i in g], dtype=k[0]) for g, k in zip(self.groups, self.kinds)],
+            [scalars[i] for i in self.others],
+        )
 
     def unpack(self, packed_args: Any) -> list[Any]:
         packed, args = packed_args
-        return unpacked(self.where, [(_FLOAT64, True)], packed, args)
+        return unpacked(self.where, self.kinds, packed, args)
 
 
 def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = None) -> tuple[bool, ...]:
