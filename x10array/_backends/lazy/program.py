@@ -388,16 +388,19 @@ class Plan:
 
     def hit(self) -> None:
         """A barrier followed this plan: from its FOLLOWER_AFTER-th time on, it follows by a
-        function generated for its steps (trace.follower)."""
+        function generated for its steps (trace.follower), if it has FOLLOWER_STEPS or fewer."""
         self.hits += 1
-        if self.generated is None and self.hits >= FOLLOWER_AFTER:
+        if self.generated is None and self.hits >= FOLLOWER_AFTER and len(self.steps) <= FOLLOWER_STEPS:
             self.generated = follower(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots))
 
 
-# the hits after which a plan follows by a generated function (trace.follower: ~2.7 ms to
-# generate for the Adam fit's 32 calls, ~10 us saved a barrier, 2026-12-05, the 2-core machine):
-# a plan hit this often is a repeated step's, hit hundreds of times more
-FOLLOWER_AFTER = 64
+# the hits after which a plan follows by a generated function (trace.follower), and the most
+# steps it is generated for: generating costs Python's compiler ~0.07-0.15 ms a step (2026-12-05,
+# the 2-core machine: 3.3 ms for 48 steps, 38 ms for 225, 115 ms for 750) and saves ~0.3 us a step
+# at each hit (the Adam fit's 32 calls: follow ~16 us, the generated one ~6), so it pays after a
+# few hundred hits: a plan hit this often is a repeated step's, hit many times more
+FOLLOWER_AFTER = 128
+FOLLOWER_STEPS = 256
 PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
 PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), last hit or kept first
 RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk before it plans again
