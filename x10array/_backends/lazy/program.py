@@ -708,7 +708,10 @@ class PackedScalars:
     us per call, one packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24
     floats; ~1.3 us an int). Inside the program each is unpacked as the weakly typed float64 or
     int64 it was (`unpacked`, as x10array.compile's), so promotions and bits are those of the
-    unpacked program. (An int beyond int64 raises OverflowError at the call, packed or not.)"""
+    unpacked program. (An int beyond int64 would raise OverflowError at the call, packed or
+    not, as jax's own conversion does; none reaches a program as an int: the public layer makes
+    such a scalar the array's dtype first, `uint64_array + 2**63` and `float_array + 2**63`
+    checked on both tiers.)"""
 
     __slots__ = ("where", "kinds", "groups", "others")
 
