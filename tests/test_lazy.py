@@ -1029,8 +1029,8 @@ def _scalar_step(ns: Any, x: Any, lr: float, shift: float) -> Any:
 
 
 def test_barrier_program_takes_its_python_floats_packed(override_settings):
-    """A compiled barrier program gets its Python floats in one packed array (program.PackedFloats),
-    its other scalars as they are: same values (and dtype) as eager, and a new learning rate
+    """A compiled barrier program gets its Python floats in one packed array and its ints in another
+    (program.PackedScalars), its other scalars as they are: same values (and dtype) as eager, and a new learning rate
     (or -0.0, inf, nan) compiles nothing."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     host = np.linspace(-2.0, 2.0, 9, dtype=np.float32)
@@ -1050,19 +1050,28 @@ def test_barrier_program_takes_its_python_floats_packed(override_settings):
     assert delta(before).compile_count == 1
 
 
-def test_packed_floats_pack_only_exact_floats():
-    """Only Python floats are packed, from PACK_FROM of them on: an int, a complex number or a NumPy scalar (a float
-    subclass, its own dtype) goes as it is, in the graph's order."""
+def test_packed_scalars_pack_only_exact_floats_and_ints():
+    """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
+    PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)
+    goes as it is, in the graph's order."""
     n = _program.PACK_FROM
-    first = (None, (), (("s", 0, float), ("s", 1, int)))
-    ops = (first, (None, (), (("s", 2, np.float32), *[("s", 3 + i, float) for i in range(n - 1)])))
-    floats = _program.PackedFloats.of(ops)
-    assert floats is not None and floats.floats == [0, *range(3, n + 2)] and floats.others == [1, 2]
-    packed, others = floats.pack([0.5, 7, np.float32(1.5), -0.0, *[float(i) for i in range(n - 2)]])
-    assert packed[0].tolist()[:2] == [0.5, -0.0] and math.copysign(1.0, packed[0][1]) == -1.0
-    assert others == [7, np.float32(1.5)]
-    # fewer floats than PACK_FROM: passed as they are (packing would cost more than it saves)
-    assert _program.PackedFloats.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
+    first = (None, (), (("s", 0, float), ("s", 1, int), ("s", 2, bool)))
+    ops = (first, (None, (), (("s", 3, np.float32), *[("s", 4 + i, float) for i in range(n - 1)])))
+    packing = _program.PackedScalars.of(ops)
+    assert packing is not None and packing.groups == [[0, *range(4, n + 3)]] and packing.others == [1, 2, 3]
+    packed, others = packing.pack([0.5, 7, True, np.float32(1.5), -0.0, *[float(i) for i in range(n - 2)]])
+    assert packed[0].dtype == np.float64 and packed[0].tolist()[:2] == [0.5, -0.0]
+    assert math.copysign(1.0, packed[0][1]) == -1.0
+    assert others == [7, True, np.float32(1.5)] and type(others[1]) is bool
+    # fewer floats than PACK_FROM and ints than PACK_INTS_FROM: passed as they are
+    assert _program.PackedScalars.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
+    # ints from PACK_INTS_FROM on: one int64 array (bools stay out of it)
+    ints = [("s", i, int) for i in range(_program.PACK_INTS_FROM)]
+    packing = _program.PackedScalars.of(((None, (), (("s", len(ints), bool), *ints, ("s", len(ints) + 1, float))),))
+    assert packing is not None and packing.kinds == [(np.dtype(np.int64), True)]
+    k = _program.PACK_INTS_FROM
+    packed, others = packing.pack([*range(-1, k - 1), False, 2.5])
+    assert packed[0].dtype == np.int64 and packed[0].tolist() == list(range(-1, k - 1)) and others == [False, 2.5]
 
 
 def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(override_settings):

@@ -14,15 +14,75 @@ import pytest
 import x10array as xp
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
+from x10array._backends.lazy.trace import outside_references
 
 LAZY = xp.Device("cpu", 0, "xla")
 TIERS = {"interpreted": None, "compiled": 1}
 
 
 @pytest.fixture(autouse=True)
-def _checked(override_settings: Any) -> None:
+def _checked(override_settings: Any, monkeypatch: Any) -> None:
     override_settings(X10ARRAY_PLAN_CHECK=True)
     _runtime.RUNTIME.plans.clear()  # (no plan of another test's graphs)
+    # every plan follows by its generated function from its first hit on, and each time it
+    # does, trace.follow is asked too: the two give the same calls, leaves, scalars, pending
+    # values and shape flag (or both None) on every graph of these tests
+    monkeypatch.setattr(_program, "FOLLOWER_AFTER", 1)
+    real = _program.Plan.followed
+
+    def compared(plan: Any, targets: list[Any]) -> Any:
+        got = real(plan, targets)
+        if plan.generated is not None:
+            want = _program.follow(
+                plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets
+            )
+            assert (got is None) == (want is None), "trace.follower and trace.follow disagree on a match"
+            if got is not None:
+                for a, b in zip(got[:4], want[:4]):
+                    assert len(a) == len(b) and all(x is y for x, y in zip(a, b)), "trace.follower gathered otherwise"
+                assert got[4] == want[4]
+            del want  # (the caller counts references to what it gathered)
+        return got
+
+    monkeypatch.setattr(_program.Plan, "followed", compared)
+    # and the facts, read in C from sys.getrefcount (program._facts), are those that
+    # trace.outside_references reads one value at a time
+    real_facts = _program._facts
+
+    def facts(plan: Any, calls: Any, leaves: Any, internal: Any, with_calls: bool, *args: Any) -> Any:
+        got = real_facts(plan, calls, leaves, internal, with_calls, *args)
+        assert got == _facts_one_by_one(plan, calls, leaves, internal, with_calls, *args)
+        return got
+
+    monkeypatch.setattr(_program, "_facts", facts)
+
+
+def _facts_one_by_one(
+    plan: Any,
+    calls: list[Any],
+    leaves: list[Any],
+    internal: list[Any],
+    with_calls: bool,
+    extra: int = 0,
+    in_targets: Any = (),
+) -> Any:
+    """program._facts, each reference count read by trace.outside_references."""
+    joined = []
+    for k in range(len(internal)):
+        if not plan.head_slot[k] and outside_references(internal[k], plan.slot_uses[k] + 1 + (k in in_targets)) > 0:
+            array = internal[k].owner() if internal[k].owner is not None else None
+            joined.append((k, array is not None and array._data is internal[k]))
+            array = None
+    private = None
+    if plan.donate_on:
+        private = tuple(
+            [
+                outside_references(leaves[i], plan.leaf_uses[i] + 1 + extra) == 0 and not leaves[i].exported
+                for i in range(len(leaves))
+            ]
+        )
+    free = with_calls and all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
+    return joined, private, free
 
 
 @pytest.fixture(params=list(TIERS))

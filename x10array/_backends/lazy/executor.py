@@ -416,7 +416,7 @@ def run_compiled(
     if copy_donated:
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
-    if scalars is None:  # a barrier's: its floats packed (program.PackedFloats)
+    if scalars is None:  # a barrier's: its floats and ints packed (program.PackedScalars)
         scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
     start = time.perf_counter()
     loaded = False

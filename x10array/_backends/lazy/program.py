@@ -23,6 +23,9 @@ import functools
 import math
 import time
 from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import eq, gt
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -48,6 +51,7 @@ from .trace import (
     Traced,
     follow,
     follow_specs,
+    follower,
     outside_references,
     replay,
     rerun_leaves,
@@ -79,8 +83,9 @@ class Program:
     `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
     programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
     _core.kernels._rounded, placed on the device once); a barrier's takes its Python floats
-    packed into one float64 array per call (`pack`, see PackedFloats; None: none to pack),
-    its other scalars as they are, and a NumPy 1.0."""
+    and ints packed into a float64 and an int64 array per call (`pack`, see PackedScalars;
+    None: none to pack), its other scalars as they are, and a 1.0 placed on the device at its
+    first compiled run (`function`; a NumPy 1.0 until then: ONE)."""
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
@@ -105,7 +110,7 @@ class Program:
         self.compiled: Any = None
         self.key = key
         self.unpack = unpack
-        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedFloats.pack)
+        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedScalars.pack)
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
         # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
@@ -217,7 +222,13 @@ class Program:
         tracing caches kept). Its shardings are the placement's (placement.OnMesh.jit: the inputs'
         from `leaf_values`, the pinned outputs' from the key)."""
         key = self.key
-        jitted = placement_of(key.device).jit(self._graph_function(), key, leaf_values)
+        placement = placement_of(key.device)
+        jitted = placement.jit(self._graph_function(), key, leaf_values)
+        if self.one is ONE:  # (a barrier's: placed once, where a NumPy 1.0 was converted at every call)
+            import jax
+
+            with jax.enable_x64(True):
+                self.one = jax.device_put(ONE, placement.constants_target())
         # (a partial, not a lambda: a cached run must not enter Python code, see executor.run_and_adopt)
         return functools.partial(jitted, self.one)
 
@@ -304,13 +315,13 @@ def build(
     if not cached:
         program = Program(traced.calls, key, 0.0, unpack, one)
         if unpack is None:  # (debug's: the barrier's program)
-            _pack_floats(program)
+            _pack_scalars(program)
         return program
     programs = RUNTIME.programs
     program = programs.get(key)
     if program is None:
         program = programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, ONE))
-        _pack_floats(program)
+        _pack_scalars(program)
     program.seen += 1
     return program
 
@@ -339,7 +350,7 @@ class Plan:
 
     __slots__ = (
         "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
-        "leaf_uses", "private", "calls_free", "donate_on",
+        "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated", "inner", "inner_known", "leaf_known",
     )  # fmt: skip
 
     def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
@@ -359,15 +370,47 @@ class Plan:
         self.private: tuple[bool, ...] | None = None  # the facts: per leaf, private (donation)
         self.calls_free = False  # the facts: no call held from outside (checked where donation asked)
         self.donate_on = settings.get("X10ARRAY_DONATE")
+        self.hits = 0  # barriers that followed it
+        # for _facts: the slots of no target, and the references to each value known to _facts
+        # (the graph's uses, `internal`, the list it maps, map's own), and to each leaf (the
+        # graph's uses, `leaves`, map's own)
+        self.inner = [k for k in range(len(self.slots)) if not self.head_slot[k]]
+        self.inner_known = [self.slot_uses[k] + 2 + _MAP_OWN for k in self.inner]  # (+ the list mapped)
+        self.leaf_known = [u + 1 + _MAP_OWN for u in self.leaf_uses]
+        # `follow` generated for these steps (trace.follower), from FOLLOWER_AFTER hits on
+        self.generated: Any = None
+
+    def followed(self, targets: list[Node]) -> tuple[list[Call], list[Node], list[Any], list[Node], bool] | None:
+        """trace.follow of this plan from `targets`: by the plan's generated follower once it
+        has one (see FOLLOWER_AFTER), else by `follow` itself."""
+        if self.generated is not None:
+            return self.generated(targets)
+        return follow(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots), targets)
+
+    def hit(self) -> None:
+        """A barrier followed this plan: from its FOLLOWER_AFTER-th time on, it follows by a
+        function generated for its steps (trace.follower), if it has FOLLOWER_STEPS or fewer."""
+        self.hits += 1
+        if self.generated is None and self.hits >= FOLLOWER_AFTER and len(self.steps) <= FOLLOWER_STEPS:
+            self.generated = follower(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots))
 
 
+# the hits after which a plan follows by a generated function (trace.follower), and the most
+# steps it is generated for: generating costs Python's compiler ~0.07-0.15 ms a step (2026-12-05,
+# the 2-core machine: 3.3 ms for 48 steps, 38 ms for 225, 115 ms for 750) and saves ~0.3 us a step
+# at each hit (the Adam fit's 32 calls: follow ~16 us, the generated one ~6), so it pays after a
+# few hundred hits: a plan hit this often is a repeated step's, hit many times more
+FOLLOWER_AFTER = 128
+FOLLOWER_STEPS = 256
 PLAN_TRIES = 3  # plans of a program that could not be kept before the barrier stops trying
-PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), newest first
+PLANS_PER_HEAD = 4  # plans kept per head (the barrier's targets' primitives and shapes), last hit or kept first
 RETRY_AFTER = 256  # barriers of a thrashing head (_Plans.thrashing) that walk before it plans again
 
 
 class _Plans(list):  # type: ignore[type-arg]  # (of Plan)
-    """The plans of one head, newest first, with the head's record: plans kept and plans hit.
+    """The plans of one head, the last hit or kept first (the one a repeated step follows is
+    tried first; the one left out when a new plan is kept is the least recently used), with the
+    head's record: plans kept and plans hit.
     A head whose graphs differ from barrier to barrier more than PLANS_PER_HEAD plans cover
     (k-means' graph breaks did, before a plan followed leaves of other shapes) would follow and
     miss every plan and keep a new one each time; once it kept 2 * PLANS_PER_HEAD plans and
@@ -457,7 +500,7 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     if plans is None or plans.thrashing():
         return None
     for plan in plans:
-        got = follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
+        got = plan.followed(targets)
         if got is not None:
             break
     else:
@@ -493,7 +536,11 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
         traced = Traced(key.ops, key.outputs, leaf_avals, calls, leaves, plan.leaf_uses, scalars)
         program = build(traced, targets, device, mask)
     plans.hits += 1
+    plan.hit()
     COUNTERS.plan_hits += 1
+    if plans[0] is not plan:  # (the plan hit is followed first next time: a step's graph after
+        plans.remove(plan)  # its first, whose own plan was kept later, costs no failed follow)
+        plans.insert(0, plan)
     return Traced(key.ops, program.key.outputs, program.key.leaf_avals, calls, leaves, plan.leaf_uses, scalars), program
 
 
@@ -512,32 +559,40 @@ def _facts(
     from outside. `extra`: references to each call and leaf beyond the graph's and these
     lists (remember's: the walk's lists); `in_targets`: the slots whose value a target list
     holds too (the ones the walk joined)."""
-    slot_uses, head_slot = plan.slot_uses, plan.head_slot
+    slot_uses = plan.slot_uses
     joined = []
-    for k in range(len(internal)):
-        # known references: the graph's uses, `internal` (and the walk's targets)
-        if not head_slot[k] and outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
-            owner = internal[k].owner
-            array = owner() if owner is not None else None
-            joined.append((k, array is not None and array._data is internal[k]))
-            array = None
+    # The common case first, in C (map over sys.getrefcount, each count against the plan's known
+    # references, `_MAP_OWN` being map's own): no pending value held from outside; where one is,
+    # the loop below finds which, reading the counts as outside_references does.
+    inner = plan.inner  # (the slots of no target: internal[k] is the value the graph reads)
+    known = plan.inner_known if not in_targets else [n + (k in in_targets) for k, n in zip(inner, plan.inner_known)]
+    if True in map(gt, map(getrefcount, [internal[k] for k in inner]), known):
+        for k in inner:
+            # known references: the graph's uses, `internal` (and the walk's targets)
+            if outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
+                owner = internal[k].owner
+                array = owner() if owner is not None else None
+                joined.append((k, array is not None and array._data is internal[k]))
+                array = None
     private = None
     if plan.donate_on:
-        leaf_uses = plan.leaf_uses
         # known references: the graph's uses and `leaves` (and the walk's)
-        private = tuple(
-            [
-                outside_references(leaves[i], leaf_uses[i] + 1 + extra) == 0 and not leaves[i].exported
-                for i in range(len(leaves))
-            ]
+        alone = map(
+            eq, map(getrefcount, leaves), plan.leaf_known if not extra else [u + extra for u in plan.leaf_known]
         )
+        private = tuple([a and not n.exported for a, n in zip(alone, leaves)])
     return joined, private, with_calls and _calls_free(calls, extra)
 
 
 def _calls_free(calls: list[Call], extra: int) -> bool:
     """Whether nothing outside a followed graph holds one of its `calls` (see _facts)."""
     # known references: the call's one output node and `calls` (and the walk's: `extra`)
-    return all([outside_references(calls[j], 2 + extra) == 0 for j in range(len(calls))])
+    return all(map(eq, map(getrefcount, calls), repeat(2 + extra + _MAP_OWN)))
+
+
+# the references that map(sys.getrefcount, a_list) counts beyond the list's: the item it holds
+# while it calls (checked against outside_references by tests/test_plans.py)
+_MAP_OWN = next(map(getrefcount, [object()])) - 1
 
 
 def _remember(
@@ -563,7 +618,7 @@ def _remember(
         if origin is not None and any([type(i) is Node and i.value is None for i in origin[2]]):
             return False
     plan = Plan(key, traced, n_heads)
-    got = follow(plan.steps, plan.heads, len(traced.leaves), plan.n_scalars, len(plan.slots), targets[:n_heads])
+    got = plan.followed(targets[:n_heads])
     if got is None:
         return False
     calls, leaves, _, internal, _ = got
@@ -592,11 +647,12 @@ def _remember(
     return True
 
 
-def _pack_floats(program: Program) -> None:
-    """Make a barrier's program take its Python floats packed (PackedFloats), if it has any."""
-    floats = PackedFloats.of(program.key.ops)
-    if floats is not None:
-        program.unpack, program.pack = floats.unpack, floats.pack
+def _pack_scalars(program: Program) -> None:
+    """Make a barrier's program take its Python floats and ints packed (PackedScalars), if it
+    reads enough of them."""
+    packing = PackedScalars.of(program.key.ops)
+    if packing is not None:
+        program.unpack, program.pack = packing.unpack, packing.pack
 
 
 def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed: Any, args: Any) -> list[Any]:
@@ -606,7 +662,7 @@ def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed
     the same weakly typed value it was (still a runtime input, never a constant of the
     program), ("a", index, None) one of `args`, ("k", value, None) the value itself. The one
     unpacking of x10array.compile's programs (capture.ScalarPlan) and the barrier's
-    (PackedFloats)."""
+    (PackedScalars)."""
     from jax._src.lax.lax import _convert_element_type
 
     out = []
@@ -622,51 +678,70 @@ def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed
 
 
 _FLOAT64 = np.dtype(np.float64)
+_INT64 = np.dtype(np.int64)
 # Packing pays from this many floats on (a jitted call, min of 5 x 1,000, 2026-12-03, 2-core
 # machine: 1 float 36 us as it is / 46 us packed, 2: 34 / 35, 4: 37 / 30, 8: 94 / 42, 24: 298 / 48)
 PACK_FROM = 4
+# and from this many ints (a jitted call, median of 4,000, 2026-12-05, the 2-core machine,
+# two runs: 1 int 5.3-7.1 us as it is / 5.9-8.0 packed, 2: 6.6-6.7 / 6.0, 3: 7.9 / 6.0-6.1, 4: 9.2 / 6.1-6.3)
+PACK_INTS_FROM = 2
 
 
-class PackedFloats:
+class PackedScalars:
     """How a barrier's compiled program takes its Python scalars: the floats (type `float`
     exactly, as the key's "s" refs say; PACK_FROM of them or more) in one float64 array made
-    at each call, the others
-    (ints, bools, complex numbers, NumPy scalars) as they are. jax converts each Python scalar
-    argument on its own (~5 us each: an Adam step's 24 took ~170 of its ~190 us per call, one
-    packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24 floats). Inside
-    the program each float is unpacked as the weakly typed float64 it was (`unpacked`, as
-    x10array.compile's), so promotions and bits are those of the unpacked program."""
+    at each call, the ints (type `int` exactly; PACK_INTS_FROM or more: the Adam fit's mean
+    divisor, the 2 of `x**2`'s derivative, the step count) in one int64 array, the others
+    (bools, complex numbers, NumPy scalars, fewer floats or ints) as they are. jax converts each
+    Python scalar argument on its own (~5 us a float: an Adam step's 24 took ~170 of its ~190
+    us per call, one packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24
+    floats; ~1.3 us an int). Inside the program each is unpacked as the weakly typed float64 or
+    int64 it was (`unpacked`, as x10array.compile's), so promotions and bits are those of the
+    unpacked program. (An int beyond int64 would raise OverflowError at the call, packed or
+    not, as jax's own conversion does; none reaches a program as an int: the public layer makes
+    such a scalar the array's dtype first, `uint64_array + 2**63` and `float_array + 2**63`
+    checked on both tiers.)"""
 
-    __slots__ = ("where", "floats", "others")
+    __slots__ = ("where", "kinds", "groups", "others")
 
     def __init__(self, types: list[type]):
+        self.kinds: list[tuple[Any, bool]] = []  # per packed array: (dtype, weak type)
+        self.groups: list[list[int]] = []  # per packed array: the indices of its scalars
+        for exact, kind, least in ((float, (_FLOAT64, True), PACK_FROM), (int, (_INT64, True), PACK_INTS_FROM)):
+            members = [i for i, t in enumerate(types) if t is exact]
+            if len(members) >= least:
+                self.kinds.append(kind)
+                self.groups.append(members)
+        packed = {i: (g, k) for g, members in enumerate(self.groups) for k, i in enumerate(members)}
         self.where: list[tuple[Any, ...]] = []
-        self.floats: list[int] = []  # indices of the floats among the graph's scalars
-        self.others: list[int] = []  # and of the scalars passed as they are
-        for i, t in enumerate(types):
-            if t is float:
-                self.where.append(("c", 0, len(self.floats)))
-                self.floats.append(i)
+        self.others: list[int] = []  # the indices of the scalars passed as they are
+        for i in range(len(types)):
+            if i in packed:
+                self.where.append(("c", *packed[i]))
             else:
                 self.where.append(("a", len(self.others), None))
                 self.others.append(i)
 
     @classmethod
-    def of(cls, ops: tuple[Any, ...]) -> PackedFloats | None:
+    def of(cls, ops: tuple[Any, ...]) -> PackedScalars | None:
         """The packing of a graph's scalars (its "s" refs, numbered in order), or None when it
-        reads fewer than PACK_FROM Python floats."""
+        reads fewer than PACK_FROM Python floats and fewer than PACK_INTS_FROM Python ints."""
         types: dict[int, type] = {r[1]: r[2] for _, _, refs in ops for r in refs if r[0] == "s"}
-        if list(types.values()).count(float) < PACK_FROM:
+        listed = [types[i] for i in range(len(types))]
+        if listed.count(float) < PACK_FROM and listed.count(int) < PACK_INTS_FROM:
             return None
-        return cls([types[i] for i in range(len(types))])
+        return cls(listed)
 
     def pack(self, scalars: list[Any]) -> tuple[list[Any], list[Any]]:
-        """A call's argument for the scalars: ([the floats, packed], [the others])."""
-        return [np.array([scalars[i] for i in self.floats], dtype=_FLOAT64)], [scalars[i] for i in self.others]
+        """A call's argument for the scalars: ([each group, packed], [the others])."""
+        return (
+            [np.array([scalars[i] for i in g], dtype=k[0]) for g, k in zip(self.groups, self.kinds)],
+            [scalars[i] for i in self.others],
+        )
 
     def unpack(self, packed_args: Any) -> list[Any]:
         packed, args = packed_args
-        return unpacked(self.where, [(_FLOAT64, True)], packed, args)
+        return unpacked(self.where, self.kinds, packed, args)
 
 
 def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = None) -> tuple[bool, ...]:

@@ -90,7 +90,7 @@ class Runtime:
             "lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs
         )
         # the barrier's targets' (device, primitives, shapes) -> the plans of their graphs (a few
-        # structures each, newest first; program.Plan), bounded as the programs
+        # structures each, the last hit or kept first; program.Plan), bounded as the programs
         self.plans = LRU("lazy plans", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"))
 
     def watched(self) -> Watch | None:
