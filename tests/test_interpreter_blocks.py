@@ -319,3 +319,24 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
     assert cost.place_seconds([node]) == pytest.approx(5000 * cost.PLACE_STRIDED_PER_ELEMENT)
     assert cost.place_seconds([leaf._data]) == 0.0  # (a buffer of its own: placed once)
     _forget_programs()
+
+
+def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost model credits a run as blocked from the key (its size); a run its first
+    interpreted run finds not blocked (a transposed operand: a live result must take NumPy's
+    layout) is credited whole from then on (Schedule.recost)."""
+    monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
+    cost = _program.COST
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    host = np.random.default_rng(11).standard_normal((300, 100))
+    a = xp.asarray(host, device=LAZY)
+    out = np.asarray((xp.permute_dims(a, (1, 0)) * 2.0) + 1.0)
+    assert out.tobytes() == ((host.T * 2.0) + 1.0).tobytes() and ran == []
+    (program,) = [p for p in _program.RUNTIME.programs.values() if p.schedule is not None and p.schedule.blocks]
+    n = 300 * 100
+    whole = cost.step_seconds(OP_TABLE["permute_dims"], n) + 2 * cost.step_seconds(OP_TABLE["add"], n)
+    assert program.interpret_cost == pytest.approx(whole)
+    assert not program.schedule.recost
+    _forget_programs()

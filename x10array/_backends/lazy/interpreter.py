@@ -122,13 +122,14 @@ class Schedule:
     `outputs`), made at a program's first interpreted run and kept by it (program.Program), so
     a graph run again is not analysed again: each value's last use, the outputs, what
     trace.replay drops after each step (`drops`), the blocked runs (`blocks`: step -> its
-    BlockedRun, see there; a value a run reads from outside it lives to the run's end), and per
+    BlockedRun, see there; a value a run reads from outside it lives to the run's end; `recost`:
+    one was found not blocked since the program's cost read them), and per
     step what NumpySteps.step decides from the key alone (`statics`: whether it is arithmetic,
     a library call, and the CPU flush-to-zero mode's probe level without its scalar check; see
     NumpySteps._statics), for the numerics it was made under (`made_for`: whether XLA flushes,
     the CPU mode). The lazy lock serializes the runs that share it."""
 
-    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for")
+    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for", "recost")
 
     def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
         self.outputs = outputs
@@ -138,6 +139,7 @@ class Schedule:
         self.drops = drops_after(ops, self.last_use, self.keep)
         self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
         self.made_for: Any = None
+        self.recost = False  # a run found not blocked at a run: the cost model's credit is stale
 
 
 class BlockedRun:
@@ -293,7 +295,7 @@ class NumpySteps:
 
     __slots__ = (
         "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics", "runs", "deferred",
-        "avals",
+        "avals", "schedule",
     )  # fmt: skip
 
     def __init__(
@@ -323,6 +325,7 @@ class NumpySteps:
         self.runs = schedule.blocks if schedule is not None and ops is not None else None
         self.deferred: dict[int, tuple[list[Any], dict[str, Any], list[Any]]] = {}
         self.avals: Any = None  # the leaves' (shape, dtype), once a blocked run asks (_avals)
+        self.schedule = schedule
         if schedule is None:
             self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
         else:
@@ -498,8 +501,11 @@ class NumpySteps:
     def _unblocked(self, run: BlockedRun) -> None:  # (returns None: _blocked's "not blocked")
         """`run` is not blocked at its graph's shapes and dtypes (the key's: the leaves' and
         the scalars' types), whatever the values: its later runs of them run its steps where
-        they are (NumpySteps.step), as if it were no run."""
+        they are (NumpySteps.step), as if it were no run, and the cost model credits it so
+        (Schedule.recost)."""
         run.unblocked = self._avals()
+        if self.schedule is not None:
+            self.schedule.recost = True
 
     def _run_blocks(
         self, run: BlockedRun, shape: tuple[int, ...], dtypes: dict[int, Any], plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]]

@@ -153,6 +153,9 @@ class Program:
             schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
         out = interpret(traced, targets, device, schedule)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
+        if schedule.recost:  # (a run it credited as blocked was not: credited whole from now on)
+            schedule.recost = False
+            self.interpret_cost = _interpret_cost(traced.calls, targets, schedule.blocks, log=False)
         self.interpreted += self.saving(read, COST.place_seconds(traced.leaves))
         return out
 
@@ -918,14 +921,16 @@ def _elements(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _interpret_cost(calls: list[Call], targets: list[Node], blocks: dict[int, Any] | None = None) -> float:
+def _interpret_cost(
+    calls: list[Call], targets: list[Node], blocks: dict[int, Any] | None = None, log: bool = True
+) -> float:
     """What a compile is estimated to save on one run of the graph `calls` (topological
     order) that computes `targets`: the sum of COST.step_seconds over its operations, from
     their primitives and result sizes (see _CostModel), COST.blocked_step_seconds for those the
-    interpreter runs in blocks (`blocks`: its Schedule's, interpreter.BlockedRun by step;
-    interpreter.block_count). (A call's result size is that of its largest output the graph
-    reads or returns; an output nobody reads is not stored.) X10ARRAY_LOG_COMPILES says when
-    blocks lower it."""
+    interpreter runs in blocks (`blocks`: its Schedule's, interpreter.BlockedRun by step, but
+    those an interpreted run found not blocked, `unblocked`; interpreter.block_count). (A
+    call's result size is that of its largest output the graph reads or returns; an output
+    nobody reads is not stored.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
     out_elements: dict[int, int] = {}
     for n in targets:
         if n.call is not None:
@@ -945,12 +950,12 @@ def _interpret_cost(calls: list[Call], targets: list[Node], blocks: dict[int, An
             sizes[id(run)] = max(sizes.get(id(run), 0), out_elements.get(id(calls[j]), 0))
     for j, run in blocks.items():
         size = sizes[id(run)]
-        count = block_count(size)
+        count = block_count(size) if run.unblocked is None else 0
         if count:  # (a dead intermediate stays in the cache, as in XLA's fusion: not stored)
             stored = out_elements.get(id(calls[j]), 0) if j in run.live and j not in run.counts else 0
             costs[j] = COST.blocked_step_seconds(count, size, stored)
     total = sum(costs)
-    if total < sum(whole) and _metrics.log_compiles():
+    if log and total < sum(whole) and _metrics.log_compiles():
         _, filename, lineno = user_location()
         steps = sum([c != w for c, w in zip(costs, whole)])
         print(
