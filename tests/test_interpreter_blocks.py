@@ -95,10 +95,11 @@ def montecarlo(pts: Any) -> list[Any]:
 @pytest.mark.parametrize("n", [4321, 1000, 999, 1001, 20_000])
 def test_the_monte_carlo_graphs_give_eagers_bits(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Strided column views of a leaf, squares, a sum, a comparison with a Python float, the
-    count; then square, negative (a live result: exp reads it whole) and the float mean."""
+    count, blocked; then square, negative and exp, read whole by the float mean (a run of one
+    dead intermediate: not blocked, _RUN_DEAD)."""
     pts = np.random.default_rng(n).random((n, 2)) * 1.2
     blocked, plain, ran = _both(monkeypatch, lambda p: [float(v) for v in montecarlo(p)], pts)
-    assert ran == 2
+    assert ran == 1
     eager = [float(v) for v in montecarlo(xp.asarray(pts, device=EAGER))]
     x, y = pts[:, 0], pts[:, 1]
     assert blocked == plain == eager == [float(np.count_nonzero(x**2 + y**2 <= 1.0)), float(np.mean(np.exp(-(x**2))))]
@@ -110,8 +111,11 @@ CHAINS: dict[str, Callable[..., list[Any]]] = {
     "live middle": lambda a, b: [(s := a + b), s * s - a, xp.count_nonzero((s * 2.0) > b)],
     "comparisons": lambda a, b: [(a < b), (a == b), (a != a), xp.count_nonzero((a * a) >= (b - 1.0))],
     "scalars": lambda a, b: [(a + 2) * 3.5 - True, xp.count_nonzero(a * 0.0 == 0.0)],
-    "broadcast": lambda a, b: [(a * b[:1]) + b, (a - xp.asarray(2.0, dtype=a.dtype, device=a.device)) * a],
-    "views": lambda a, b: [(a[:-1:2] * b[1::2]) + a[2::2], xp.count_nonzero(a[3:] * b[:-3] < 0.0)],
+    "broadcast": lambda a, b: [
+        ((a * b[:1]) + b) * 0.5,
+        ((a - xp.asarray(2.0, dtype=a.dtype, device=a.device)) * a) + 1.0,
+    ],
+    "views": lambda a, b: [((a[:-1:2] * b[1::2]) + a[2::2]) * 2.0, xp.count_nonzero(a[3:] * b[:-3] < 0.0)],
 }
 
 
@@ -143,7 +147,12 @@ def test_subnormals_are_flushed_as_the_step_by_step_run_flushes_them(dtype: Any,
     tiny = float(np.finfo(dtype).tiny)
 
     def fn(u: Any, v: Any) -> list[Any]:
-        return [(u + v) - u, xp.count_nonzero((u * v) != 0.0), (u[:-1:2] * 0.5) + v[1::2], (v * tiny) * 4.0]
+        return [
+            ((u + v) - u) + v,
+            xp.count_nonzero((u * v) != 0.0),
+            ((u[:-1:2] * 0.5) + v[1::2]) * 3.0,
+            ((v * tiny) * 4.0) - v,
+        ]
 
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
@@ -157,7 +166,7 @@ def test_a_subnormal_python_scalar_and_no_cpu_mode_run_step_by_step(monkeypatch:
     a = np.random.default_rng(4).standard_normal(5003).astype(np.float32)
 
     def fn(u: Any) -> list[Any]:
-        return [(u * 1e-40) + u]
+        return [((u * 1e-40) + u) * 2.0]
 
     blocked, plain, ran = _both(monkeypatch, fn, a)
     assert ran == 0 and _same(blocked[0], plain[0])
@@ -165,9 +174,9 @@ def test_a_subnormal_python_scalar_and_no_cpu_mode_run_step_by_step(monkeypatch:
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
     _forget_programs()
     ran_ = _spy(monkeypatch)
-    got = np.asarray(((xp.asarray(a, device=LAZY) * 2.0) + 1.0))
+    got = np.asarray(((xp.asarray(a, device=LAZY) * 2.0) + 1.0) * 3.0)
     _forget_programs()
-    assert ran_ == [] and _same(got, a * np.float32(2.0) + np.float32(1.0))
+    assert ran_ == [] and _same(got, (a * np.float32(2.0) + np.float32(1.0)) * np.float32(3.0))
 
 
 def test_integers_and_booleans(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,10 +202,11 @@ def test_small_or_broadcasting_runs_keep_todays_path(monkeypatch: pytest.MonkeyP
     _forget_programs()
     for _ in range(3):
         u = xp.asarray(np.arange(1000.0), device=LAZY)
-        np.testing.assert_array_equal(np.asarray((u * 2.0) + 1.0), np.arange(1000.0) * 2.0 + 1.0)
+        np.testing.assert_array_equal(np.asarray(((u * 2.0) + 1.0) * 3.0), (np.arange(1000.0) * 2.0 + 1.0) * 3.0)
         col = xp.asarray(np.arange(3000.0).reshape(3000, 1), device=LAZY)
         row = xp.asarray(np.arange(4.0).reshape(1, 4), device=LAZY)
-        np.testing.assert_array_equal(np.asarray((col * row) + 1.0), np.arange(3000.0)[:, None] * np.arange(4.0) + 1.0)
+        want = (np.arange(3000.0)[:, None] * np.arange(4.0) + 1.0) * 3.0
+        np.testing.assert_array_equal(np.asarray(((col * row) + 1.0) * 3.0), want)
     assert ran == []
     runs = [p.schedule.blocks for p in _program.RUNTIME.programs.values() if p.schedule is not None]
     assert runs and all(r is not None and all(run.unblocked is not None for run in r.values()) for r in runs)
@@ -250,11 +260,14 @@ def test_a_value_read_outside_before_the_end_breaks_the_run() -> None:
         (OP_TABLE["sum"], (("axes", (0,)),), (("c", 0, 0),)),  # reads the product before the run ends
         (OP_TABLE["add"], (), (("c", 0, 0), ("c", 1, 0))),
         (OP_TABLE["negative"], (), (("c", 2, 0),)),
+        (OP_TABLE["subtract"], (), (("c", 3, 0), ("l", 0))),
     )
-    last_use = {(0, 0): 2, (1, 0): 2, (2, 0): 3}
-    runs = _interpreter.blocked_runs(ops, last_use, {(3, 0)})  # type: ignore[arg-type]
-    assert runs is not None and set(runs) == {2, 3}  # (add and negative, not the product)
-    assert last_use[(1, 0)] == 3 and last_use[(0, 0)] == 3
+    last_use = {(0, 0): 2, (1, 0): 2, (2, 0): 3, (3, 0): 4}
+    runs = _interpreter.blocked_runs(ops, last_use, {(4, 0)})  # type: ignore[arg-type]
+    assert runs is not None and set(runs) == {2, 3, 4}  # (not the product)
+    assert last_use[(1, 0)] == 4 and last_use[(0, 0)] == 4
+    one_dead = ops[:4]  # (add and negative: one value no other step reads, nothing to save)
+    assert _interpreter.blocked_runs(one_dead, {(0, 0): 2, (1, 0): 2, (2, 0): 3}, {(3, 0)}) is None  # type: ignore[arg-type]
     count_read = (
         (OP_TABLE["less"], (), (("l", 0), ("l", 1))),
         (OP_TABLE["count_nonzero"], (("axes", (0,)), ("keepdims", False)), (("c", 0, 0),)),
@@ -262,9 +275,14 @@ def test_a_value_read_outside_before_the_end_breaks_the_run() -> None:
     )
     # (the count, read inside, leaves; then the comparison is read outside before the end)
     assert _interpreter.blocked_runs(count_read, {(0, 0): 2, (1, 0): 2}, {(2, 0)}) is None  # type: ignore[arg-type]
-    count_after = count_read[:2] + ((OP_TABLE["add"], (), (("l", 0), ("c", 1, 0))),)
-    runs = _interpreter.blocked_runs(count_after, {(0, 0): 1, (1, 0): 2}, {(2, 0)})  # type: ignore[arg-type]
-    assert runs is not None and set(runs) == {0, 1} and runs[1].live == {1}  # (a count read after its run)
+    count_after = (
+        (OP_TABLE["multiply"], (), (("l", 0), ("l", 1))),
+        (OP_TABLE["less"], (), (("c", 0, 0), ("l", 1))),
+        (OP_TABLE["count_nonzero"], (("axes", (0,)), ("keepdims", False)), (("c", 1, 0),)),
+        (OP_TABLE["add"], (), (("l", 0), ("c", 2, 0))),
+    )
+    runs = _interpreter.blocked_runs(count_after, {(0, 0): 1, (1, 0): 2, (2, 0): 3}, {(3, 0)})  # type: ignore[arg-type]
+    assert runs is not None and set(runs) == {0, 1, 2} and runs[2].live == {2}  # (a count read after its run)
 
 
 def test_the_policies_name_ufunc_steps_and_exact_counts() -> None:
@@ -332,11 +350,11 @@ def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPat
     ran = _spy(monkeypatch)
     host = np.random.default_rng(11).standard_normal((300, 100))
     a = xp.asarray(host, device=LAZY)
-    out = np.asarray((xp.permute_dims(a, (1, 0)) * 2.0) + 1.0)
-    assert out.tobytes() == ((host.T * 2.0) + 1.0).tobytes() and ran == []
+    out = np.asarray(((xp.permute_dims(a, (1, 0)) * 2.0) + 1.0) * 3.0)
+    assert out.tobytes() == (((host.T * 2.0) + 1.0) * 3.0).tobytes() and ran == []
     (program,) = [p for p in _program.RUNTIME.programs.values() if p.schedule is not None and p.schedule.blocks]
     n = 300 * 100
-    whole = cost.step_seconds(OP_TABLE["permute_dims"], n) + 2 * cost.step_seconds(OP_TABLE["add"], n)
+    whole = cost.step_seconds(OP_TABLE["permute_dims"], n) + 3 * cost.step_seconds(OP_TABLE["add"], n)
     assert program.interpret_cost == pytest.approx(whole)
     assert not program.schedule.recost
     _forget_programs()

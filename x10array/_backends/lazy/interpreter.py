@@ -190,8 +190,8 @@ def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]
     """The graph's BlockedRuns, by member step (None where there is none), and `last_use`
     moved to each run's end for the values it reads from outside it. A run: the steps of
     INTERPRETER_BLOCKS (no key parameters) and INTERPRETER_BLOCK_COUNTS joined by an elementwise
-    member's value that another reads, kept when it has at least two steps, one value that
-    nothing outside reads (else there is nothing to keep in the cache), no count read inside
+    member's value that another reads, kept when it has _RUN_DEAD values that nothing outside
+    reads (the passes over memory it saves), no count read inside
     it, and nothing outside reading a member's value before the run's end (its step is
     deferred there)."""
     n = len(ops)
@@ -270,7 +270,7 @@ def _joined_runs(
                 counts.add(m)
         if bad:
             broken.extend(bad)
-        elif len(live) < len(members):  # (else no intermediate to keep in the cache)
+        elif len(members) - len(live) >= _RUN_DEAD:  # (passes over memory it saves)
             run = BlockedRun(tuple(members), frozenset(live), frozenset(counts))
             for m in members:
                 runs[m] = run
@@ -753,6 +753,14 @@ _SLICE, _WHOLE, _SCRATCH, _COUNT = "slice", "whole", "scratch", "count"
 _BLOCK_BYTES = 1 << 16
 _BLOCK_ELEMENTS = 1 << 15
 _RUN_PASSES = 8  # blocked_runs' passes at most (each drops the members that broke a run)
+# A run only with this many intermediates nothing outside reads (the passes over memory it
+# saves): with one, the step-by-step run writes the second step into the first's buffer
+# anyway (NumpySteps._into) and blocks gain nothing where the operands are not in the cache;
+# measured in bench_dayone's rounds (other work between them), Monte-Carlo's mean graph
+# (square, negation live for exp) took 4.1 ms blocked against 2.8 ms step by step (the exp
+# after the blocks 0.9-1.0 ms against 0.56), where its count graph (4 dead intermediates)
+# took 3.3 against 4.8 ms.
+_RUN_DEAD = 2
 
 # An in-place ufunc step (NumpySteps._into) only for results of this many bytes or more: below,
 # a fresh buffer comes from the allocator's free lists, and looking for a dead operand costs more
