@@ -746,8 +746,9 @@ _BLOCK_COUNTS = INTERPRETER_BLOCK_COUNTS.rules
 # A blocked run's operand or result: sliced by blocks, passed whole, a block buffer; a count's total
 _SLICE, _WHOLE, _SCRATCH, _COUNT = "slice", "whole", "scratch", "count"
 
-# A blocked run (BlockedRun) only where a result has this many bytes or more (below, its
-# buffers stay in the cache anyway), in blocks of this many elements: a block's few buffers
+# A blocked run (BlockedRun) only where its results have this many bytes of float64 or more
+# (block_count; below, its buffers stay in the cache anyway), in blocks of this many elements:
+# a block's few buffers
 # (~32K float64 each) stay in L2 while the run's chain goes over them (Monte-Carlo's count,
 # 1e6 points: 3.8 ms a whole-array chain, 1.4 ms in blocks of 16-32K elements, 1.6-1.8 in 4-8K)
 _BLOCK_BYTES = 1 << 16
