@@ -285,8 +285,11 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     """A compile is credited with what it saves (dispatch, passes over arithmetic results),
     not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
     writes into a large buffer (in place in both tiers): a graph of those stays interpreted
-    at sightings where a graph of as many elementwise passes over as many elements compiles."""
+    at sightings where a graph of as many elementwise passes over as many elements compiles.
+    (Passes run whole: a chain the interpreter runs in blocks is credited per block instead,
+    tests/test_interpreter_blocks.py.)"""
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
     deep = xp.asarray(rng.standard_normal((64, 4096)), device=LAZY)

@@ -19,7 +19,7 @@ from typing import Any
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.kernels import NUMPY, numpy_on_flushed
-from .._core.policies import INTERPRETER_UFUNCS, NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
+from .._core.policies import INTERPRETER_BLOCKS, INTERPRETER_UFUNCS, NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 from .indexing import Alias, Transform, index_view
@@ -1796,3 +1796,13 @@ for _fn in (
     XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive))  # type: ignore[union-attr]
 for _fn in (real, imag):  # (their XLA programs pass the parts' bits on: no flush)
     XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive, reads=False))  # type: ignore[attr-defined]
+# the comparisons are one NumPy ufunc each too (policies.INTERPRETER_UFUNCS); they and the
+# exactly rounded arithmetic give each element from the operands' elements at its position
+# alone, whatever the layout or a block's start: the interpreter may strip-mine chains of them
+# (policies.INTERPRETER_BLOCKS; not exp, whose NumPy loop depends on the output's layout)
+_one_ufunc(
+    (equal, NUMPY.equal), (not_equal, NUMPY.not_equal), (less, NUMPY.less), (less_equal, NUMPY.less_equal),
+    (greater, NUMPY.greater), (greater_equal, NUMPY.greater_equal),
+)  # fmt: skip
+for _fn in (add, subtract, multiply, negative, equal, not_equal, less, less_equal, greater, greater_equal):
+    INTERPRETER_BLOCKS.add(_fn.primitive)  # type: ignore[union-attr]

@@ -16,7 +16,7 @@ import numpy as np
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INDEX, DType
 from .._core.kernels import ROUNDING_GUARD, numpy_on_flushed
-from .._core.policies import XLA_HOST_KERNELS
+from .._core.policies import INTERPRETER_BLOCK_COUNTS, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import binary_operands, broadcast_shapes, check_array, common_device
 from .indexing import check_bounds, guard
@@ -65,6 +65,17 @@ def _count_nonzero(k: Any, x: Any, *, axes: tuple[int, ...], keepdims: bool) -> 
 
 
 _COUNT_NONZERO = Primitive("count_nonzero", _count_nonzero)
+
+
+def _count_blocks(params: dict[str, Any], ndim: int) -> Any:
+    """count_nonzero over every axis, counted block by block (policies.INTERPRETER_BLOCK_COUNTS):
+    NumPy's count of each block, the total as the kernel returns it (exact integers)."""
+    if len(params["axes"]) != ndim or params["keepdims"]:
+        return None
+    return np.count_nonzero, _INDEX.type
+
+
+INTERPRETER_BLOCK_COUNTS.register(_COUNT_NONZERO, _count_blocks)
 
 
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:

@@ -69,6 +69,22 @@ The registries, and who reads them:
     The interpreter may then write its result into an operand's buffer that nothing reads
     afterwards (`out=`: the same loop on the same operands, the same bits, no new buffer;
     `NumpySteps._into`). tests/test_interpreter_into.py checks each rule against the kernel.
+`INTERPRETER_BLOCKS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
+    A primitive of `INTERPRETER_UFUNCS` whose ufunc gives each element of its result from the
+    operands' elements at that position alone, whatever the array's length, strides or where
+    a block of it starts: an exactly rounded IEEE operation (add, subtract, multiply,
+    negative) or a comparison. The interpreter may then run a chain of them block by block
+    (strip-mining, as numexpr does: `Schedule`'s blocked runs), its dead intermediates held in
+    block-sized buffers that stay in the cache. Not `exp` and the other transcendental
+    functions: NumPy picks their SIMD or scalar loop by the output's layout and alignment, so a
+    block could round otherwise than the whole array. tests/test_interpreter_blocks.py.
+`INTERPRETER_BLOCK_COUNTS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
+    `rule(params, ndim) -> (count, finish) | None`: where the primitive with these parameters
+    on an operand of `ndim` axes is an exact integer count over every axis (count_nonzero),
+    `count(block) -> int` counts one block and `finish(total)` is the kernel's result for the
+    total, so a blocked run ends in it, accumulated per block; None otherwise. (Never a float
+    reduction: its pairwise order is NumPy's on the whole array, so a chain that ends in a
+    mean or a sum is written to a full buffer and reduced once.)
 """
 
 from __future__ import annotations
@@ -80,7 +96,7 @@ from .primitive import Primitive
 
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS",
-    "INTERPRETER_UFUNCS", "REGISTRIES",
+    "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS", "INTERPRETER_BLOCK_COUNTS", "REGISTRIES",
 ]  # fmt: skip
 
 
@@ -161,8 +177,11 @@ GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.laz
 SIGN_STEPS = PrimitiveRules("SIGN_STEPS", reader="x10array._backends.lazy")
 XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
 INTERPRETER_UFUNCS = PrimitiveRules("INTERPRETER_UFUNCS", reader="x10array._backends.lazy")
+INTERPRETER_BLOCKS = PrimitiveSet("INTERPRETER_BLOCKS", reader="x10array._backends.lazy")
+INTERPRETER_BLOCK_COUNTS = PrimitiveRules("INTERPRETER_BLOCK_COUNTS", reader="x10array._backends.lazy")
 
 # Every registry, for the completeness test.
 REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
     NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS, INTERPRETER_UFUNCS,
+    INTERPRETER_BLOCKS, INTERPRETER_BLOCK_COUNTS,
 )  # fmt: skip

@@ -17,7 +17,7 @@ import numpy as np
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY
-from ..._core.policies import COST_LIBRARY, INTERPRETER_UFUNCS
+from ..._core.policies import COST_LIBRARY, INTERPRETER_BLOCK_COUNTS, INTERPRETER_BLOCKS, INTERPRETER_UFUNCS
 from ..._core.primitive import Primitive
 from ..._core.xla_numerics import (
     CPU_MODE_KERNELS,
@@ -121,21 +121,160 @@ class Schedule:
     """What an interpreted run needs that depends only on the graph's key (its `ops` and
     `outputs`), made at a program's first interpreted run and kept by it (program.Program), so
     a graph run again is not analysed again: each value's last use, the outputs, what
-    trace.replay drops after each step (`drops`), and per step what NumpySteps.step decides
-    from the key alone (`statics`: whether it is arithmetic, a library call, and the CPU
-    flush-to-zero mode's probe level without its scalar check; see NumpySteps._statics), for
-    the numerics it was made under (`made_for`: whether XLA flushes, the CPU mode). The lazy
-    lock serializes the runs that share it."""
+    trace.replay drops after each step (`drops`), the blocked runs (`blocks`: step -> its
+    BlockedRun, see there; a value a run reads from outside it lives to the run's end; `recost`:
+    one was found not blocked since the program's cost read them), and per
+    step what NumpySteps.step decides from the key alone (`statics`: whether it is arithmetic,
+    a library call, and the CPU flush-to-zero mode's probe level without its scalar check; see
+    NumpySteps._statics), for the numerics it was made under (`made_for`: whether XLA flushes,
+    the CPU mode). The lazy lock serializes the runs that share it."""
 
-    __slots__ = ("outputs", "last_use", "keep", "drops", "statics", "made_for")
+    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for", "recost")
 
     def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
         self.outputs = outputs
         self.last_use = last_uses(ops)
         self.keep = set(outputs)
+        self.blocks = blocked_runs(ops, self.last_use, self.keep)
         self.drops = drops_after(ops, self.last_use, self.keep)
         self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
         self.made_for: Any = None
+        self.recost = False  # a run found not blocked at a run: the cost model's credit is stale
+
+
+class BlockedRun:
+    """A run of a graph's steps that the interpreter may strip-mine (as numexpr does): steps of
+    INTERPRETER_BLOCKS (elementwise, each element from the operands' elements at its position
+    alone) joined by the values they pass one another, possibly ending in counts of
+    INTERPRETER_BLOCK_COUNTS, whose intermediates nothing outside the run reads (`live`: the
+    members whose values are outputs or read after the run, written to full buffers). Run
+    block by block (NumpySteps._blocked), the dead intermediates live in block-sized buffers
+    that stay in the cache and are reused across blocks, instead of streaming a full buffer
+    through memory at each step. A member's step is deferred to the run's last step (`end`),
+    when every value it reads from outside is computed (Schedule keeps those alive until
+    then); a run that cannot be blocked at that run (small or broadcast operands, a subnormal
+    scalar, numerics the blocks do not keep) runs its steps one by one there instead, as
+    before. Made from the graph's key alone (blocked_runs), once per program."""
+
+    __slots__ = ("members", "member_set", "end", "live", "counts", "unblocked")
+
+    def __init__(self, members: tuple[int, ...], live: frozenset[int], counts: frozenset[int]):
+        self.members = members
+        self.member_set = frozenset(members)
+        self.end = members[-1]
+        self.live = live
+        self.counts = counts
+        # the leaves' (shape, dtype) for which its shapes and dtypes are not blocked (too small,
+        # broadcast): its steps then run where they are, not deferred (NumpySteps._run_step)
+        self.unblocked: Any = None
+
+
+def block_count(elements: int) -> int:
+    """How many blocks a blocked run of results of `elements` elements takes (about: a run of
+    N-D results takes whole rows a block), 0 where it is not blocked: below _BLOCK_BYTES of
+    float64, a chain whose buffers stay in the cache anyway. (The cost model reads it too:
+    program._interpret_cost.)"""
+    if 8 * elements < _BLOCK_BYTES:
+        return 0
+    return -(-elements // _BLOCK_ELEMENTS)
+
+
+def blocks_here() -> bool:
+    """Whether this process's numerics let the interpreter run blocks (NumpySteps._blocked):
+    where XLA flushes subnormals, only under the CPU's flush-to-zero mode (no scan of a
+    block's results)."""
+    return not xla_flushes() or cpu_flush_mode() is not None
+
+
+def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> dict[int, BlockedRun] | None:
+    """The graph's BlockedRuns, by member step (None where there is none), and `last_use`
+    moved to each run's end for the values it reads from outside it. A run: the steps of
+    INTERPRETER_BLOCKS (no key parameters) and INTERPRETER_BLOCK_COUNTS joined by an elementwise
+    member's value that another reads, kept when it has _RUN_DEAD values that nothing outside
+    reads (the passes over memory it saves), no count read inside
+    it, and nothing outside reading a member's value before the run's end (its step is
+    deferred there)."""
+    n = len(ops)
+    kind = [0] * n  # 1: elementwise member, 2: a count
+    for i, (prim, key_params, _) in enumerate(ops):
+        if prim in _BLOCKS and not key_params:
+            kind[i] = 1
+        elif prim in _BLOCK_COUNTS:
+            kind[i] = 2
+    if sum(kind) < 2:
+        return None
+    readers: dict[int, list[int]] = {}
+    for i, (_, _, refs) in enumerate(ops):
+        for r in refs:
+            if r[0] == "c":
+                readers.setdefault(r[1], []).append(i)
+    for _ in range(_RUN_PASSES):  # (a member that breaks its run leaves it; the rest are joined again)
+        runs, broken = _joined_runs(ops, kind, readers, keep)
+        if not broken:
+            break
+        for m in broken:
+            kind[m] = 0
+    else:
+        return None
+    for run in set(runs.values()):
+        inside = run.member_set
+        for m in run.members:
+            for r in ops[m][2]:
+                if r[0] == "c" and r[1] not in inside:  # (read at the end: alive until then)
+                    slot = (r[1], r[2])
+                    last_use[slot] = max(last_use[slot], run.end)
+    return runs or None
+
+
+def _joined_runs(
+    ops: tuple[Op, ...], kind: list[int], readers: dict[int, list[int]], keep: set[Slot]
+) -> tuple[dict[int, BlockedRun], list[int]]:
+    """blocked_runs' one pass: the steps of `kind` (1: elementwise, 2: a count; 0: none) joined
+    by the elementwise values they read, the runs kept, and the members that break theirs (a
+    value read outside before the run's end, a count read inside)."""
+    n = len(ops)
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, (_, _, refs) in enumerate(ops):
+        if kind[i]:
+            for r in refs:
+                if r[0] == "c" and kind[r[1]] == 1:
+                    a, b = find(i), find(r[1])
+                    if a != b:
+                        parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        if kind[i]:
+            groups.setdefault(find(i), []).append(i)
+    runs: dict[int, BlockedRun] = {}
+    broken: list[int] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        end, inside = members[-1], set(members)
+        live, counts, bad = set(), set(), []
+        for m in members:
+            read = readers.get(m, ())
+            outside = [r for r in read if r not in inside]
+            if any(r < end for r in outside) or (kind[m] == 2 and len(outside) != len(read)):
+                bad.append(m)
+            if outside or (m, 0) in keep:
+                live.add(m)
+            if kind[m] == 2:
+                counts.add(m)
+        if bad:
+            broken.extend(bad)
+        elif len(members) - len(live) >= _RUN_DEAD:  # (passes over memory it saves)
+            run = BlockedRun(tuple(members), frozenset(live), frozenset(counts))
+            for m in members:
+                runs[m] = run
+    return runs, broken
 
 
 class NumpySteps:
@@ -154,7 +293,10 @@ class NumpySteps:
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
 
-    __slots__ = ("flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics")
+    __slots__ = (
+        "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics", "runs", "deferred",
+        "avals", "schedule",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -178,6 +320,12 @@ class NumpySteps:
         self.cpu: tuple[CpuFlushMode, Any, Any] | None = (mode, *mode.envs()) if mode is not None else None
         # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
         # across runs made under the same numerics
+        # the blocked runs (Schedule.blocks) and their members' deferred steps: step -> (its
+        # operands, its parameters, the list replay holds its value in)
+        self.runs = schedule.blocks if schedule is not None and ops is not None else None
+        self.deferred: dict[int, tuple[list[Any], dict[str, Any], list[Any]]] = {}
+        self.avals: Any = None  # the leaves' (shape, dtype), once a blocked run asks (_avals)
+        self.schedule = schedule
         if schedule is None:
             self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
         else:
@@ -205,6 +353,233 @@ class NumpySteps:
         return arithmetic, prim in _LIBRARY, level, floats
 
     def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        runs = self.runs
+        if runs is not None:
+            run = runs.get(index)
+            if run is not None and (run.unblocked is None or run.unblocked != self._avals()):
+                return self._run_step(run, index, args, params)
+        return self._step(index, prim, refs, args, params)
+
+    def _avals(self) -> tuple[tuple[tuple[int, ...], Any], ...]:
+        avals = self.avals
+        if avals is None:
+            avals = self.avals = tuple([(n.shape, n.dtype) for n in self.leaves])
+        return avals
+
+    def _run_step(self, run: BlockedRun, index: int, args: list[Any], params: dict[str, Any]) -> list[Any]:
+        """Step `index` of the blocked run `run`: deferred (its value, later, in the list
+        returned now, which trace.replay holds), or at the run's end every member's, blocked
+        (_blocked) or else one by one as `_step` runs them."""
+        holder: list[Any] = [None]
+        self.deferred[index] = (args, params, holder)
+        if index != run.end:
+            return holder
+        deferred = self.deferred
+        stash = {m: deferred.pop(m) for m in run.members}
+        values = self._blocked(run, stash)
+        if values is None:  # (one by one, in order: each member's operands are computed by now)
+            values = {}
+            members = run.member_set
+            ops = self.ops
+            for m in run.members:
+                given, step_params, _ = stash[m]
+                prim, _, refs = ops[m]  # type: ignore[index]
+                given = [values[r[1]] if r[0] == "c" and r[1] in members else a for r, a in zip(refs, given)]
+                values[m] = self._step(m, prim, refs, given, step_params)[0]
+                for r in refs:  # (an intermediate read here for the last time: not kept)
+                    if r[0] == "c" and r[1] in members and r[1] not in run.live and self.last_use[(r[1], 0)] == m:
+                        self.flushed.pop(r, None)
+                        values[r[1]] = None
+        for m in run.live:
+            stash[m][2][0] = values[m]
+        return holder
+
+    def _blocked(self, run: BlockedRun, stash: dict[int, tuple[list[Any], dict[str, Any], list[Any]]]) -> dict[int, Any] | None:
+        """The values of `run`'s live members, the run computed block by block (BlockedRun),
+        or None where it may not be at this run: every member's result of one shape (an
+        operand of that shape, sliced by blocks along the first axis, strided in one axis or C
+        contiguous so that a live result's C layout is the one NumPy would give it; a Python
+        scalar or an array that broadcasts along that axis, passed whole), of at least
+        _BLOCK_BYTES / 8 elements (block_count), and where XLA flushes, every member run under the CPU's flush-to-zero
+        mode as `_step` would run it (its level, _cpu_level; no subnormal Python scalar), its
+        external operands flushed as `_step` flushes them. Each element then goes through the
+        same ufunc loops as the whole array would, so the same bits; a count adds exact
+        integers."""
+        flush, cpu, ops, members = self.flush, self.cpu, self.ops, run.member_set
+        if (flush and cpu is None) or ops is None:
+            return None
+        shape: tuple[int, ...] | None = None
+        dtypes: dict[int, Any] = {}
+        plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]] = []  # (member, ufunc or count, sources, finish)
+        for m in run.members:
+            args, params, _ = stash[m]
+            prim, _, refs = ops[m]
+            if m in run.counts:
+                (r,) = refs
+                if r[0] != "c" or r[1] not in members or shape is None:
+                    return None
+                rule = _BLOCK_COUNTS[prim](params, len(shape))
+                if rule is None:
+                    return None
+                plan.append((m, rule[0], [(_SCRATCH, r[1])], rule[1]))
+                continue
+            kinds: list[Any] = []
+            probe: list[Any] = []
+            sources: list[tuple[Any, ...]] = []
+            arrays: list[tuple[int, np.ndarray]] = []
+            for k, (r, a) in enumerate(zip(refs, args)):
+                if r[0] == "c" and r[1] in members:
+                    kinds.append(dtypes[r[1]])
+                    probe.append(np.empty(0, dtypes[r[1]]))
+                    sources.append((_SCRATCH, r[1]))
+                elif type(a) is np.ndarray:
+                    if a.dtype.kind not in _INTO_KINDS:
+                        return None
+                    kinds.append(a.dtype)
+                    probe.append(a)
+                    arrays.append((k, a))
+                    sources.append((_WHOLE, a))  # (the operand, flushed below, sliced if of the run's shape)
+                elif type(a) in _SCALAR_TYPES:
+                    kinds.append(type(a))
+                    probe.append(a)
+                    sources.append((_WHOLE, a))
+                else:
+                    return None
+            ufunc: Any = _UFUNCS.get(prim)
+            if ufunc is None:
+                return None
+            if shape is None:
+                try:
+                    shape = np.broadcast_shapes(*[a.shape for _, a in arrays])
+                except ValueError:
+                    return None
+                n = 1
+                for d in shape:
+                    n *= d
+                if not shape or not block_count(n):
+                    return self._unblocked(run)  # type: ignore[func-returns-value]
+            ndim = len(shape)
+            for k, a in arrays:
+                if a.shape == shape:
+                    if ndim > 1 and not a.flags.c_contiguous:
+                        return self._unblocked(run)  # type: ignore[func-returns-value]  # (the whole array's result would take its layout)
+                elif not (a.ndim < ndim or a.shape[0] == 1) or np.broadcast_shapes(a.shape, shape) != shape:
+                    return self._unblocked(run)  # type: ignore[func-returns-value]
+            known = self.statics.get(m)
+            if known is None:
+                known = self._statics(m, prim, refs, probe, params)
+                if known is None:
+                    return None
+                self.statics[m] = known
+            arithmetic, _, level, floats = known
+            if flush:
+                if not arithmetic or not level or any([_subnormal_scalar(args[k]) for k in floats]):
+                    return None
+            try:
+                resolved = ufunc.resolve_dtypes((*kinds, None))[-1]
+            except (TypeError, ValueError):
+                return self._unblocked(run)  # type: ignore[func-returns-value]
+            if flush and resolved.kind == "f" and resolved not in _CPU_FLUSHED:
+                return self._unblocked(run)  # type: ignore[func-returns-value]  # (a float16 result is scanned: not under the mode)
+            dtypes[m] = resolved
+            if flush and level == 1:  # operands flushed as _step flushes them (level 2: as they are)
+                clean, flushed = self.clean, self.flushed
+                for k, (r, a) in enumerate(zip(refs, args)):
+                    if type(a) is np.ndarray and not (r[0] == "c" and (r[1] in members or r[1] in clean)):
+                        found = flushed.get(r)
+                        if found is None:
+                            found = _flush_leaf(self.leaves[r[1]], a) if r[0] == "l" else flush_subnormals(a)
+                            flushed[r] = found
+                        sources[k] = (_WHOLE, found)
+            for k, (kind, a) in enumerate(sources):
+                if kind is _WHOLE and type(a) is np.ndarray and a.shape == shape:
+                    sources[k] = (_SLICE, a)
+            plan.append((m, ufunc, sources, None))
+        assert shape is not None
+        return self._run_blocks(run, shape, dtypes, plan)
+
+    def _unblocked(self, run: BlockedRun) -> None:  # (returns None: _blocked's "not blocked")
+        """`run` is not blocked at its graph's shapes and dtypes (the key's: the leaves' and
+        the scalars' types), whatever the values: its later runs of them run its steps where
+        they are (NumpySteps.step), as if it were no run, and the cost model credits it so
+        (Schedule.recost)."""
+        run.unblocked = self._avals()
+        if self.schedule is not None:
+            self.schedule.recost = True
+
+    def _run_blocks(
+        self, run: BlockedRun, shape: tuple[int, ...], dtypes: dict[int, Any], plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]]
+    ) -> dict[int, Any]:
+        """Run `plan` (from _blocked) block by block: live results into full buffers, the
+        others into block buffers (one reused by a later member that reads it for the last
+        time), counts summed."""
+        row = 1
+        for d in shape[1:]:
+            row *= d
+        rows = max(1, _BLOCK_ELEMENTS // row)
+        n0 = shape[0]
+        last_use, live = self.last_use, run.live
+        full: dict[int, np.ndarray] = {m: np.empty(shape, dtypes[m]) for m in live if m not in run.counts}
+        scratch: list[np.ndarray] = []
+        where: dict[int, int] = {}  # member -> its block buffer
+        free: list[int] = []
+        steps: list[tuple[Any, list[tuple[Any, Any]], tuple[Any, Any]]] = []
+        counted: list[int] = []
+        for m, fn, sources, finish in plan:
+            srcs: list[tuple[Any, Any]] = []
+            for kind, a in sources:
+                if kind is _SCRATCH:
+                    srcs.append((_SLICE, full[a]) if a in full else (_SCRATCH, where[a]))
+                else:
+                    srcs.append((kind, a))
+            for kind, a in sources:  # (a block buffer read here for the last time: free)
+                if kind is _SCRATCH and a not in full and last_use[(a, 0)] == m and where[a] not in free:
+                    free.append(where[a])
+            if finish is not None:
+                steps.append((fn, srcs, (_COUNT, len(counted))))
+                counted.append(m)
+                continue
+            if m in full:
+                out: tuple[Any, Any] = (_SLICE, full[m])
+            else:
+                k = next((k for k in free if scratch[k].dtype == dtypes[m]), None)
+                if k is None:
+                    k = len(scratch)
+                    scratch.append(np.empty((rows, *shape[1:]), dtypes[m]))
+                else:
+                    free.remove(k)
+                where[m] = k
+                out = (_SCRATCH, k)
+            steps.append((fn, srcs, out))
+        totals = [0] * len(counted)
+        cpu = self.cpu if self.flush else None
+        if cpu is not None:
+            cpu[0].set(cpu[2])
+        try:
+            blocks = scratch
+            for s in range(0, n0, rows):
+                e = s + rows
+                if e > n0:
+                    e = n0
+                    blocks = [b[: e - s] for b in scratch]
+                for fn, srcs, (okind, o) in steps:
+                    operands = [v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs]
+                    if okind is _COUNT:
+                        totals[o] += fn(operands[0])
+                    else:
+                        fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
+        finally:
+            if cpu is not None:
+                cpu[0].set(cpu[1])
+        values: dict[int, Any] = dict(full)
+        finishes = {m: finish for m, _, _, finish in plan if finish is not None}
+        for m, total in zip(counted, totals):
+            values[m] = finishes[m](total)
+        if self.flush:
+            self.clean.update(run.members)  # (arithmetic, under the mode: no subnormal)
+        return values
+
+    def _step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
         flush = self.flush
         known = self.statics.get(index)
         if known is None:
@@ -366,6 +741,27 @@ _LIBRARY = COST_LIBRARY.members  # (the live set: bound once for the hot path)
 _UFUNCS = INTERPRETER_UFUNCS.rules  # (the live dict, likewise)
 _INTO_KINDS = frozenset("biuf")  # (operand dtypes an INTERPRETER_UFUNCS rule holds for)
 _SCALAR_TYPES = (float, int, bool)
+_BLOCKS = INTERPRETER_BLOCKS.members  # (the live set and dict, likewise)
+_BLOCK_COUNTS = INTERPRETER_BLOCK_COUNTS.rules
+# A blocked run's operand or result: sliced by blocks, passed whole, a block buffer; a count's total
+_SLICE, _WHOLE, _SCRATCH, _COUNT = "slice", "whole", "scratch", "count"
+
+# A blocked run (BlockedRun) only where its results have this many bytes of float64 or more
+# (block_count; below, its buffers stay in the cache anyway), in blocks of this many elements:
+# a block's few buffers
+# (~32K float64 each) stay in L2 while the run's chain goes over them (Monte-Carlo's count,
+# 1e6 points: 3.8 ms a whole-array chain, 1.4 ms in blocks of 16-32K elements, 1.6-1.8 in 4-8K)
+_BLOCK_BYTES = 1 << 16
+_BLOCK_ELEMENTS = 1 << 15
+_RUN_PASSES = 8  # blocked_runs' passes at most (each drops the members that broke a run)
+# A run only with this many intermediates nothing outside reads (the passes over memory it
+# saves): with one, the step-by-step run writes the second step into the first's buffer
+# anyway (NumpySteps._into) and blocks gain nothing where the operands are not in the cache;
+# measured in bench_dayone's rounds (other work between them), Monte-Carlo's mean graph
+# (square, negation live for exp) took 4.1 ms blocked against 2.8 ms step by step (the exp
+# after the blocks 0.9-1.0 ms against 0.56), where its count graph (4 dead intermediates)
+# took 3.3 against 4.8 ms.
+_RUN_DEAD = 2
 
 # An in-place ufunc step (NumpySteps._into) only for results of this many bytes or more: below,
 # a fresh buffer comes from the allocator's free lists, and looking for a dead operand costs more

@@ -40,7 +40,7 @@ from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
 from .graph import Call, Node
-from .interpreter import Schedule, interpret, keeps_bits
+from .interpreter import Schedule, block_count, blocks_here, interpret, keeps_bits
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
@@ -159,15 +159,19 @@ class Program:
             schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
         out = interpret(traced, targets, device, schedule)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
-        self.interpreted += self.saving(read)
+        if schedule.recost:  # (a run it credited as blocked was not: credited whole from now on)
+            schedule.recost = False
+            self.interpret_cost = _interpret_cost(traced.calls, targets, schedule.blocks, log=False)
+        self.interpreted += self.saving(read, COST.place_seconds(traced.leaves))
         return out
 
-    def saving(self, read: bool) -> float:
+    def saving(self, read: bool, placed: float = 0.0) -> float:
         """What compiling this graph is estimated to save on one run (never less than 0): what
         interpreting it costs more than running it compiled (`interpret_cost`) less the fixed
         cost of a compiled run (`run_costs`), which a run whose values are `read` at once pays
-        more of."""
-        return max(0.0, self.interpret_cost - self.run_costs[read])
+        more of, and less `placed`, what that run would spend placing its leaves
+        (_CostModel.place_seconds)."""
+        return max(0.0, self.interpret_cost - self.run_costs[read] - placed)
 
     # -- the feedback --
 
@@ -320,7 +324,11 @@ def build(
     programs = RUNTIME.programs
     program = programs.get(key)
     if program is None:
-        program = programs.put(key, Program(traced.calls, key, _interpret_cost(traced.calls, targets), None, ONE))
+        # (its interpreted runs' schedule, made now: the cost reads its blocked runs)
+        schedule = Schedule(traced.ops, traced.outputs)
+        cost = _interpret_cost(traced.calls, targets, schedule.blocks)
+        program = programs.put(key, Program(traced.calls, key, cost, None, ONE))
+        program.schedule = schedule
         _pack_scalars(program)
     program.seen += 1
     return program
@@ -856,7 +864,20 @@ class _CostModel:
         stores it to memory where XLA fuses it into its consumer, and the subnormal scan the
         interpreter runs on it (~1-4 ns for float64: the saving of a compiled chain of
         elementwise operations on 10^6 elements measured 4.5 ns per element and operation, a
-        10,000 x 100 by 100 x 100 matmul 1.3 ns per result element).
+        10,000 x 100 by 100 x 100 matmul 1.3 ns per result element);
+      - for an operation the interpreter runs in blocks (interpreter.BlockedRun: a chain of
+        exactly rounded elementwise steps, whose intermediates stay in the cache as in XLA's
+        fusion), instead (`blocked_step_seconds`): PER_BLOCK for each block (the Python
+        dispatch of one ufunc call on a block) + PER_BLOCKED_ELEMENT for each element of the
+        run (a pass over a block in the cache, against XLA's fused loop) + PER_ELEMENT only for
+        each element of a result it stores. Measured 2026-12-05 (the 2-core machine, shared;
+        wall-clock medians, blocked interpreted / compiled): 41 additions of a scalar over 1e6
+        float64 9.9 / 2.7 ms (over 64 x 4096: 2.5 / 0.8 ms; step by step 14.9 and 2.7 ms), i.e.
+        ~3 us a step and block + ~0.1 ns a step and element; `count_nonzero(((a * a + 1) *
+        0.5 - a) <= 0.3)` over 1e6 1.1 / 1.2 ms (estimated saving 1.0 ms: XLA's count of a
+        comparison is slow, which the model does not know); Monte-Carlo's count (strided
+        columns) 1.8 / 2.3-3.0 ms, estimated 1.0 ms a run, so it compiles at about its 75th
+        sighting, where it compiled at its 8th.
     - what a compiled run costs that an interpreted run does not, where its values are read at
       once (a read: float(), a host or DLPack export; a barrier with wait=True): RUN_FIXED for
       the jitted call (x10array's hand-over of its leaves and outputs and jax's dispatch) +
@@ -896,6 +917,10 @@ class _CostModel:
     COMPILE_PER_WRITE = 1e-2
     PER_OP = 1e-5
     PER_ELEMENT = 2e-9
+    PER_BLOCK = 3e-6
+    PER_BLOCKED_ELEMENT = 1e-10
+    PLACE_PER_ELEMENT = 8e-10
+    PLACE_STRIDED_PER_ELEMENT = 2e-9
     RUN_FIXED = 3e-5
     RUN_PER_ARG = 1e-6
     RUN_WAIT = 3e-4
@@ -918,11 +943,38 @@ class _CostModel:
             + fused * self.COMPILE_PER_FUSED
         )
 
+    def blocked_step_seconds(self, blocks: int, elements: int, stored_elements: int) -> float:
+        """What a compile saves on one interpreted run of an operation that the interpreter runs
+        in `blocks` blocks (interpreter.BlockedRun) over `elements` elements, storing
+        `stored_elements` of them to memory (a live result; 0 for an intermediate that stays in
+        the cache, or a count)."""
+        return (
+            self.PER_OP
+            + blocks * self.PER_BLOCK
+            + self.PER_BLOCKED_ELEMENT * elements
+            + self.PER_ELEMENT * stored_elements
+        )
+
     def run_seconds(self, args: int, read: bool) -> float:
         """The fixed cost of one compiled run of a program of `args` leaves and outputs that an
         interpreted run does not have, where its values are `read` at once; nothing at a
         barrier nobody waits for (see the class docstring)."""
         return self.RUN_FIXED + args * self.RUN_PER_ARG + self.RUN_WAIT if read else 0.0
+
+    def place_seconds(self, leaves: list[Node]) -> float:
+        """What a compiled run of a graph of `leaves` spends placing those that an interpreted
+        run reads where they are and that will not stay placed: the NumPy views among them
+        (interpreter._kept_view: `pts[:, 0]` of a leaf, a new node at each read, so placed at
+        each run; a buffer of its own is placed once and reused, executor.run_compiled).
+        PLACE_PER_ELEMENT a contiguous element, PLACE_STRIDED_PER_ELEMENT a strided one
+        (measured 2026-12-05, the 2-core machine: jax.device_put of 1e6 float64 0.8 ms, of a
+        column of a (1e6, 2) array 2.0 ms)."""
+        total = 0.0
+        for n in leaves:
+            v = n.value
+            if type(v) is np.ndarray and v.base is not None:
+                total += v.size * (self.PLACE_PER_ELEMENT if v.flags.c_contiguous else self.PLACE_STRIDED_PER_ELEMENT)
+        return total
 
     def step_seconds(self, prim: Primitive, result_elements: int) -> float:
         """What a compile saves on one interpreted run of an operation of `prim` whose largest
@@ -944,11 +996,16 @@ def _elements(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
+def _interpret_cost(
+    calls: list[Call], targets: list[Node], blocks: dict[int, Any] | None = None, log: bool = True
+) -> float:
     """What a compile is estimated to save on one run of the graph `calls` (topological
     order) that computes `targets`: the sum of COST.step_seconds over its operations, from
-    their primitives and result sizes (see _CostModel). (A call's result size is that of its
-    largest output the graph reads or returns; an output nobody reads is not stored.)"""
+    their primitives and result sizes (see _CostModel), COST.blocked_step_seconds for those the
+    interpreter runs in blocks (`blocks`: its Schedule's, interpreter.BlockedRun by step, but
+    those an interpreted run found not blocked, `unblocked`; interpreter.block_count). (A
+    call's result size is that of its largest output the graph reads or returns; an output
+    nobody reads is not stored.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
     out_elements: dict[int, int] = {}
     for n in targets:
         if n.call is not None:
@@ -958,7 +1015,31 @@ def _interpret_cost(calls: list[Call], targets: list[Node]) -> float:
             if type(n) is Node and n.call is not None:
                 out_elements[id(n.call)] = max(out_elements.get(id(n.call), 0), _elements(n.shape))
     step = COST.step_seconds
-    return sum([step(c.prim, out_elements.get(id(c), 0)) for c in calls])
+    whole = [step(c.prim, out_elements.get(id(c), 0)) for c in calls]
+    if blocks is None or not blocks_here():
+        return sum(whole)
+    costs = list(whole)
+    sizes: dict[int, int] = {}  # id(run) -> its results' elements
+    for j, run in blocks.items():
+        if j not in run.counts:
+            sizes[id(run)] = max(sizes.get(id(run), 0), out_elements.get(id(calls[j]), 0))
+    for j, run in blocks.items():
+        size = sizes[id(run)]
+        count = block_count(size) if run.unblocked is None else 0
+        if count:  # (a dead intermediate stays in the cache, as in XLA's fusion: not stored)
+            stored = out_elements.get(id(calls[j]), 0) if j in run.live and j not in run.counts else 0
+            costs[j] = COST.blocked_step_seconds(count, size, stored)
+    total = sum(costs)
+    if log and total < sum(whole) and _metrics.log_compiles():
+        _, filename, lineno = user_location()
+        steps = sum([c != w for c, w in zip(costs, whole)])
+        print(
+            f"x10array: a graph of {len(calls)} operations runs {steps} of them in blocks when interpreted: a compile"
+            f" is estimated to save {1e3 * total:.3g} ms a run (run whole: {1e3 * sum(whole):.3g} ms), at"
+            f" {filename}:{lineno}",
+            flush=True,
+        )
+    return total
 
 
 # -- the compiled tier's steps ---------------------------------------------------------------

@@ -1,0 +1,360 @@
+"""The interpreter strip-mines a chain of elementwise steps (policies.INTERPRETER_BLOCKS: exactly
+rounded arithmetic and comparisons) whose intermediates nothing else reads, possibly ending in
+count_nonzero over every axis (policies.INTERPRETER_BLOCK_COUNTS): block by block, the dead
+intermediates in block buffers, the live results into full buffers, the count summed per block
+(interpreter.BlockedRun, NumpySteps._blocked). The same bits as the step-by-step interpreter and
+as eager: for sizes that are no multiple of the block, strided, broadcast and view operands,
+Python scalars, NaN, infinities, -0.0 and subnormals (flushed as XLA's arithmetic flushes them,
+the CPU mode or the scan as the step-by-step run would)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import x10array as xp
+from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import program as _program
+from x10array._core import policies
+from x10array._core.primitive import OP_TABLE
+from x10array._core.xla_numerics import same_values
+
+LAZY = xp.Device("cpu", 0, "xla")
+EAGER = xp.Device("cpu", 0)
+BLOCK = 1000  # elements a block in these tests: sizes below are no multiple of it
+
+
+@pytest.fixture(autouse=True)
+def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", BLOCK)
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
+    with _program.compile_threshold(None):
+        yield
+
+
+def _forget_programs() -> None:
+    # (a program keeps its Schedule, whose runs remember shapes found too small: start afresh)
+    _program.RUNTIME.programs.entries.clear()
+    _program.RUNTIME.plans.entries.clear()
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """Record the members of each run computed in blocks."""
+    ran: list[tuple[int, ...]] = []
+    real = _interpreter.NumpySteps._run_blocks
+
+    def spy(self: Any, run: Any, *args: Any) -> Any:
+        ran.append(run.members)
+        return real(self, run, *args)
+
+    monkeypatch.setattr(_interpreter.NumpySteps, "_run_blocks", spy)
+    return ran
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, fn: Callable[..., list[Any]], *host: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+    """fn's results on the lazy device, blocked and step by step, and how many runs were blocked."""
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    blocked = [np.asarray(v) for v in fn(*[xp.asarray(h, device=LAZY) for h in host])]
+    n = len(ran)
+    _forget_programs()
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
+    plain = [np.asarray(v) for v in fn(*[xp.asarray(h, device=LAZY) for h in host])]
+    assert len(ran) == n
+    _forget_programs()
+    return blocked, plain, n
+
+
+def _eager(fn: Callable[..., list[Any]], *host: np.ndarray) -> list[np.ndarray]:
+    return [np.asarray(v) for v in fn(*[xp.asarray(h, device=EAGER) for h in host])]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and same_values(a, b)
+
+
+def _specials(n: int, dtype: Any, rng: np.random.Generator, subnormals: bool) -> np.ndarray:
+    x = rng.standard_normal(n) * 3
+    big = 1e300 if np.dtype(dtype).itemsize == 8 else 1e38
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, big, -big]
+    if subnormals:
+        special += [5e-324, -5e-324, 1e-310, -2e-310] if np.dtype(dtype).itemsize == 8 else [1e-40, -1e-40, 1e-45]
+    idx = rng.choice(n, size=len(special) * 20, replace=False)
+    x[idx] = np.resize(special, idx.size)
+    return x.astype(dtype)
+
+
+def montecarlo(pts: Any) -> list[Any]:
+    x, y = pts[:, 0], pts[:, 1]
+    return [xp.count_nonzero(x**2 + y**2 <= 1.0), xp.mean(xp.exp(-(x**2)))]
+
+
+@pytest.mark.parametrize("n", [4321, 1000, 999, 1001, 20_000])
+def test_the_monte_carlo_graphs_give_eagers_bits(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strided column views of a leaf, squares, a sum, a comparison with a Python float, the
+    count, blocked; then square, negative and exp, read whole by the float mean (a run of one
+    dead intermediate: not blocked, _RUN_DEAD)."""
+    pts = np.random.default_rng(n).random((n, 2)) * 1.2
+    blocked, plain, ran = _both(monkeypatch, lambda p: [float(v) for v in montecarlo(p)], pts)
+    assert ran == 1
+    eager = [float(v) for v in montecarlo(xp.asarray(pts, device=EAGER))]
+    x, y = pts[:, 0], pts[:, 1]
+    assert blocked == plain == eager == [float(np.count_nonzero(x**2 + y**2 <= 1.0)), float(np.mean(np.exp(-(x**2))))]
+
+
+CHAINS: dict[str, Callable[..., list[Any]]] = {
+    # (a, b of one shape; the results each test reads)
+    "arithmetic": lambda a, b: [((a * b) + (a - b)) * 0.5 - (-b)],
+    "live middle": lambda a, b: [(s := a + b), s * s - a, xp.count_nonzero((s * 2.0) > b)],
+    "comparisons": lambda a, b: [(a < b), (a == b), (a != a), xp.count_nonzero((a * a) >= (b - 1.0))],
+    "scalars": lambda a, b: [(a + 2) * 3.5 - True, xp.count_nonzero(a * 0.0 == 0.0)],
+    "broadcast": lambda a, b: [
+        ((a * b[:1]) + b) * 0.5,
+        ((a - xp.asarray(2.0, dtype=a.dtype, device=a.device)) * a) + 1.0,
+    ],
+    "views": lambda a, b: [((a[:-1:2] * b[1::2]) + a[2::2]) * 2.0, xp.count_nonzero(a[3:] * b[:-3] < 0.0)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(4321,), (1203, 7)])
+def test_chains_give_the_bits_of_the_step_by_step_run_and_of_eager(
+    name: str, dtype: Any, shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(7)
+    n = int(np.prod(shape))
+    a = _specials(n, dtype, rng, subnormals=False).reshape(shape)
+    b = _specials(n, dtype, rng, subnormals=False).reshape(shape)
+    fn = CHAINS[name]
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran >= 1
+    eager = _eager(fn, a, b)
+    for got, want, ref in zip(blocked, plain, eager, strict=True):
+        assert _same(got, want) and _same(got, ref), name
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_subnormals_are_flushed_as_the_step_by_step_run_flushes_them(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Subnormal operands (leaves, a strided view) and results: the blocked run flushes them
+    as XLA's arithmetic does, bit for bit as the step-by-step interpreter (-0.0 kept)."""
+    rng = np.random.default_rng(3)
+    a = _specials(6001, dtype, rng, subnormals=True)
+    b = _specials(6001, dtype, rng, subnormals=True)
+    tiny = float(np.finfo(dtype).tiny)
+
+    def fn(u: Any, v: Any) -> list[Any]:
+        return [
+            ((u + v) - u) + v,
+            xp.count_nonzero((u * v) != 0.0),
+            ((u[:-1:2] * 0.5) + v[1::2]) * 3.0,
+            ((v * tiny) * 4.0) - v,
+        ]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran >= 1
+    for got, want in zip(blocked, plain, strict=True):
+        assert _same(got, want)
+
+
+def test_a_subnormal_python_scalar_and_no_cpu_mode_run_step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python float subnormal in float32 takes the scan (as _step does): that run is not
+    blocked; nor is any run without the CPU's flush-to-zero mode. The same bits either way."""
+    a = np.random.default_rng(4).standard_normal(5003).astype(np.float32)
+
+    def fn(u: Any) -> list[Any]:
+        return [((u * 1e-40) + u) * 2.0]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a)
+    assert ran == 0 and _same(blocked[0], plain[0])
+    monkeypatch.setattr(_interpreter, "cpu_flush_mode", lambda: None)
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
+    _forget_programs()
+    ran_ = _spy(monkeypatch)
+    got = np.asarray(((xp.asarray(a, device=LAZY) * 2.0) + 1.0) * 3.0)
+    _forget_programs()
+    assert ran_ == [] and _same(got, (a * np.float32(2.0) + np.float32(1.0)) * np.float32(3.0))
+
+
+def test_integers_and_booleans(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    a = rng.integers(-100, 100, 5001).astype(np.int32)
+    b = rng.integers(-100, 100, 5001).astype(np.int32)
+
+    def fn(u: Any, v: Any) -> list[Any]:
+        return [(u * v) - (u + 3), xp.count_nonzero((u * u) > v), ((u < v) == (v > 0))]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran >= 1
+    for got, want, ref in zip(blocked, plain, _eager(fn, a, b), strict=True):
+        assert _same(got, want) and _same(got, ref)
+
+
+def test_small_or_broadcasting_runs_keep_todays_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below _BLOCK_BYTES, or where an operand broadcasts along the first axis (a column
+    against a row), a run is not blocked, and its program's later runs run its steps where
+    they are (BlockedRun.unblocked)."""
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
+    ran = _spy(monkeypatch)
+    _forget_programs()
+    for _ in range(3):
+        u = xp.asarray(np.arange(1000.0), device=LAZY)
+        np.testing.assert_array_equal(np.asarray(((u * 2.0) + 1.0) * 3.0), (np.arange(1000.0) * 2.0 + 1.0) * 3.0)
+        col = xp.asarray(np.arange(3000.0).reshape(3000, 1), device=LAZY)
+        row = xp.asarray(np.arange(4.0).reshape(1, 4), device=LAZY)
+        want = (np.arange(3000.0)[:, None] * np.arange(4.0) + 1.0) * 3.0
+        np.testing.assert_array_equal(np.asarray(((col * row) + 1.0) * 3.0), want)
+    assert ran == []
+    runs = [p.schedule.blocks for p in _program.RUNTIME.programs.values() if p.schedule is not None]
+    assert runs and all(r is not None and all(run.unblocked is not None for run in r.values()) for r in runs)
+    _forget_programs()
+
+
+def _schedule(fn: Callable[[], Any]) -> Any:
+    _forget_programs()
+    fn()
+    (program,) = [p for p in _program.RUNTIME.programs.values() if p.schedule is not None]
+    _forget_programs()
+    return program
+
+
+def test_the_runs_a_schedule_plans() -> None:
+    """Runs are planned from the key alone: joined by the values members pass each other; a
+    member read outside before the run's end breaks it; outputs and values read after it are
+    live; the values a run reads from outside live to its end."""
+    host = np.random.default_rng(6).standard_normal(3000)
+
+    def graph() -> None:
+        a = xp.asarray(host, device=LAZY)
+        t = (a * a + 1.0) <= 2.0  # a run of multiply, add, less_equal, count
+        xp.lazy_barrier()
+        del t
+
+    def mc() -> None:
+        pts = xp.asarray(np.stack([host, host], axis=1), device=LAZY)
+        x, y = pts[:, 0], pts[:, 1]
+        float(xp.count_nonzero(x**2 + y**2 <= 1.0))
+
+    program = _schedule(mc)
+    ops = program.key.ops
+    names = [p.name for p, _, _ in ops]
+    blocks = program.schedule.blocks
+    (run,) = set(blocks.values())
+    assert [names[m] for m in run.members] == ["multiply", "multiply", "add", "less_equal", "count_nonzero"]
+    assert run.live == {run.end} and run.counts == {run.end}
+    y = next(i for i, (p, _, refs) in enumerate(ops) if p.name == "getitem" and i > run.members[0])
+    assert program.schedule.last_use[(y, 0)] == run.end  # (deferred: y lives to the run's end)
+
+    program = _schedule(graph)
+    (run,) = set(program.schedule.blocks.values())
+    assert [p.name for p, _, _ in (program.key.ops[m] for m in run.members)] == ["multiply", "add", "less_equal"]
+    assert run.live == {run.end}
+
+
+def test_a_value_read_outside_before_the_end_breaks_the_run() -> None:
+    ops = (
+        (OP_TABLE["multiply"], (), (("l", 0), ("l", 0))),
+        (OP_TABLE["sum"], (("axes", (0,)),), (("c", 0, 0),)),  # reads the product before the run ends
+        (OP_TABLE["add"], (), (("c", 0, 0), ("c", 1, 0))),
+        (OP_TABLE["negative"], (), (("c", 2, 0),)),
+        (OP_TABLE["subtract"], (), (("c", 3, 0), ("l", 0))),
+    )
+    last_use = {(0, 0): 2, (1, 0): 2, (2, 0): 3, (3, 0): 4}
+    runs = _interpreter.blocked_runs(ops, last_use, {(4, 0)})  # type: ignore[arg-type]
+    assert runs is not None and set(runs) == {2, 3, 4}  # (not the product)
+    assert last_use[(1, 0)] == 4 and last_use[(0, 0)] == 4
+    one_dead = ops[:4]  # (add and negative: one value no other step reads, nothing to save)
+    assert _interpreter.blocked_runs(one_dead, {(0, 0): 2, (1, 0): 2, (2, 0): 3}, {(3, 0)}) is None  # type: ignore[arg-type]
+    count_read = (
+        (OP_TABLE["less"], (), (("l", 0), ("l", 1))),
+        (OP_TABLE["count_nonzero"], (("axes", (0,)), ("keepdims", False)), (("c", 0, 0),)),
+        (OP_TABLE["add"], (), (("c", 0, 0), ("c", 1, 0))),  # reads the comparison and its count
+    )
+    # (the count, read inside, leaves; then the comparison is read outside before the end)
+    assert _interpreter.blocked_runs(count_read, {(0, 0): 2, (1, 0): 2}, {(2, 0)}) is None  # type: ignore[arg-type]
+    count_after = (
+        (OP_TABLE["multiply"], (), (("l", 0), ("l", 1))),
+        (OP_TABLE["less"], (), (("c", 0, 0), ("l", 1))),
+        (OP_TABLE["count_nonzero"], (("axes", (0,)), ("keepdims", False)), (("c", 1, 0),)),
+        (OP_TABLE["add"], (), (("l", 0), ("c", 2, 0))),
+    )
+    runs = _interpreter.blocked_runs(count_after, {(0, 0): 1, (1, 0): 2, (2, 0): 3}, {(3, 0)})  # type: ignore[arg-type]
+    assert runs is not None and set(runs) == {0, 1, 2} and runs[2].live == {2}  # (a count read after its run)
+
+
+def test_the_policies_name_ufunc_steps_and_exact_counts() -> None:
+    """Every INTERPRETER_BLOCKS primitive is an INTERPRETER_UFUNCS one (run as its ufunc);
+    exp and the float reductions are not blockable; a count's rule gives its kernel's result."""
+    assert all(p in policies.INTERPRETER_UFUNCS for p in policies.INTERPRETER_BLOCKS)
+    names = {p.name for p in policies.INTERPRETER_BLOCKS}
+    assert "exp" not in names and not names & {"sum", "mean", "prod"}
+    assert {p.name for p in policies.INTERPRETER_BLOCK_COUNTS} == {"count_nonzero"}
+    prim = OP_TABLE["count_nonzero"]
+    rule = policies.INTERPRETER_BLOCK_COUNTS.get(prim)
+    assert rule is not None and rule({"axes": (0,), "keepdims": True}, 1) is None
+    assert rule({"axes": (0,), "keepdims": False}, 2) is None
+    count, finish = rule({"axes": (0, 1), "keepdims": False}, 2)
+    x = np.random.default_rng(8).random((50, 3)) > 0.5
+    want = prim.kernel(_interpreter._NUMPY_FLUSHING, x, axes=(0, 1), keepdims=False)
+    got = finish(sum(count(x[i : i + 7]) for i in range(0, 50, 7)))
+    assert type(got) is type(want) and got == want
+
+
+def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile saves a blocked run's dispatch per block and its stored results' passes, not
+    a pass per step (its intermediates stay in the cache, as in XLA's fusion): 41 additions
+    over 64 x 4096 elements are credited ~3 ms a run, not ~22, so they compile later; a
+    compiled run would place a view leaf again at each run (_CostModel.place_seconds)."""
+    monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
+    cost = _program.COST
+    deep = np.random.default_rng(9).standard_normal((64, 4096))
+
+    def passes(a: Any) -> Any:
+        for i in range(41):
+            a = a + float(i)
+        return a
+
+    _forget_programs()
+    np.asarray(passes(xp.asarray(deep, device=LAZY)))
+    (program,) = [p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41]
+    n = 64 * 4096
+    blocks = _interpreter.block_count(n)
+    assert blocks == 8
+    want = 40 * cost.blocked_step_seconds(blocks, n, 0) + cost.blocked_step_seconds(blocks, n, n)
+    assert program.interpret_cost == pytest.approx(want)
+    assert want < 41 * cost.step_seconds(OP_TABLE["add"], n) / 5
+    _forget_programs()
+    pts = np.random.default_rng(10).random((5000, 2))
+    leaf = xp.asarray(pts, device=LAZY)
+    col = leaf[:, 0]
+    float(xp.sum(col))  # (a kept view of the leaf's memory: interpreter._kept_view)
+    node = col._data
+    assert type(node.value) is np.ndarray and node.value.base is not None
+    assert cost.place_seconds([node]) == pytest.approx(5000 * cost.PLACE_STRIDED_PER_ELEMENT)
+    assert cost.place_seconds([leaf._data]) == 0.0  # (a buffer of its own: placed once)
+    _forget_programs()
+
+
+def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost model credits a run as blocked from the key (its size); a run its first
+    interpreted run finds not blocked (a transposed operand: a live result must take NumPy's
+    layout) is credited whole from then on (Schedule.recost)."""
+    monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
+    cost = _program.COST
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    host = np.random.default_rng(11).standard_normal((300, 100))
+    a = xp.asarray(host, device=LAZY)
+    out = np.asarray(((xp.permute_dims(a, (1, 0)) * 2.0) + 1.0) * 3.0)
+    assert out.tobytes() == (((host.T * 2.0) + 1.0) * 3.0).tobytes() and ran == []
+    (program,) = [p for p in _program.RUNTIME.programs.values() if p.schedule is not None and p.schedule.blocks]
+    n = 300 * 100
+    whole = cost.step_seconds(OP_TABLE["permute_dims"], n) + 3 * cost.step_seconds(OP_TABLE["add"], n)
+    assert program.interpret_cost == pytest.approx(whole)
+    assert not program.schedule.recost
+    _forget_programs()
