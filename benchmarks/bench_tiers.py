@@ -28,7 +28,7 @@ blocked_step_seconds, Program.saving): graphs of bench_dayone's kinds (an elemen
 contiguous and on a strided column view inside the graph, its sum, Monte-Carlo's
 `mean(exp(-(x * x)))`, `mean(-(x * x))`), of 65,536 and 10^6 float64 elements, read at once,
 each run interpreted and compiled on a device-resident leaf (wall time, medians of
-interleaved repeats), against the saving that the model credits an interpreted run of it
+two blocks of runs a tier, alternated), against the saving that the model credits an interpreted run of it
 (`Program.saving(read=True)`); est/meas above 1 is a graph credited more than a compile saves.
 
 Run: python benchmarks/bench_tiers.py [--sizes 50,200,800,3000] [--kinds elementwise,mixed]
@@ -204,13 +204,15 @@ def measure_credits(reps: int) -> None:
                     float(r if r.ndim == 0 else r[0])
 
                 times: dict[bool, list[float]] = {True: [], False: []}
-                for i in range(2 * reps + 4):  # interleaved; the first two of each tier not counted
-                    interpreted = i % 2 == 0
+                # (two blocks of runs a tier, alternated)
+                for block in range(4):
+                    interpreted = block % 2 == 0
                     with compile_threshold(2**62 if interpreted else 1):
-                        start = time.perf_counter()
-                        run()
-                        if i >= 4:
-                            times[interpreted].append(time.perf_counter() - start)
+                        for i in range(reps // 2 + 2):
+                            start = time.perf_counter()
+                            run()
+                            if i >= 2:  # (the first two of a block not counted)
+                                times[interpreted].append(time.perf_counter() - start)
                 new = [p for p in RUNTIME.programs.values() if id(p) not in known and p.seen]
                 credited = max(p.saving(True) for p in new)
                 ti, tc = statistics.median(times[True]), statistics.median(times[False])
