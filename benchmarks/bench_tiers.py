@@ -23,8 +23,17 @@ its value read at once (`numpy.asarray`) or left to an asynchronous `lazy_barrie
 time, medians of interleaved repeats; then jax alone: a jitted call of 1-64 arguments, and the
 logistic step dispatched against waited for.
 
+`--credits` measures the saving side of the decision (_CostModel.step_seconds and
+blocked_step_seconds, Program.saving): graphs of bench_dayone's kinds (an elementwise chain,
+contiguous and on a strided column view inside the graph, its sum, Monte-Carlo's
+`mean(exp(-(x * x)))`, `mean(-(x * x))`), of 65,536 and 10^6 float64 elements, read at once,
+each run interpreted and compiled on a device-resident leaf (wall time, medians of
+two blocks of runs a tier, alternated), against the saving that the model credits an interpreted run of it
+(`Program.saving(read=True)`); est/meas above 1 is a graph credited more than a compile saves.
+
 Run: python benchmarks/bench_tiers.py [--sizes 50,200,800,3000] [--kinds elementwise,mixed]
      python benchmarks/bench_tiers.py --runs
+     python benchmarks/bench_tiers.py --credits [--repeat 40]
 """
 
 from __future__ import annotations
@@ -161,6 +170,61 @@ def measure_runs(reps: int = 200) -> None:
         print(f"{'logistic 2000x50':>21} {_jax_call(step, a, False):>14.1f} {_jax_call(step, a, True):>10.1f}")
 
 
+CREDIT_KINDS = {  # name: (the graph of `a`, its number of arithmetic results of a's size)
+    "chain8": (lambda xp, a: ((((a * a + 1) * 0.5 - a) * a + 2) * 0.3 - a) * a, 8),
+    "sum(chain5)": (lambda xp, a: xp.sum(((a * a + 1) * 0.5 - a) * a), 5),
+    "mean(exp(-x*x))": (lambda xp, a: xp.mean(xp.exp(-(a * a))), 3),
+    "mean(-x*x)": (lambda xp, a: xp.mean(-(a * a)), 2),
+}
+
+
+def measure_credits(reps: int) -> None:
+    """Measured against credited saving of a run read at once (see the module docstring, --credits)."""
+    import time
+
+    import numpy as np
+
+    import x10array as xp
+    from x10array._backends.lazy.program import compile_threshold
+    from x10array._backends.lazy.runtime import RUNTIME
+
+    dev = xp.Device("cpu", 0, "xla")
+    print(f"{'graph':<16} {'elements':>9} {'layout':<8} {'interp ms':>10} {'compiled ms':>12} {'saving ms':>10}"
+          f" {'credited ms':>12} {'est/meas':>9} {'ns/elt':>7}")  # fmt: skip
+    for n in (65536, 1_000_000):
+        for strided in (False, True):
+            rng = np.random.default_rng(0)
+            base = xp.asarray(rng.random((n, 2)) if strided else rng.random(n), device=dev)  # type: ignore[attr-defined]
+            xp.lazy_barrier(wait=True)  # type: ignore[attr-defined]  # (device-resident: nothing placed per run)
+            for name, (f, results) in CREDIT_KINDS.items():
+                known = set(map(id, RUNTIME.programs.values()))
+
+                def run(f: Any = f, a: Any = base, strided: bool = strided) -> None:
+                    r = f(xp, a[:, 0] if strided else a)
+                    float(r if r.ndim == 0 else r[0])
+
+                times: dict[bool, list[float]] = {True: [], False: []}
+                # (two blocks of runs a tier, alternated)
+                for block in range(4):
+                    interpreted = block % 2 == 0
+                    with compile_threshold(2**62 if interpreted else 1):
+                        for i in range(reps // 2 + 2):
+                            start = time.perf_counter()
+                            run()
+                            if i >= 2:  # (the first two of a block not counted)
+                                times[interpreted].append(time.perf_counter() - start)
+                new = [p for p in RUNTIME.programs.values() if id(p) not in known and p.seen]
+                credited = max(p.saving(True) for p in new)
+                ti, tc = statistics.median(times[True]), statistics.median(times[False])
+                saving = ti - tc
+                ratio = f"{credited / saving:9.2f}" if saving > 0 else f"{'(<0)':>9}"
+                print(
+                    f"{name:<16} {n:>9} {'strided' if strided else 'contig':<8} {1e3 * ti:>10.3f} {1e3 * tc:>12.3f}"
+                    f" {1e3 * saving:>10.3f} {1e3 * credited:>12.3f} {ratio} {1e9 * saving / (n * results):>7.2f}"
+                )
+                sys.stdout.flush()
+
+
 def _jax_call(f: Any, args: list[Any], wait: bool, reps: int = 400) -> float:
     import time
 
@@ -184,10 +248,14 @@ def main() -> int:
     ap.add_argument("--kinds", default="elementwise,mixed,transcendental,stencil")
     ap.add_argument("--repeat", type=int, default=2, help="graphs per (kind, size): the median is reported")
     ap.add_argument("--runs", action="store_true", help="the fixed cost of a compiled run, not compiles")
+    ap.add_argument("--credits", action="store_true", help="credited against measured saving (--repeat: runs)")
     args = ap.parse_args()
     os.environ["X10ARRAY_COMPILE_CACHE_DIR"] = "0"  # (measure compiles, not disk loads)
     if args.runs:
         measure_runs()
+        return 0
+    if args.credits:
+        measure_credits(max(args.repeat, 5))
         return 0
     import x10array as xp
 

@@ -405,6 +405,38 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     assert all(np.array_equal(v, values[0]) for v in values)  # the tiers' bits: the same
 
 
+def test_the_feedback_times_a_compiled_run_with_the_leaves_it_places(monkeypatch, override_settings):
+    """Program.ran_compiled compares a compiled run with the interpreted runs, which read their
+    leaves where they are: so the compiled run's time includes placing its NumPy leaves on the
+    device (a view such as `pts[:, 0]`, a new leaf at each read, is placed at every run). A
+    fake clock that only moves while a leaf is placed: the feedback sees that time."""
+    import time
+
+    import jax
+
+    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    override_settings(X10ARRAY_TIER_FEEDBACK=True)
+    clock = [0.0]
+    device_put = jax.device_put
+
+    def placing(*args: Any, **kwargs: Any) -> Any:
+        clock[0] += 100.0
+        return device_put(*args, **kwargs)
+
+    seen: list[float] = []
+    ran_compiled = _program.Program.ran_compiled
+    monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, s: (seen.append(s), ran_compiled(self, s)))
+    rng = np.random.default_rng(4)
+    for i in range(6):
+        leaf = xp.asarray(rng.standard_normal((256, 256)), device=LAZY)  # a NumPy leaf, new at each run
+        if i == 2:  # (the program compiled: from now on, only placing moves the clock)
+            monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+            monkeypatch.setattr(jax, "device_put", placing)
+        np.asarray(xp.sqrt(xp.abs(leaf)) * 0.5 + leaf * leaf)
+    assert seen and all(s >= 100.0 for s in seen)
+
+
 def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_settings):
     """With X10ARRAY_COMPILE_THRESHOLD=1 (every graph compiled at once), with
     X10ARRAY_TIER_FEEDBACK=0 and in a multi-process run, the feedback never sends a program

@@ -404,6 +404,10 @@ def run_compiled(
     else:
         program.agree()  # (a mesh: every process must be building this same program)
         compiled = program.callable(leaf_values)
+    # (timed from here: a compiled run's placing of its leaves is part of what it costs against
+    # an interpreted run, which reads them where they are; a NumPy view leaf, `pts[:, 0]`, is
+    # placed again at every run, see _CostModel.place_seconds; Program.ran_compiled compares it)
+    start = time.perf_counter()
     for i, node in enumerate(traced.leaves):
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):
@@ -418,7 +422,6 @@ def run_compiled(
             donated = [v.copy() for v in donated]
     if scalars is None:  # a barrier's: its floats and ints packed (program.PackedScalars)
         scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
-    start = time.perf_counter()
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):
         if first:

@@ -187,7 +187,9 @@ class Program:
         )
 
     def ran_compiled(self, seconds: float) -> None:
-        """The feedback: a compiled run (not the first, which compiled) took `seconds`. After
+        """The feedback: a compiled run (not the first, which compiled) took `seconds`, from
+        before it placed its NumPy leaves (executor.run_compiled: an interpreted run reads them
+        where they are, and a view leaf is placed again at every compiled run). After
         FEEDBACK_RUNS of them, a program whose fastest compiled run was slower than its fastest
         interpreted run goes back to interpreting for good (`demoted`), and
         X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
