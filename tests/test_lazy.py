@@ -751,6 +751,40 @@ def test_a_selection_by_a_mask_of_clean_values_is_read_without_a_scan():
     assert out.tolist() == [1.0, 13.0, 25.0, 37.0]
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_a_cast_that_keeps_the_bits_of_clean_values_is_read_without_a_scan(dtype, monkeypatch):
+    """A cast that keeps its operand's bits (to the same floating-point type or its complex:
+    scikit-learn PCA's astype of a copy of X) of values known to hold no subnormal gives values
+    known to hold none: the arithmetic that reads it in the same graph does not scan it. Of
+    values holding a subnormal it is flushed where arithmetic reads it, as before."""
+    Xn = np.arange(40.0).reshape(10, 4)
+    X = xp.asarray(Xn, device=LAZY)
+    float(xp.sum(X))  # (X scanned once: known clean)
+    assert X._data.clean
+    scanned: list[Any] = []
+    real = _interpreter.flush_subnormals
+
+    def scan(a: Any) -> Any:
+        if getattr(a, "shape", None) == Xn.shape:
+            scanned.append(a)
+        return real(a)
+
+    monkeypatch.setattr(_interpreter, "flush_subnormals", scan)
+    target = getattr(xp, dtype)
+    with _lazy.compile_threshold(None):
+        got = np.asarray(xp.mean(xp.astype(xp.asarray(X, copy=True), target), axis=0))
+    assert scanned == []
+    assert got.tolist() == np.mean(Xn.astype(dtype), axis=0).tolist()
+    Yn = Xn.copy()
+    Yn[:, 0] = 0.0
+    Yn[0, 0] = np.finfo(np.float64).tiny / 4  # a subnormal
+    Y = xp.asarray(Yn, device=LAZY)
+    v = xp.asarray([2.0**1000, 0.0, 0.0, 0.0], device=LAZY)
+    with _lazy.compile_threshold(None):
+        out = np.asarray(xp.real(xp.astype(xp.asarray(Y, copy=True), target) @ xp.astype(v, target)))
+    assert out.tolist() == [0.0] * 10  # (the subnormal read as 0: not 2**-24)
+
+
 @pytest.mark.parametrize("graph", ["one operation", "two"])
 def test_a_host_buffer_written_after_a_read_is_flushed_again(graph):
     """A value the host may write (numpy.asarray's buffer of a lazy array on the CPU) is never

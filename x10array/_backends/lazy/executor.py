@@ -230,11 +230,12 @@ def _settled(device: Device) -> None:
     live = RUNTIME.live.get(device)
     if live is None:
         return
-    with RUNTIME.lock:
-        prune(live)
-        pending = bool(live)
-    if not pending:
-        forget_repeats(device)
+    if live:  # (an empty list needs no prune: read without the lock, as a recording appends)
+        with RUNTIME.lock:
+            prune(live)
+            if live:
+                return
+    forget_repeats(device)
 
 
 def barrier(devices: list[Device], wait: bool, read: bool | None = None) -> None:
@@ -314,15 +315,19 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     COUNTERS.graph_breaks += 1
     if RUNTIME.watching[0] is not None and (watch := RUNTIME.watched()) is not None:
         watch.breaks.append(f"{prim.name} at {user_line()}")
-    placement_of(device).check_graph_break(prim, lambda: [_computed(o) for o in operands if type(o) is Array])
+    placement = placement_of(device)
+    placement.check_graph_break(prim, lambda: [_computed(o) for o in operands if type(o) is Array])
     bufs = [np.asarray(_computed(o)) if type(o) is Array else o for o in operands]
     if prim.in_place:
         bufs[0] = np.array(bufs[0])  # a writable copy
-    with np.errstate(all="ignore"):
+    if prim.moves_data:  # (no arithmetic, no floating-point error to silence: k-means' X[labels == j])
         out = prim.kernel(NUMPY, *bufs, **params)
+    else:
+        with np.errstate(all="ignore"):
+            out = prim.kernel(NUMPY, *bufs, **params)
     outs = [np.asarray(o) for o in (out if prim.multiple_results else (out,))]
     placed = tuple(from_host(o, FROM_NUMPY[o.dtype], device, owned=True) for o in outs)
-    if prim.moves_data and placement_of(device).interprets and moves_clean(operands):
+    if prim.moves_data and placement.interprets and moves_clean(operands):
         for a in placed:  # (values moved from values that hold no subnormal: the interpreter
             a._data.clean = True  # reads them without a scan, k-means' X[labels == j])
     return placed if prim.multiple_results else placed[0]
@@ -336,9 +341,13 @@ def materialize_nodes(targets: list[Node], device: Device, read: bool = True) ->
     """Compute the pending `targets`; `read`: the caller waits for their values at once (a
     read; a barrier passes its `wait`), which the tier decision charges a compiled run
     (program._CostModel.run_seconds)."""
-    targets = [n for n in dict.fromkeys(targets) if n.value is None]
-    if not targets:
-        return
+    if len(targets) == 1:  # (a read's, a graph break's: nothing to deduplicate)
+        if targets[0].value is not None:
+            return
+    else:
+        targets = [n for n in dict.fromkeys(targets) if n.value is None]
+        if not targets:
+            return
     if (watch := RUNTIME.watching[0]) is not None:  # x10array.compile is recording (capture.py)
         if watch.thread == threading.get_ident():
             watch.reads.append(user_line())  # a value needed inside the function

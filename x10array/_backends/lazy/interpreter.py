@@ -288,7 +288,8 @@ class NumpySteps:
     `_flush` does it; the compiled tier, program.XlaSteps, does the same. Where the CPU's
     flush-to-zero mode is there (`cpu`), the kernels of CPU_MODE_KERNELS that pass its probe
     (_cpu_level) run under it instead, set around the one kernel call: no scan of their
-    results (level 2: nor of their operands). Data movement of values known clean is clean.
+    results (level 2: nor of their operands). Data movement of values known clean is clean,
+    and so is a cast of them that keeps their bits (keeps_bits).
 
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
@@ -596,8 +597,10 @@ class NumpySteps:
                     break
             if level == 2 and not prim.multiple_results and prim is not ASTYPE:
                 return self._raw_step(index, prim, refs, args, params)
-        if flush and prim.moves_data and self._reads_clean(refs):
-            self.clean.add(index)  # (it moves values that hold no subnormal: they need no scan)
+        if flush and (prim.moves_data or (prim is ASTYPE and not arithmetic)) and self._reads_clean(refs):
+            # (it moves values that hold no subnormal, or casts them keeping their bits
+            # (keeps_bits: PCA's astype of a copy of X): its result needs no scan)
+            self.clean.add(index)
         cpu, raw = None, False
         if level:
             cpu, raw = self.cpu, level == 2
@@ -709,9 +712,10 @@ class NumpySteps:
         return found if resolved[-1] == found.dtype else None
 
     def _reads_clean(self, refs: tuple[Ref, ...]) -> bool:
-        """Whether every operand of a data movement is an array known to hold no subnormal
-        (a clean step's result, or a leaf seen to hold none): then so does its result, and
-        the arithmetic that reads it need not scan it (a slice of a flushed field)."""
+        """Whether every operand of a data movement (or of a cast that keeps bits) is an array
+        known to hold no subnormal (a clean step's result, or a leaf seen to hold none): then
+        so does its result, and the arithmetic that reads it need not scan it (a slice of a
+        flushed field)."""
         clean, leaves = self.clean, self.leaves
         found = False
         for r in refs:
