@@ -54,7 +54,9 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     return ran
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, fn: Callable[..., list[Any]], *host: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray], int]:
+def _both(
+    monkeypatch: pytest.MonkeyPatch, fn: Callable[..., list[Any]], *host: np.ndarray
+) -> tuple[list[np.ndarray], list[np.ndarray], int]:
     """fn's results on the lazy device, blocked and step by step, and how many runs were blocked."""
     _forget_programs()
     ran = _spy(monkeypatch)
@@ -138,7 +140,9 @@ def test_chains_give_the_bits_of_the_step_by_step_run_and_of_eager(
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_subnormals_are_flushed_as_the_step_by_step_run_flushes_them(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_subnormals_are_flushed_as_the_step_by_step_run_flushes_them(
+    dtype: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Subnormal operands (leaves, a strided view) and results: the blocked run flushes them
     as XLA's arithmetic does, bit for bit as the step-by-step interpreter (-0.0 kept)."""
     rng = np.random.default_rng(3)

@@ -295,8 +295,8 @@ class NumpySteps:
     of a copy, as XLA would (see _Buffers)."""
 
     __slots__ = (
-        "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics", "runs", "deferred",
-        "avals", "schedule",
+        "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics",
+        "runs", "deferred", "avals", "schedule",
     )  # fmt: skip
 
     def __init__(
@@ -395,7 +395,9 @@ class NumpySteps:
             stash[m][2][0] = values[m]
         return holder
 
-    def _blocked(self, run: BlockedRun, stash: dict[int, tuple[list[Any], dict[str, Any], list[Any]]]) -> dict[int, Any] | None:
+    def _blocked(
+        self, run: BlockedRun, stash: dict[int, tuple[list[Any], dict[str, Any], list[Any]]]
+    ) -> dict[int, Any] | None:
         """The values of `run`'s live members, the run computed block by block (BlockedRun),
         or None where it may not be at this run: every member's result of one shape (an
         operand of that shape, sliced by blocks along the first axis, strided in one axis or C
@@ -460,10 +462,10 @@ class NumpySteps:
                 if not shape or not block_count(n):
                     return self._unblocked(run)  # type: ignore[func-returns-value]
             ndim = len(shape)
-            for k, a in arrays:
+            for _, a in arrays:
                 if a.shape == shape:
-                    if ndim > 1 and not a.flags.c_contiguous:
-                        return self._unblocked(run)  # type: ignore[func-returns-value]  # (the whole array's result would take its layout)
+                    if ndim > 1 and not a.flags.c_contiguous:  # (the whole array's result would take its layout)
+                        return self._unblocked(run)  # type: ignore[func-returns-value]
                 elif not (a.ndim < ndim or a.shape[0] == 1) or np.broadcast_shapes(a.shape, shape) != shape:
                     return self._unblocked(run)  # type: ignore[func-returns-value]
             known = self.statics.get(m)
@@ -509,7 +511,11 @@ class NumpySteps:
             self.schedule.recost = True
 
     def _run_blocks(
-        self, run: BlockedRun, shape: tuple[int, ...], dtypes: dict[int, Any], plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]]
+        self,
+        run: BlockedRun,
+        shape: tuple[int, ...],
+        dtypes: dict[int, Any],
+        plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]],
     ) -> dict[int, Any]:
         """Run `plan` (from _blocked) block by block: live results into full buffers, the
         others into block buffers (one reused by a later member that reads it for the last
@@ -564,7 +570,9 @@ class NumpySteps:
                     e = n0
                     blocks = [b[: e - s] for b in scratch]
                 for fn, srcs, (okind, o) in steps:
-                    operands = [v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs]
+                    operands = [
+                        v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs
+                    ]
                     if okind is _COUNT:
                         totals[o] += fn(operands[0])
                     else:
