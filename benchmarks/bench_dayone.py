@@ -25,6 +25,7 @@ that checkout's x10array too. Each side is its own worker process (PYTHONPATH se
 checkout), kept alive for the whole run, and the rounds alternate between the sides.
 
 Run: python benchmarks/bench_dayone.py [--rounds 7] [--baseline PATH] [--only stencil,mc]
+     [--mmap-threshold 67108864]  (glibc's allocator in one fixed state: see --help)
      python benchmarks/bench_dayone.py --quick      (a smoke run: small sizes, 2 rounds)
 """
 
@@ -449,6 +450,8 @@ def selected(only: str) -> list[str]:
 def start_side(checkout: str, args: argparse.Namespace) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=checkout, OPENBLAS_NUM_THREADS="1", SCIPY_ARRAY_API="1")
     env.setdefault("OMP_NUM_THREADS", "1")
+    if args.mmap_threshold:  # (glibc's, read at the worker's start: fixed, not adjusted as it frees)
+        env["MALLOC_MMAP_THRESHOLD_"] = env["MALLOC_TRIM_THRESHOLD_"] = str(args.mmap_threshold)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--only", args.only]
     if args.quick:
         cmd.append("--quick")
@@ -538,6 +541,15 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes and 2 rounds: a smoke run")
     parser.add_argument("--baseline", default="", help="another checkout, measured in the same run (before)")
     parser.add_argument("--only", default="", help=f"comma-separated workloads of {','.join(WORKLOADS)}")
+    parser.add_argument(
+        "--mmap-threshold",
+        type=int,
+        default=0,
+        help="bytes: fix glibc's mmap and trim thresholds in the workers (e.g. 67108864), so that "
+        "large temporaries reuse the heap instead of fresh pages; by default glibc adjusts them "
+        "as a process frees, and which state a worker is in moves the eager and NumPy columns of "
+        "large-array workloads up to 2x (benchmarks/README.md). No effect outside glibc",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -567,7 +579,8 @@ def main() -> int:
         sides = {"": sides["after"]}
     for s, v in sides.items():
         print(f"{s or 'this checkout'}: x10array from {v['x10array']}")
-    print(f"{rounds} rounds (the first a warm-up), medians; OPENBLAS_NUM_THREADS=1")
+    fixed = f"; glibc's mmap threshold fixed at {args.mmap_threshold} bytes" if args.mmap_threshold else ""
+    print(f"{rounds} rounds (the first a warm-up), medians; OPENBLAS_NUM_THREADS=1{fixed}")
     print(table(sides, names))
     return 0
 
