@@ -1360,18 +1360,26 @@ _exp = _half_plane(
 )
 # float32 through float64: XLA's float32 exp is 5 ULP off near the overflow (88.7)
 exp = _unary("exp", "floating-point", _exp, lowering=_real_lowering(_exp, _in_float64(lambda k, x: k.exp(x))))
-# kernels that are one NumPy ufunc on real, integer and boolean operands (_multiply and _exp
-# spell out complex ones only): the interpreter may write them into a dead operand
 
 
-def _one_ufunc(*pairs: tuple[Any, Any]) -> None:
-    """Register each (function, ufunc) in policies.INTERPRETER_UFUNCS."""
+def _one_ufunc(*pairs: tuple[Any, Any], blocks: bool = False) -> None:
+    """Register each (function, ufunc) in policies.INTERPRETER_UFUNCS: its kernel is that one
+    NumPy ufunc on real, integer and boolean operands (_multiply and _exp spell out complex
+    ones only), so the interpreter may write it into a dead operand; with `blocks`, in
+    policies.INTERPRETER_BLOCKS too: each element from the operands' elements at its position
+    alone, whatever the layout or a block's start (exactly rounded arithmetic, comparisons;
+    not exp, whose NumPy loop depends on the output's layout), so the interpreter may
+    strip-mine chains of them."""
     for fn, ufunc in pairs:
         INTERPRETER_UFUNCS.register(fn.primitive, ufunc)
+        if blocks:
+            INTERPRETER_BLOCKS.add(fn.primitive)
 
 
-_one_ufunc((add, NUMPY.add), (subtract, NUMPY.subtract), (multiply, NUMPY.multiply))
-_one_ufunc((negative, NUMPY.negative), (exp, NUMPY.exp))
+_one_ufunc(
+    (add, NUMPY.add), (subtract, NUMPY.subtract), (multiply, NUMPY.multiply), (negative, NUMPY.negative), blocks=True
+)
+_one_ufunc((exp, NUMPY.exp))
 
 
 def _expm1(k: Any, x: Any) -> Any:
@@ -1796,13 +1804,8 @@ for _fn in (
     XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive))  # type: ignore[union-attr]
 for _fn in (real, imag):  # (their XLA programs pass the parts' bits on: no flush)
     XLA_HOST_KERNELS.register(_fn.primitive, numpy_on_flushed(_fn.primitive, reads=False))  # type: ignore[attr-defined]
-# the comparisons are one NumPy ufunc each too (policies.INTERPRETER_UFUNCS); they and the
-# exactly rounded arithmetic give each element from the operands' elements at its position
-# alone, whatever the layout or a block's start: the interpreter may strip-mine chains of them
-# (policies.INTERPRETER_BLOCKS; not exp, whose NumPy loop depends on the output's layout)
+# the comparisons are one NumPy ufunc each too, exact whatever the layout
 _one_ufunc(
     (equal, NUMPY.equal), (not_equal, NUMPY.not_equal), (less, NUMPY.less), (less_equal, NUMPY.less_equal),
-    (greater, NUMPY.greater), (greater_equal, NUMPY.greater_equal),
+    (greater, NUMPY.greater), (greater_equal, NUMPY.greater_equal), blocks=True,
 )  # fmt: skip
-for _fn in (add, subtract, multiply, negative, equal, not_equal, less, less_equal, greater, greater_equal):
-    INTERPRETER_BLOCKS.add(_fn.primitive)  # type: ignore[union-attr]

@@ -319,14 +319,14 @@ class NumpySteps:
         mode = cpu_flush_mode() if flush and ops is not None else None
         # the CPU's flush-to-zero mode and this thread's environments without and with it
         self.cpu: tuple[CpuFlushMode, Any, Any] | None = (mode, *mode.envs()) if mode is not None else None
-        # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
-        # across runs made under the same numerics
         # the blocked runs (Schedule.blocks) and their members' deferred steps: step -> (its
         # operands, its parameters, the list replay holds its value in)
         self.runs = schedule.blocks if schedule is not None and ops is not None else None
         self.deferred: dict[int, tuple[list[Any], dict[str, Any], list[Any]]] = {}
         self.avals: Any = None  # the leaves' (shape, dtype), once a blocked run asks (_avals)
         self.schedule = schedule
+        # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
+        # across runs made under the same numerics
         if schedule is None:
             self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
         else:
@@ -460,14 +460,14 @@ class NumpySteps:
                 for d in shape:
                     n *= d
                 if not shape or not block_count(n):
-                    return self._unblocked(run)  # type: ignore[func-returns-value]
+                    return self._unblocked(run)
             ndim = len(shape)
             for _, a in arrays:
                 if a.shape == shape:
                     if ndim > 1 and not a.flags.c_contiguous:  # (the whole array's result would take its layout)
-                        return self._unblocked(run)  # type: ignore[func-returns-value]
+                        return self._unblocked(run)
                 elif not (a.ndim < ndim or a.shape[0] == 1) or np.broadcast_shapes(a.shape, shape) != shape:
-                    return self._unblocked(run)  # type: ignore[func-returns-value]
+                    return self._unblocked(run)
             known = self.statics.get(m)
             if known is None:
                 known = self._statics(m, prim, refs, probe, params)
@@ -481,9 +481,9 @@ class NumpySteps:
             try:
                 resolved = ufunc.resolve_dtypes((*kinds, None))[-1]
             except (TypeError, ValueError):
-                return self._unblocked(run)  # type: ignore[func-returns-value]
+                return self._unblocked(run)
             if flush and resolved.kind == "f" and resolved not in _CPU_FLUSHED:
-                return self._unblocked(run)  # type: ignore[func-returns-value]  # (a float16 result is scanned: not under the mode)
+                return self._unblocked(run)  # (a float16 result is scanned: not under the mode)
             dtypes[m] = resolved
             if flush and level == 1:  # operands flushed as _step flushes them (level 2: as they are)
                 clean, flushed = self.clean, self.flushed
@@ -501,14 +501,15 @@ class NumpySteps:
         assert shape is not None
         return self._run_blocks(run, shape, dtypes, plan)
 
-    def _unblocked(self, run: BlockedRun) -> None:  # (returns None: _blocked's "not blocked")
+    def _unblocked(self, run: BlockedRun) -> dict[int, Any] | None:
         """`run` is not blocked at its graph's shapes and dtypes (the key's: the leaves' and
         the scalars' types), whatever the values: its later runs of them run its steps where
         they are (NumpySteps.step), as if it were no run, and the cost model credits it so
-        (Schedule.recost)."""
+        (Schedule.recost). None: _blocked's "not blocked"."""
         run.unblocked = self._avals()
         if self.schedule is not None:
             self.schedule.recost = True
+        return None
 
     def _run_blocks(
         self,
