@@ -122,7 +122,7 @@ def parse_distributed(text: str) -> Figures:
     """bench_distributed.py: per row (batch, devices, processes) each form's ms, the paired
     ratios over the jax step, and the 1-device lazy step (derived: over the row's jax ms)."""
     out: Figures = {}
-    row = rf"^\s*(\d+)\s+(\d+)\s+(\d+)" + rf"\s+({NUM})" * 7 + r"\s+(\d+)/(\d+)/(\d+)\s+(" + NUM + r"|-)\s*$"
+    row = r"^\s*(\d+)\s+(\d+)\s+(\d+)" + rf"\s+({NUM})" * 7 + r"\s+(\d+)/(\d+)/(\d+)\s+(" + NUM + r"|-)\s*$"
     for line in text.splitlines():
         m = re.match(row, line)
         if not m:
@@ -224,13 +224,19 @@ def run_once(checkout: Path, script: str, args: list[str], timeout: float) -> tu
     start = time.perf_counter()
     try:
         proc = subprocess.run(
-            [sys.executable, str(checkout / script), *args], cwd=checkout, env=env,
-            capture_output=True, text=True, timeout=timeout,
+            [sys.executable, str(checkout / script), *args],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     if proc.returncode != 0:
-        raise SystemExit(f"ab: {checkout / script} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        raise SystemExit(
+            f"ab: {checkout / script} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc.stdout, time.perf_counter() - start, load, _children_cpu() - cpu
 
 
@@ -252,7 +258,9 @@ def main() -> None:
     parse = parser_for(script)
     runs: dict[str, list[Figures]] = {"A": [], "B": []}
     loads: list[float] = []
-    print(f"A = {roots['A']}\nB = {roots['B']}\n{script} {' '.join(args)}; {ns.runs} runs each, A B B A ...", flush=True)
+    print(
+        f"A = {roots['A']}\nB = {roots['B']}\n{script} {' '.join(args)}; {ns.runs} runs each, A B B A ...", flush=True
+    )
     for i, side in enumerate(order(ns.runs)):
         text, seconds, load, cpu = run_once(roots[side], script, args, ns.timeout)
         figures = parse(text)
@@ -263,11 +271,17 @@ def main() -> None:
         figures["whole run CPU s"] = cpu
         runs[side].append(figures)
         loads.append(load)
-        print(f"run {i + 1:>2} {side}: {seconds:6.1f} s, load average {load:.1f} at the start, {len(figures)} figures", flush=True)
+        print(
+            f"run {i + 1:>2} {side}: {seconds:6.1f} s, load average {load:.1f} at the start, {len(figures)} figures",
+            flush=True,
+        )
     loads.append(os.getloadavg()[0])
     table = paired(runs["A"], runs["B"])
     width = max([len(k) for k in table] + [6])
-    print(f"\nload average (1 min) at the runs' starts: {min(loads):.1f}-{max(loads):.1f}, median {statistics.median(loads):.1f}")
+    print(
+        f"\nload average (1 min) at the runs' starts: {min(loads):.1f}-{max(loads):.1f},"
+        f" median {statistics.median(loads):.1f}"
+    )
     print(f"{'figure':<{width}} {'A median':>10} {'B median':>10} {'B/A paired':>11} {'range':>13}")
     for k, row in table.items():
         if not ns.all and not (k.endswith("(ratio)") or " ms" in k or k.endswith(" s")):
@@ -278,9 +292,19 @@ def main() -> None:
             f"  {row['min']:.2f}-{row['max']:.2f}{flag}"
         )
     if ns.json:
-        Path(ns.json).write_text(json.dumps(
-            {"a": str(roots["A"]), "b": str(roots["B"]), "command": command, "loads": loads,
-             "runs": runs, "table": table}, indent=1))
+        Path(ns.json).write_text(
+            json.dumps(
+                {
+                    "a": str(roots["A"]),
+                    "b": str(roots["B"]),
+                    "command": command,
+                    "loads": loads,
+                    "runs": runs,
+                    "table": table,
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -461,7 +461,6 @@ def test_a_view_taken_of_an_argument_between_calls_does_not_record_again():
     np.testing.assert_array_equal(_np(first_row), np.arange(4.0) - 0.5)
 
 
-
 def test_an_argument_whose_views_were_taken_costs_no_aliasing_walk(monkeypatch):
     """An array with views taken of it (a data set sliced into batches, a parameter read by
     rows) is no view itself: passed without them it shares data with no other argument, so a
@@ -487,6 +486,7 @@ def test_an_argument_whose_views_were_taken_costs_no_aliasing_walk(monkeypatch):
     assert calls == []
     assert float(dot(state["w"], state["w"][1])) == float(xp.sum(state["w"] * state["w"][1]))
     assert calls == [1] and dot._captures == 2  # a view beside its base: walked, its own signature
+
 
 # -- a value read of an array computed already (argument, closure) ------------------------------
 #

@@ -159,9 +159,7 @@ def _to_device(xp: Any, g: Any, ans: Any, x: Any, device: Any, /) -> tuple[Any, 
 # -- linear algebra -----------------------------------------------------------------------------
 
 
-def _matmul_rule(
-    xp: Any, g: Any, ans: Any, a: Any, b: Any, needs: tuple[bool, ...] = (True, True)
-) -> tuple[Any, Any]:
+def _matmul_rule(xp: Any, g: Any, ans: Any, a: Any, b: Any, needs: tuple[bool, ...] = (True, True)) -> tuple[Any, Any]:
     # the cotangent of the 2-D (batched) product: 1-D operands gained an axis of size 1
     a_shape = a.shape if a.ndim > 1 else (1, a.shape[0])
     b_shape = b.shape if b.ndim > 1 else (b.shape[0], 1)
