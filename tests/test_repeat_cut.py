@@ -141,14 +141,14 @@ def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> No
 
 
 def test_a_large_in_place_write_is_cut_at_every_period(tier: str) -> None:
-    """A period that writes through an index into an array of at least
-    graph._WRITE_EVERY_PERIOD elements is cut after every write (XLA's program for several
-    periods of it copies out the slices each write reads): one graph per step, the barrier
-    loop's; a smaller array is cut every few periods (test above)."""
+    """A period that writes a value of at least graph._WRITE_EVERY_PERIOD elements through an
+    index is cut after every write (XLA's program for several periods of it copies out the
+    slices each write reads): one graph per step, the barrier loop's; a smaller one is cut
+    every few periods (test above)."""
     from x10array._backends.lazy import graph as _graph
 
-    n = 182  # (182 * 182 = 33,124 elements: just past the bound)
-    assert n * n >= _graph._WRITE_EVERY_PERIOD > (n - 1) * (n - 1) // 2
+    n = 184  # (the value written, 182 x 182 = 33,124 elements: just past the bound)
+    assert (n - 2) ** 2 >= _graph._WRITE_EVERY_PERIOD > (n - 3) ** 2
     before = xp.metrics()
     cut = np.asarray(stencil(field(LAZY, n), 12))
     d = xp.metrics() - before
@@ -160,6 +160,23 @@ def test_a_large_in_place_write_is_cut_at_every_period(tier: str) -> None:
     eager = np.asarray(stencil(field(EAGER, n), 12))
     barriered = np.asarray(stencil(field(LAZY, n), 12, barrier=True))
     assert cut.tobytes() == eager.tobytes() == barriered.tobytes()
+
+
+def test_a_small_write_into_a_large_array_is_cut_every_few_periods() -> None:
+    """The value written decides, not the array written into: `x[0] = v` copies nothing out,
+    and a cut at every period would be a barrier every 4 operations."""
+    from x10array._backends.lazy import graph as _graph
+
+    x = xp.zeros((2 * _graph._WRITE_EVERY_PERIOD,), device=LAZY)
+    before = xp.metrics()
+    for _ in range(100):
+        x[0] = x[0] * 0.5 + 1.0  # (4 operations a step)
+    got = np.asarray(x)
+    assert 0 < (xp.metrics() - before).repeat_cuts <= 1 + 400 // 32
+    want = np.zeros(2 * _graph._WRITE_EVERY_PERIOD)
+    for _ in range(100):
+        want[0] = want[0] * 0.5 + 1.0
+    assert got.tobytes() == want.tobytes()
 
 
 def test_a_large_loop_without_an_in_place_write_is_cut_every_few_periods() -> None:

@@ -136,8 +136,8 @@ _NEAR = 128  # an input recorded at most this many operations back is described 
 _MIN_PERIOD = 4  # the shortest period cut
 _MAX_PERIOD = 4096  # the longest period looked for
 _MIN_CUT = 32  # the fewest operations between two cuts (a short period is cut every few periods)
-# A period that writes through an index (`u[1:-1, 1:-1] = v`: an in-place primitive) into an
-# array of at least this many elements is cut at every period: XLA's CPU program for several
+# A period that writes through an index (`u[1:-1, 1:-1] = v`: an in-place primitive) a value
+# of at least this many elements is cut at every period: XLA's CPU program for several
 # periods of such a write copies out each slice the next write reads (the write is done in
 # place, so it may not read what it overwrites), which costs more device time than a cut's
 # host work (benchmarks/README.md, lane `nobar10`: the day-one stencil, 256 x 256, 1.1-1.5x
@@ -524,7 +524,9 @@ class Recorder:
 
 def _writes_large_in_place(device: Device, seq: int, p: int) -> bool:
     """Whether the period before the operation `seq` (`p` operations) wrote in place (an
-    `in_place` primitive: `x[i] = v`) into an array of at least _WRITE_EVERY_PERIOD elements,
+    `in_place` primitive: `x[i] = v`) a value of at least _WRITE_EVERY_PERIOD elements (the
+    value's size, not the array's: `x[0] = v` into a large `x` copies out nothing, and a cut
+    every period would be a barrier every few operations),
     read off the last entries of the device's live list (a rebound array is appended there,
     by Recorder.adopt, and stays alive while its Python name holds it). Once per repeat, off
     the hot path; read without the lock (a slice of the list is one atomic read), so another
@@ -539,13 +541,10 @@ def _writes_large_in_place(device: Device, seq: int, p: int) -> bool:
             continue
         node = a._data
         call = node.call
-        if (
-            call is not None
-            and node.seq >= first
-            and call.prim.in_place
-            and _elements(node.shape) >= _WRITE_EVERY_PERIOD
-        ):
-            return True
+        if call is not None and node.seq >= first and call.prim.in_place:
+            value = call.inputs[1]  # (the value written: x, value, index operands...)
+            if type(value) is Node and _elements(value.shape) >= _WRITE_EVERY_PERIOD:
+                return True
     return False
 
 
