@@ -140,6 +140,65 @@ def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> No
     assert (xp.metrics() - before).repeat_cuts == 0
 
 
+def test_a_large_in_place_write_is_cut_at_every_period(tier: str) -> None:
+    """A period that writes a value of at least graph._WRITE_EVERY_PERIOD elements through an
+    index is cut after every write (XLA's program for several periods of it copies out the
+    slices each write reads): one graph per step, the barrier loop's; a smaller one is cut
+    every few periods (test above)."""
+    from x10array._backends.lazy import graph as _graph
+
+    n = 184  # (the value written, 182 x 182 = 33,124 elements: just past the bound)
+    assert (n - 2) ** 2 >= _graph._WRITE_EVERY_PERIOD > (n - 3) ** 2
+    before = xp.metrics()
+    cut = np.asarray(stencil(field(LAZY, n), 12))
+    d = xp.metrics() - before
+    assert 12 - 4 <= d.repeat_cuts <= 12  # (from the third step's end on, one cut a step)
+    assert d.plan_hits >= d.repeat_cuts - 3
+    small = xp.metrics()
+    stencil(field(LAZY, 24), 12)
+    assert (xp.metrics() - small).repeat_cuts <= 12 // 3  # (a small array: every 3 steps)
+    eager = np.asarray(stencil(field(EAGER, n), 12))
+    barriered = np.asarray(stencil(field(LAZY, n), 12, barrier=True))
+    assert cut.tobytes() == eager.tobytes() == barriered.tobytes()
+
+
+def test_a_small_write_into_a_large_array_is_cut_every_few_periods() -> None:
+    """The value written decides, not the array written into: `x[0] = v` copies nothing out,
+    and a cut at every period would be a barrier every 4 operations."""
+    from x10array._backends.lazy import graph as _graph
+
+    x = xp.zeros((2 * _graph._WRITE_EVERY_PERIOD,), device=LAZY)
+    before = xp.metrics()
+    for _ in range(100):
+        x[0] = x[0] * 0.5 + 1.0  # (4 operations a step)
+    got = np.asarray(x)
+    assert 0 < (xp.metrics() - before).repeat_cuts <= 1 + 400 // 32
+    want = np.zeros(2 * _graph._WRITE_EVERY_PERIOD)
+    for _ in range(100):
+        want[0] = want[0] * 0.5 + 1.0
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_large_loop_without_an_in_place_write_is_cut_every_few_periods() -> None:
+    """Only an in-place write makes a period cut each time: a large functional step (`x = f(x)`,
+    which XLA fuses across periods) keeps the _MIN_CUT spacing."""
+    from x10array._backends.lazy import graph as _graph
+
+    x = xp.ones((2 * _graph._WRITE_EVERY_PERIOD,), device=LAZY)
+    before = xp.metrics()
+    for _ in range(100):
+        x = (x * 0.5 + 1.0) * 0.25 - 0.5  # (4 operations a step)
+        x += 1.0  # (a rebinding, not an indexed write)
+    got = np.asarray(x)
+    d = xp.metrics() - before
+    assert 0 < d.repeat_cuts <= 1 + 500 // 32
+    want = np.ones(2 * _graph._WRITE_EVERY_PERIOD)
+    for _ in range(100):
+        want = (want * 0.5 + 1.0) * 0.25 - 0.5
+        want += 1.0
+    assert got.tobytes() == want.tobytes()
+
+
 def heat(u: Any) -> Any:
     for _ in range(12):  # (a repeating recording inside the captured function)
         lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]

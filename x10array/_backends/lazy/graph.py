@@ -136,6 +136,14 @@ _NEAR = 128  # an input recorded at most this many operations back is described 
 _MIN_PERIOD = 4  # the shortest period cut
 _MAX_PERIOD = 4096  # the longest period looked for
 _MIN_CUT = 32  # the fewest operations between two cuts (a short period is cut every few periods)
+# A period that writes through an index (`u[1:-1, 1:-1] = v`: an in-place primitive) a value
+# of at least this many elements is cut at every period: XLA's CPU program for several
+# periods of such a write copies out each slice the next write reads (the write is done in
+# place, so it may not read what it overwrites), which costs more device time than a cut's
+# host work (benchmarks/README.md, lane `nobar10`: the day-one stencil, 256 x 256, 1.1-1.5x
+# the loop with a barrier per step when cut every 3 steps, 1.0-1.05x cut every step; 160 x 160
+# still gains from 3 steps a cut, 192 x 192 loses).
+_WRITE_EVERY_PERIOD = 2**15
 
 
 class _Repeats:
@@ -155,7 +163,8 @@ class _Repeats:
     which is interpreted, measured 1.15-1.2x the barrier loop's time on the day-one stencil
     against ~1.0x) the recording is cut at a fixed phase of the period, and again every
     `every` operations (a whole number of periods, at least _MIN_CUT operations, so a short
-    step does not pay a barrier's host work each time) while it keeps repeating (`cut_at`:
+    step does not pay a barrier's host work each time; one period where it writes a large
+    array in place, see _WRITE_EVERY_PERIOD) while it keeps repeating (`cut_at`:
     the number of the operation before which the next cut runs, -1 while none is due). Where
     a cut happens is chosen outside the hot path (Recorder._cut). Written without the lock: a
     race between threads only moves a cut, and a cut is a barrier, which changes no value.
@@ -472,6 +481,8 @@ class Recorder:
         p = rep.period
         if not rep.phased:
             rep.phased = True
+            if _writes_large_in_place(device, seq, p):
+                rep.every = p  # (cut at every period: see _WRITE_EVERY_PERIOD)
             adopted = rep.adopted
             if seq - p <= adopted < seq - 1:  # (a rebinding in the last period, not by the last op)
                 rep.cut_at = adopted + 1 + p
@@ -509,6 +520,39 @@ class Recorder:
             stacklevel=level,
         )
         self.run_now([a._data for a in outs], device)
+
+
+def _writes_large_in_place(device: Device, seq: int, p: int) -> bool:
+    """Whether the period before the operation `seq` (`p` operations) wrote in place (an
+    `in_place` primitive: `x[i] = v`) a value of at least _WRITE_EVERY_PERIOD elements (the
+    value's size, not the array's: `x[0] = v` into a large `x` copies out nothing, and a cut
+    every period would be a barrier every few operations),
+    read off the last entries of the device's live list (a rebound array is appended there,
+    by Recorder.adopt, and stays alive while its Python name holds it). Once per repeat, off
+    the hot path; read without the lock (a slice of the list is one atomic read), so another
+    thread's recording at worst changes how often a cut comes, never a value."""
+    live = _live.get(device)
+    if not live:
+        return False
+    first = seq - p
+    for ref in live[-(2 * p + 8) :]:  # (the period's arrays, their rebindings and a few others)
+        a = ref()
+        if a is None:
+            continue
+        node = a._data
+        call = node.call
+        if call is not None and node.seq >= first and call.prim.in_place:
+            value = call.inputs[1]  # (the value written: x, value, index operands...)
+            if type(value) is Node and _elements(value.shape) >= _WRITE_EVERY_PERIOD:
+                return True
+    return False
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _cuttable(device: Device, layout_keeper: Any) -> bool:
