@@ -69,7 +69,7 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
     kind = type(tree)
     if kind is Array:
         leaves.append(tree)
-        key.append((tree.shape, tree._dtype.name))
+        key.append((tree._data.shape, tree._dtype.name))
     elif tree is None:
         key.append(None)
     elif kind is dict:
@@ -79,7 +79,11 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
     elif kind is list or kind is tuple:
         key.append((kind, len(tree)))
         for v in tree:
-            _signature(v, leaves, key, fixed)
+            if type(v) is Array:  # (the Array case inline: lists of parameters, of moments)
+                leaves.append(v)
+                key.append((v._data.shape, v._dtype.name))
+            else:
+                _signature(v, leaves, key, fixed)
     elif _is_node(tree):
         children, aux = tree.tree_flatten()
         key.append((kind, _hashable(aux), len(children)))

@@ -329,9 +329,9 @@ class Captured:
         again after an interruption."""
         device = self.device
         specs = self.made
-        while len(made) < len(specs):  # (a materialized node and its array, their types known)
-            shape, np_dtype, dtype = specs[len(made)]
-            node = Node(None, 0, shape, np_dtype, results[len(made)], 0)
+        start = len(made)  # (a materialized node and its array, their types known)
+        for (shape, np_dtype, dtype), value in zip(specs[start:], results[start:]):
+            node = Node(None, 0, shape, np_dtype, value, 0)
             arr = _new_array(node, dtype, device)
             node.owner = _weakref(arr)
             made.append(arr)
