@@ -421,3 +421,26 @@ def test_optimizer_steps_replay_under_compile_and_match_the_uncompiled_loop(make
     if "step" in state:
         assert int(state["step"]) == 300
     assert float(loss(p)) < 0.5 * float(loss({"w": _arr(start)}))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_captured_multiply_add_rounds_as_eager(dtype):
+    """A replayed program rounds each product before the sum reads it, as NumPy (eager) does:
+    XLA's CPU code would otherwise contract `a * b + c` into one fused multiply-add (rounded
+    once; about a fifth of the results differ). Adam's moments, `b1 * m + (1 - b1) * g`, with
+    both products, and a product on either side of a subtraction, on 20,000 values."""
+    rng = np.random.default_rng(7)
+    a, b, c, d = (rng.standard_normal(20_000).astype(dtype) for _ in range(4))
+
+    def step(a, b, c, d, beta):
+        return a * b + c, beta * a + (1.0 - beta) * d, c - a * d, a * b - c * d
+
+    compiled = xp.compile(step)
+    lazy = [_arr(v) for v in (a, b, c, d)]
+    before = xp.metrics()
+    for _ in range(3):  # the recording's own compiled run, then replays
+        got = compiled(*lazy, 0.9)
+    assert (xp.metrics() - before).captured_replays == 2
+    want = step(*(_arr(v, EAGER) for v in (a, b, c, d)), 0.9)
+    for g, w in zip(got, want):
+        assert _np(g).tobytes() == _np(w).tobytes()

@@ -501,3 +501,43 @@ def test_pytrees_one_encoding_with_paths():
         extend.tree_unflatten(treedef, leaves[:-1])
     with pytest.raises(TypeError, match="tree_unflatten"):
         extend.tree_unflatten(("bogus",), [])
+
+
+def test_a_treedef_made_into_one_function_unflattens_as_unflatten():
+    """pytree.unflattener (a captured step's output tree, built at every replay): for each
+    kind of node, the same tree as `unflatten`, with the leaves in their places."""
+    from x10array._core import pytree
+
+    class Box:
+        def __init__(self, items):
+            self.items = items
+
+        def tree_flatten(self):
+            return self.items, ("box", len(self.items))
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            assert aux == ("box", len(children))
+            return cls(list(children))
+
+    model = nn.Sequential(nn.Dense(3, 2, "relu", seed=0), nn.Dense(2, 1, seed=1))
+    trees = [
+        {"b": [1, None, (2.5, [])], "a": Box(["p", (), {"q": 3}]), "c": {}},
+        (model, {"step": 4, "m": [5, 6]}, 7.0),
+        8,
+        None,
+        [],
+    ]
+    for tree in trees:
+        leaves, treedef = extend.tree_flatten(tree)
+        fresh = [xp.asarray(float(i)) for i in range(len(leaves))]  # (new arrays: the places, by identity)
+        built, expected = pytree.unflattener(treedef)(iter(fresh)), pytree.unflatten(treedef, iter(fresh))
+        assert extend.tree_flatten(built)[1] == extend.tree_flatten(expected)[1] == treedef
+        assert all(u is v for u, v in zip(extend.tree_flatten(built)[0], fresh, strict=True))
+    dense = nn.Dense(3, 2, "relu", seed=0)
+    children, aux = dense.tree_flatten()  # the arrays by sorted name, then the static attributes
+    assert (
+        children[0] is dense.bias
+        and children[1] is dense.weight
+        and aux == (("bias", "weight"), (("activation", "relu"),))
+    )

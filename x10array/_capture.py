@@ -48,7 +48,7 @@ from ._core.metrics import COUNTERS
 from ._core.pytree import hashable as _hashable
 from ._core.pytree import is_node as _is_node
 from ._core.pytree import tree_flatten as _tree_flatten
-from ._core.pytree import unflatten as _unflatten
+from ._core.pytree import unflattener as _unflattener
 
 __all__ = ["compile"]
 
@@ -57,8 +57,11 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
     """`x10array._core.pytree`'s walk fused with a call's signature: the leaves in the same
     order as `tree_flatten`'s, and instead of a
     treedef, the structure as a flat list of tokens in pre-order, each saying how many children
-    follow (so the list is one structure's alone), with each array's (shape, dtype, device) in
-    its place. One pass, no nested tuples: the replay's first step.
+    follow (so the list is one structure's alone), with each array's (shape, dtype's name) in
+    its place. One pass, no nested tuples: the replay's first step. (Each array's device is not
+    in its token: a call is captured only when all its arrays are on one device, which the
+    caller adds to the key once. The dtype is there by name, one per dtype: a str hashes in C,
+    with its hash kept, where a DType's `__hash__` is a Python call at every lookup.)
 
     Below an object (`fixed`), a Python float or complex is no leaf but its value, bit for
     bit, in the key: the recording cannot tell it from an equal constant of the function's
@@ -66,7 +69,7 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
     kind = type(tree)
     if kind is Array:
         leaves.append(tree)
-        key.append((tree.shape, tree._dtype, tree._device))
+        key.append((tree._data.shape, tree._dtype.name))
     elif tree is None:
         key.append(None)
     elif kind is dict:
@@ -76,7 +79,11 @@ def _signature(tree: Any, leaves: list[Any], key: list[Any], fixed: bool = False
     elif kind is list or kind is tuple:
         key.append((kind, len(tree)))
         for v in tree:
-            _signature(v, leaves, key, fixed)
+            if type(v) is Array:  # (the Array case inline: lists of parameters, of moments)
+                leaves.append(v)
+                key.append((v._data.shape, v._dtype.name))
+            else:
+                _signature(v, leaves, key, fixed)
     elif _is_node(tree):
         children, aux = tree.tree_flatten()
         key.append((kind, _hashable(aux), len(children)))
@@ -184,13 +191,13 @@ _STORM = 16
 
 
 class _Entry:
-    __slots__ = ("captured", "fallback", "calls", "out_treedef")
+    __slots__ = ("captured", "fallback", "calls", "out_tree")
 
     def __init__(self) -> None:
         self.captured: Any = None
         self.fallback: str | None = None
         self.calls = 0
-        self.out_treedef: Any = None
+        self.out_tree: Any = None  # the output tree's _unflattener: what a replay builds its result with
 
 
 class Compiled:
@@ -225,7 +232,7 @@ class Compiled:
                 d = leaf._device
                 if device is None:
                     device = d
-                elif d != device:
+                elif d is not device and d != device:
                     return self.fn(*args, **kwargs)  # several devices: not captured
                 arrays.append(leaf)
                 alias = leaf._alias
@@ -253,6 +260,7 @@ class Compiled:
             aliasing = _aliasing(arrays)
             if aliasing is not None:
                 sig.append(aliasing)
+        sig.append(device)  # (all the arrays' device: not in their tokens)
         if device.mesh is not None:  # the program was compiled for its inputs' layouts (the mesh is in `device`)
             sig.append(_lazy_capture.layouts(arrays, device))
         key = (tuple(tokens), tuple(sig), len(kwargs))
@@ -268,7 +276,7 @@ class Compiled:
             if every and entry.calls % every == 0:
                 return self._check(entry, args, kwargs, arrays, device)
             self._replays += 1
-            return _unflatten(entry.out_treedef, iter(captured.replay(arrays, scalars)))
+            return entry.out_tree(iter(captured.replay(arrays, scalars)))
         if self._storm is not None:  # a new signature at (nearly) every call: not worth a compile each
             return self.fn(*args, **kwargs)
         return self._record(entry, args, kwargs, arrays, device)
@@ -324,7 +332,7 @@ class Compiled:
             )
             return result
         entry.captured = captured
-        entry.out_treedef = out_treedef
+        entry.out_tree = _unflattener(out_treedef)
         self._captures += 1
         if self._captures >= _STORM and self._replays < self._captures:
             self._storm = (

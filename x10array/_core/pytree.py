@@ -164,6 +164,31 @@ def unflatten(treedef: Any, it: Iterator[Any]) -> Any:
     return cls.tree_unflatten(aux.value, [unflatten(d, it) for d in children])
 
 
+def unflattener(treedef: Any) -> Callable[[Iterator[Any]], Any]:
+    """`unflatten` of one treedef as a function of the iterator: its tags read once, here (a
+    captured step builds the same output tree at every replay)."""
+    if treedef is None:
+        return _none
+    if treedef == 0:
+        return next
+    tag = treedef[0]
+    if tag == "dict":
+        keys, parts = treedef[1], tuple(unflattener(d) for d in treedef[2])
+        return lambda it: {k: part(it) for k, part in zip(keys, parts)}
+    if tag == "list" or tag == "tuple":
+        parts = tuple(unflattener(d) for d in treedef[1])
+        if tag == "list":
+            return lambda it: [part(it) for part in parts]
+        return lambda it: tuple([part(it) for part in parts])
+    _, cls, aux, children = treedef
+    make, value, parts = cls.tree_unflatten, aux.value, tuple(unflattener(d) for d in children)
+    return lambda it: make(value, [part(it) for part in parts])
+
+
+def _none(it: Iterator[Any]) -> None:
+    return None
+
+
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """A pytree of `fn` applied to each leaf of `tree` (and the leaves at the same places of `rest`)."""
     if not callable(fn):

@@ -85,10 +85,18 @@ class Module:
     """A layer: attributes holding arrays (or modules) are parameters, the rest is static."""
 
     def tree_flatten(self) -> tuple[list[Any], tuple[Any, ...]]:
-        names = sorted(vars(self))
-        dynamic = [n for n in names if _holds_arrays(getattr(self, n))]
-        static = tuple((n, getattr(self, n)) for n in names if n not in dynamic)
-        return [getattr(self, n) for n in dynamic], (tuple(dynamic), static)
+        # (one pass, each attribute read once: a captured step flattens its model at every call)
+        dynamic: list[str] = []
+        children: list[Any] = []
+        static: list[tuple[str, Any]] = []
+        for n in sorted(vars(self)):
+            value = getattr(self, n)
+            if _holds_arrays(value):
+                dynamic.append(n)
+                children.append(value)
+            else:
+                static.append((n, value))
+        return children, (tuple(dynamic), tuple(static))
 
     @classmethod
     def tree_unflatten(cls, aux: tuple[Any, ...], children: list[Any]) -> Module:

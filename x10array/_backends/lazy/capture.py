@@ -258,17 +258,9 @@ class Captured:
                     value = value.copy()
             donated.append(value)
         node = a = None
-        kept = []
-        for spec in self.kept:
-            node = arrays[spec[1]]._data if spec[0] == "arg" else spec[1]
-            value = node.value
-            if type(value) is np.ndarray:  # an interpreted (host) value: placed once, then reused
-                with _x64():
-                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
-                    if not node.host:
-                        node.value = value
-            kept.append(value)
-        node = None
+        kept = [arrays[spec[1]]._data.value if spec[0] == "arg" else spec[1].value for spec in self.kept]
+        if np.ndarray in map(type, kept):  # an interpreted (host) value: placed once, then reused
+            kept = self._placed(arrays)
         args = [self.scalar(scalars[j]) for j in self.plan.args]
         # The hand-over (executor._run_and_adopt's rule): once the program has consumed the
         # donated buffers its results are the only copy of those values, so whatever raises
@@ -314,15 +306,32 @@ class Captured:
                 outs.append(spec[1])
         return outs
 
+    def _placed(self, arrays: list[Array]) -> list[Any]:
+        """The kept leaves' values on the device, an interpreted (host) value placed there
+        (and kept as the node's value, unless the host may write its buffer)."""
+        import jax
+
+        kept = []
+        for spec in self.kept:
+            node = arrays[spec[1]]._data if spec[0] == "arg" else spec[1]
+            value = node.value
+            if type(value) is np.ndarray:
+                with _x64():
+                    value = jax.device_put(value.copy() if node.host else value, self.device.jax_device)
+                    if not node.host:
+                        node.value = value
+            kept.append(value)
+        return kept
+
     def _hand_over(self, results: Any, arrays: list[Array], made: list[Array], done: list[int]) -> None:
         """Wrap the program's results as arrays (into `made`) and rebind the arguments rebound
         in place (`done[0]` of them rebound so far): resumed where it stopped when called
         again after an interruption."""
         device = self.device
         specs = self.made
-        while len(made) < len(specs):  # (a materialized node and its array, their types known)
-            shape, np_dtype, dtype = specs[len(made)]
-            node = Node(None, 0, shape, np_dtype, results[len(made)], 0)
+        start = len(made)  # (a materialized node and its array, their types known)
+        for (shape, np_dtype, dtype), value in zip(specs[start:], results[start:]):
+            node = Node(None, 0, shape, np_dtype, value, 0)
             arr = _new_array(node, dtype, device)
             node.owner = _weakref(arr)
             made.append(arr)
