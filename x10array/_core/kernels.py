@@ -42,8 +42,7 @@ ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_g
 # id is not reused): a value already multiplied by the runtime 1.0 is stored, and a second
 # product (a quotient's, then its step's) would be one more multiplication per element for
 # nothing. Set beside ROUNDING_GUARD.
-ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar(
-    "rounded_values", default=None)
+ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("rounded_values", default=None)
 
 
 def _rounded(x: Any) -> Any:
