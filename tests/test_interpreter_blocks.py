@@ -490,3 +490,28 @@ def test_a_mean_over_an_n_d_result_is_not_blocked(monkeypatch: pytest.MonkeyPatc
     assert ran == 0
     for got, want, ref in zip(blocked, plain, _eager(fn, a), strict=True):
         assert _same(got, want) and _same(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_product_of_a_value_by_itself_runs_as_numpys_square(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`x * x` in a blocked run is NumPy's square of x (one correctly rounded product: the same
+    bits, a faster loop over a strided view), subnormals, NaN and infinities among the values;
+    `x * y` stays a multiply."""
+    calls: list[int] = []
+
+    def square(a: Any, out: Any) -> Any:
+        calls.append(a.shape[0])
+        return np.square(a, out=out)
+
+    monkeypatch.setattr(_interpreter, "_SQUARE", square)
+    rng = np.random.default_rng(16)
+    pts = np.stack([_specials(5003, dtype, rng, subnormals=True), _specials(5003, dtype, rng, subnormals=True)], 1)
+
+    def fn(p: Any) -> list[Any]:
+        x, y = p[:, 0], p[:, 1]
+        return [xp.count_nonzero((x * x) + (y * x) <= 1.0), ((x * x) - (y * 0.5)) * 2.0]
+
+    blocked, plain, ran = _both(monkeypatch, fn, pts)
+    assert ran == 2 and calls == [1000, 1000, 1000, 1000, 1003] * 2  # (a square a block and run; the tail of 3 joined)
+    for got, want in zip(blocked, plain, strict=True):
+        assert _same(got, want)

@@ -515,6 +515,10 @@ class NumpySteps:
             for k, (kind, a) in enumerate(sources):
                 if kind is _WHOLE and type(a) is np.ndarray and a.shape == shape:
                     sources[k] = (_SLICE, a)
+            if ufunc is _MULTIPLY and resolved.kind == "f" and refs[0] == refs[1] and refs[0][0] in "lc":
+                # (x * x: one correctly rounded product, as NumPy's square makes it, whose loop
+                # reads a strided operand ~2x faster: Monte-Carlo's squares of the column views)
+                ufunc, sources = _SQUARE, sources[:1]
             plan.append((m, ufunc, sources, None))
         assert shape is not None
         return self._run_blocks(run, shape, dtypes, plan)
@@ -797,6 +801,7 @@ _BLOCK_SUMS = INTERPRETER_BLOCK_SUMS.rules
 # total; a float sum's nodes
 _SLICE, _WHOLE, _SCRATCH, _COUNT, _SUM = "slice", "whole", "scratch", "count", "sum"
 _PAIRWISE = "pairwise"  # (a blocked run's float sum: policies.INTERPRETER_BLOCK_SUMS)
+_MULTIPLY, _SQUARE = np.multiply, np.square
 _UNCAST = INTERPRETER_BLOCKS_UNCAST.members
 _UNCAST_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
 # No block of fewer elements than this (a short tail joins the block before it): each block's
