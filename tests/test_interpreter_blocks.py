@@ -515,3 +515,20 @@ def test_a_product_of_a_value_by_itself_runs_as_numpys_square(dtype: Any, monkey
     assert ran == 2 and calls == [1000, 1000, 1000, 1000, 1003] * 2  # (a square a block and run; the tail of 3 joined)
     for got, want in zip(blocked, plain, strict=True):
         assert _same(got, want)
+
+
+def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """exp blocks only on operands of the run's shape (policies.INTERPRETER_BLOCKS_UNCAST): a
+    row broadcast into the blocks would be short rows of input near each block's output, a
+    loop the whole array may not take; that run keeps the step-by-step path."""
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal((1203, 7))
+    b = rng.standard_normal((5, 7))
+
+    def fn(u: Any, v: Any) -> list[Any]:
+        return [((u * 2.0) + xp.exp(v[:1])) * 3.0]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran == 0
+    for got, want, ref in zip(blocked, plain, _eager(fn, a, b), strict=True):
+        assert _same(got, want) and _same(got, ref)

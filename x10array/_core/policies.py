@@ -82,11 +82,11 @@ The registries, and who reads them:
     operands' and the output's layout: `exp`, whose float64 AVX512F loop runs where the output
     is contiguous, aligned and the input itself or at least 64 bytes away from it, else the
     scalar `npy_exp` (which rounds otherwise), and whose float32 SIMD loop runs where they do
-    not overlap. Blocked only on float32 or float64 operands of the result's dtype (no cast
-    buffers), in blocks of at least 8 elements: each block's output is then contiguous,
-    aligned and the input or far from it, as the whole array's is, so each element takes the
-    loop it takes in the whole array (the same in every lane: a short tail block is masked,
-    not a different loop).
+    not overlap. Blocked only on float32 or float64 operands of the result's dtype and the
+    run's shape (no cast buffers, no broadcast rows), in blocks of at least 8 elements: each
+    block's output is then contiguous, aligned and the input or far from it, as the whole
+    array's is, so each element takes the loop it takes in the whole array (the same in every
+    lane: a short tail block is masked, not a different loop).
 `INTERPRETER_BLOCK_COUNTS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
     `rule(params, ndim) -> (count, finish) | None`: where the primitive with these parameters
     on an operand of `ndim` axes is an exact integer count over every axis (count_nonzero),

@@ -500,8 +500,13 @@ class NumpySteps:
                 return self._unblocked(run)
             if flush and resolved.kind == "f" and resolved not in _CPU_FLUSHED:
                 return self._unblocked(run)  # (a float16 result is scanned: not under the mode)
-            if prim in _UNCAST and (resolved not in _UNCAST_DTYPES or any([k != resolved for k in kinds])):
-                return self._unblocked(run)  # (a cast buffer could take another loop: whole)
+            if prim in _UNCAST and (
+                resolved not in _UNCAST_DTYPES
+                or any([k != resolved for k in kinds])
+                or any([a.shape != shape for _, a in arrays])
+            ):  # (a cast buffer, or a broadcast operand's short rows near the output, could take
+                # another loop: run whole)
+                return self._unblocked(run)
             dtypes[m] = resolved
             if flush and level == 1:  # operands flushed as _step flushes them (level 2: as they are)
                 clean, flushed = self.clean, self.flushed
