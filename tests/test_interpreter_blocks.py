@@ -1,11 +1,13 @@
 """The interpreter strip-mines a chain of elementwise steps (policies.INTERPRETER_BLOCKS: exactly
-rounded arithmetic and comparisons) whose intermediates nothing else reads, possibly ending in
-count_nonzero over every axis (policies.INTERPRETER_BLOCK_COUNTS): block by block, the dead
-intermediates in block buffers, the live results into full buffers, the count summed per block
-(interpreter.BlockedRun, NumpySteps._blocked). The same bits as the step-by-step interpreter and
-as eager: for sizes that are no multiple of the block, strided, broadcast and view operands,
-Python scalars, NaN, infinities, -0.0 and subnormals (flushed as XLA's arithmetic flushes them,
-the CPU mode or the scan as the step-by-step run would)."""
+rounded arithmetic, comparisons, and exp on operands of its float dtype) whose intermediates
+nothing else reads, possibly ending in count_nonzero over every axis
+(policies.INTERPRETER_BLOCK_COUNTS) or in a 1-D float mean (policies.INTERPRETER_BLOCK_SUMS, its
+blocks NumPy's pairwise tree's nodes): block by block, the dead intermediates in block buffers,
+the live results into full buffers, the count summed per block, the mean's nodes added as the
+tree adds them (interpreter.BlockedRun, NumpySteps._blocked). The same bits as the step-by-step
+interpreter and as eager: for sizes that are no multiple of the block, strided, broadcast and
+view operands, Python scalars, NaN, infinities, -0.0 and subnormals (flushed as XLA's arithmetic
+flushes them, the CPU mode or the scan as the step-by-step run would)."""
 
 from __future__ import annotations
 
@@ -94,14 +96,14 @@ def montecarlo(pts: Any) -> list[Any]:
     return [xp.count_nonzero(x**2 + y**2 <= 1.0), xp.mean(xp.exp(-(x**2)))]
 
 
-@pytest.mark.parametrize("n", [4321, 1000, 999, 1001, 20_000])
+@pytest.mark.parametrize("n", [4321, 1000, 999, 1001, 4003, 20_000])
 def test_the_monte_carlo_graphs_give_eagers_bits(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Strided column views of a leaf, squares, a sum, a comparison with a Python float, the
-    count, blocked; then square, negative and exp, read whole by the float mean (a run of one
-    dead intermediate: not blocked, _RUN_DEAD)."""
+    count, blocked; then square, negative, exp and the float mean, blocked along NumPy's
+    pairwise tree."""
     pts = np.random.default_rng(n).random((n, 2)) * 1.2
     blocked, plain, ran = _both(monkeypatch, lambda p: [float(v) for v in montecarlo(p)], pts)
-    assert ran == 1
+    assert ran == 2
     eager = [float(v) for v in montecarlo(xp.asarray(pts, device=EAGER))]
     x, y = pts[:, 0], pts[:, 1]
     assert blocked == plain == eager == [float(np.count_nonzero(x**2 + y**2 <= 1.0)), float(np.mean(np.exp(-(x**2))))]
@@ -118,12 +120,18 @@ CHAINS: dict[str, Callable[..., list[Any]]] = {
         ((a - xp.asarray(2.0, dtype=a.dtype, device=a.device)) * a) + 1.0,
     ],
     "views": lambda a, b: [((a[:-1:2] * b[1::2]) + a[2::2]) * 2.0, xp.count_nonzero(a[3:] * b[:-3] < 0.0)],
+    # (exp's results normal in float32, where eager keeps subnormals that the lazy device flushes)
+    "exp": lambda a, b: [
+        xp.exp(((a * b) * 0.1) - 1.0) * 0.5,
+        xp.count_nonzero(xp.exp(-(a * a) * 0.1) > b),
+        xp.exp(a) + (b - a),
+    ],
 }
 
 
 @pytest.mark.parametrize("name", sorted(CHAINS))
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("shape", [(4321,), (1203, 7)])
+@pytest.mark.parametrize("shape", [(4321,), (4003,), (1203, 7)])
 def test_chains_give_the_bits_of_the_step_by_step_run_and_of_eager(
     name: str, dtype: Any, shape: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,11 +299,15 @@ def test_a_value_read_outside_before_the_end_breaks_the_run() -> None:
 
 def test_the_policies_name_ufunc_steps_and_exact_counts() -> None:
     """Every INTERPRETER_BLOCKS primitive is an INTERPRETER_UFUNCS one (run as its ufunc);
-    exp and the float reductions are not blockable; a count's rule gives its kernel's result."""
+    exp only uncast; no float reduction is an elementwise member; a count's rule gives its
+    kernel's result."""
     assert all(p in policies.INTERPRETER_UFUNCS for p in policies.INTERPRETER_BLOCKS)
+    assert all(p in policies.INTERPRETER_BLOCKS for p in policies.INTERPRETER_BLOCKS_UNCAST)
     names = {p.name for p in policies.INTERPRETER_BLOCKS}
-    assert "exp" not in names and not names & {"sum", "mean", "prod"}
+    assert {p.name for p in policies.INTERPRETER_BLOCKS_UNCAST} == {"exp"}
+    assert not names & {"sum", "mean", "prod"}
     assert {p.name for p in policies.INTERPRETER_BLOCK_COUNTS} == {"count_nonzero"}
+    assert {p.name for p in policies.INTERPRETER_BLOCK_SUMS} == {"mean"}
     prim = OP_TABLE["count_nonzero"]
     rule = policies.INTERPRETER_BLOCK_COUNTS.get(prim)
     assert rule is not None and rule({"axes": (0,), "keepdims": True}, 1) is None
@@ -362,3 +374,161 @@ def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPat
     assert program.interpret_cost == pytest.approx(whole)
     assert not program.schedule.recost
     _forget_programs()
+
+
+def _tree_sum(a: np.ndarray, limit: int) -> Any:
+    bounds: list[tuple[int, int]] = []
+    _interpreter._pairwise_blocks(0, a.shape[0], limit, bounds)
+    assert bounds[0][0] == 0 and bounds[-1][1] == a.shape[0]
+    assert all(e0 == s1 for (_, e0), (s1, _) in zip(bounds, bounds[1:]))
+    sums = [np.add.reduce(a[s:e]) for s, e in bounds]
+    return _interpreter._pairwise_total(a.shape[0], limit, iter(sums))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_pairwise_blocks_sum_as_numpy_sums_the_whole_array(dtype: Any) -> None:
+    """NumPy's add.reduce of a contiguous float array is one pairwise sum (halves rounded down
+    to a multiple of 8, runs of 128 or fewer summed in 8 lanes): the blocks' sums added along
+    that tree give its bits, whatever the block limit (a node of the tree) and the data
+    (values of every magnitude, whose sum rounds at every step; zeros of both signs; NaN,
+    infinities)."""
+    rng = np.random.default_rng(12)
+    for n in [300, 1000, 4321, 32_769, 100_003, 262_144 + 11]:
+        wild = (rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 8, n)).astype(dtype)
+        signed = np.where(rng.random(n) < 0.5, -0.0, 0.0).astype(dtype)
+        for a in (wild, -np.zeros(n, dtype), signed, _specials(n, dtype, rng, subnormals=True)):
+            with np.errstate(invalid="ignore"):
+                want = np.add.reduce(a)
+                sums = [_tree_sum(a, limit) for limit in (100, 128, 1000, 1 << 15)]
+            for limit, got in zip((100, 128, 1000, 1 << 15), sums):
+                assert type(got) is type(want) and _same(np.asarray(got), np.asarray(want)), (n, limit)
+
+
+def test_the_mean_rule_gives_the_kernels_result() -> None:
+    """INTERPRETER_BLOCK_SUMS' rule for mean: its finish of the pairwise sum is the kernel's
+    result, for float32 and float64; not for keepdims, N-D, empty or other dtypes."""
+    prim = OP_TABLE["mean"]
+    rule = policies.INTERPRETER_BLOCK_SUMS.get(prim)
+    assert rule is not None
+    rng = np.random.default_rng(13)
+    for dtype in (np.float64, np.float32):
+        for n in (1, 7, 1000, 99_991):
+            x = (rng.standard_normal(n) * 1e3).astype(dtype)
+            finish = rule({"axes": (0,), "keepdims": False}, (n,), np.dtype(dtype))
+            assert finish is not None
+            want = prim.kernel(_interpreter._NUMPY_FLUSHING, x, axes=(0,), keepdims=False)
+            got = finish(np.add.reduce(x))
+            assert type(got) is type(want) and _same(np.asarray(got), np.asarray(want))
+    f64 = np.dtype(np.float64)
+    assert rule({"axes": (0,), "keepdims": True}, (10,), f64) is None
+    assert rule({"axes": (0, 1), "keepdims": False}, (10, 3), f64) is None
+    assert rule({"axes": (0,), "keepdims": False}, (0,), f64) is None
+    assert rule({"axes": (0,), "keepdims": False}, (10,), np.dtype(np.float16)) is None
+
+
+MEANS: dict[str, Callable[..., list[Any]]] = {
+    "gauss": lambda a, b: [xp.mean(xp.exp(-(a * a)))],
+    "arithmetic": lambda a, b: [xp.mean(((a * b) - a) * 0.5)],
+    "live middle": lambda a, b: [(s := a * b - 1.0), xp.mean(xp.exp(s * 0.25) - b)],
+    "views": lambda a, b: [xp.mean((a[1:-1:2] * b[:-2:2]) + a[2::2] * 3.0)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEANS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [4321, 4003, 20_000, 65_537])
+def test_a_run_ending_in_a_mean_gives_the_bits_of_the_step_by_step_run_and_of_eager(
+    name: str, dtype: Any, n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain ending in a mean over a 1-D result runs in blocks along NumPy's pairwise tree:
+    the same mean, bit for bit, as the step-by-step run's and eager's (NaN, infinities and
+    signed zeros among the values)."""
+    rng = np.random.default_rng(n)
+    a = _specials(n, dtype, rng, subnormals=False)
+    b = _specials(n, dtype, rng, subnormals=False)
+    if name == "gauss":  # (a finite mean too: the specials' NaN makes most of them NaN)
+        a = np.where(np.isfinite(a), a, 0.5).astype(dtype)
+    fn = MEANS[name]
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran >= 1
+    eager = _eager(fn, a, b)
+    for got, want, ref in zip(blocked, plain, eager, strict=True):
+        assert _same(got, want) and _same(got, ref), name
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_mean_of_subnormal_and_cancelling_values_is_flushed_as_step_by_step(
+    dtype: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Subnormal operands and partial sums that cancel to below tiny: the blocked mean sums
+    outside the CPU's flush-to-zero mode, as the step-by-step run sums, and flushes its
+    result as that run does."""
+    rng = np.random.default_rng(14)
+    tiny = float(np.finfo(dtype).tiny)
+    a = _specials(6001, dtype, rng, subnormals=True)
+    b = (rng.choice([1.5, -1.0, 1.25, -1.75], 6001) * tiny).astype(dtype)
+
+    def fn(u: Any, v: Any) -> list[Any]:
+        return [xp.mean((v * 1.0) + (v * 0.0)), xp.mean(((u + v) - u) * 2.0), xp.mean((v * 3.0) - (v * 2.0))]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran >= 1
+    for got, want in zip(blocked, plain, strict=True):
+        assert _same(got, want)
+
+
+def test_a_mean_over_an_n_d_result_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mean over several axes (or keepdims, or a float16 result) is not one pairwise sum of
+    a 1-D operand: the run is not blocked, and its program's later runs run its steps where
+    they are; the same bits."""
+    a = np.random.default_rng(15).standard_normal((700, 9))
+
+    def fn(u: Any) -> list[Any]:
+        return [xp.mean(xp.exp(-(u * u)) * 2.0), xp.mean(xp.exp(-(u[:, 0] * u[:, 0])) * 2.0, keepdims=True)]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a)
+    assert ran == 0
+    for got, want, ref in zip(blocked, plain, _eager(fn, a), strict=True):
+        assert _same(got, want) and _same(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_product_of_a_value_by_itself_runs_as_numpys_square(dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`x * x` in a blocked run is NumPy's square of x (one correctly rounded product: the same
+    bits, a faster loop over a strided view), subnormals, NaN and infinities among the values;
+    `x * y` stays a multiply."""
+    calls: list[int] = []
+
+    def square(a: Any, out: Any) -> Any:
+        calls.append(a.shape[0])
+        return np.square(a, out=out)
+
+    monkeypatch.setattr(_interpreter, "_SQUARE", square)
+    rng = np.random.default_rng(16)
+    pts = np.stack([_specials(5003, dtype, rng, subnormals=True), _specials(5003, dtype, rng, subnormals=True)], 1)
+
+    def fn(p: Any) -> list[Any]:
+        x, y = p[:, 0], p[:, 1]
+        return [xp.count_nonzero((x * x) + (y * x) <= 1.0), ((x * x) - (y * 0.5)) * 2.0]
+
+    blocked, plain, ran = _both(monkeypatch, fn, pts)
+    assert ran == 2 and calls == [1000, 1000, 1000, 1000, 1003] * 2  # (a square a block and run; the tail of 3 joined)
+    for got, want in zip(blocked, plain, strict=True):
+        assert _same(got, want)
+
+
+def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """exp blocks only on operands of the run's shape (policies.INTERPRETER_BLOCKS_UNCAST): a
+    row broadcast into the blocks would be short rows of input near each block's output, a
+    loop the whole array may not take; that run keeps the step-by-step path."""
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal((1203, 7))
+    b = rng.standard_normal((5, 7))
+
+    def fn(u: Any, v: Any) -> list[Any]:
+        return [((u * 2.0) + xp.exp(v[:1])) * 3.0]
+
+    blocked, plain, ran = _both(monkeypatch, fn, a, b)
+    assert ran == 0
+    for got, want, ref in zip(blocked, plain, _eager(fn, a, b), strict=True):
+        assert _same(got, want) and _same(got, ref)

@@ -19,7 +19,14 @@ from typing import Any
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
 from .._core.kernels import NUMPY, numpy_on_flushed
-from .._core.policies import INTERPRETER_BLOCKS, INTERPRETER_UFUNCS, NUMPY_QUIET, SIGN_STEPS, XLA_HOST_KERNELS
+from .._core.policies import (
+    INTERPRETER_BLOCKS,
+    INTERPRETER_BLOCKS_UNCAST,
+    INTERPRETER_UFUNCS,
+    NUMPY_QUIET,
+    SIGN_STEPS,
+    XLA_HOST_KERNELS,
+)
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
 from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
 from .indexing import Alias, Transform, index_view
@@ -1362,24 +1369,27 @@ _exp = _half_plane(
 exp = _unary("exp", "floating-point", _exp, lowering=_real_lowering(_exp, _in_float64(lambda k, x: k.exp(x))))
 
 
-def _one_ufunc(*pairs: tuple[Any, Any], blocks: bool = False) -> None:
+def _one_ufunc(*pairs: tuple[Any, Any], blocks: bool = False, uncast: bool = False) -> None:
     """Register each (function, ufunc) in policies.INTERPRETER_UFUNCS: its kernel is that one
     NumPy ufunc on real, integer and boolean operands (_multiply and _exp spell out complex
     ones only), so the interpreter may write it into a dead operand; with `blocks`, in
     policies.INTERPRETER_BLOCKS too: each element from the operands' elements at its position
-    alone, whatever the layout or a block's start (exactly rounded arithmetic, comparisons;
-    not exp, whose NumPy loop depends on the output's layout), so the interpreter may
-    strip-mine chains of them."""
+    alone, whatever the layout or a block's start (exactly rounded arithmetic, comparisons),
+    so the interpreter may strip-mine chains of them; with `uncast` (exp, whose NumPy loop
+    depends on the output's layout), only on operands of the result's float dtype, in blocks
+    of at least 8 elements (policies.INTERPRETER_BLOCKS_UNCAST)."""
     for fn, ufunc in pairs:
         INTERPRETER_UFUNCS.register(fn.primitive, ufunc)
-        if blocks:
+        if blocks or uncast:
             INTERPRETER_BLOCKS.add(fn.primitive)
+        if uncast:
+            INTERPRETER_BLOCKS_UNCAST.add(fn.primitive)
 
 
 _one_ufunc(
     (add, NUMPY.add), (subtract, NUMPY.subtract), (multiply, NUMPY.multiply), (negative, NUMPY.negative), blocks=True
 )
-_one_ufunc((exp, NUMPY.exp))
+_one_ufunc((exp, NUMPY.exp), uncast=True)
 
 
 def _expm1(k: Any, x: Any) -> Any:

@@ -24,7 +24,7 @@ import numpy as np
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES, DType, check_dtype, int64, uint64
 from .._core.kernels import NUMPY
-from .._core.policies import NUMPY_QUIET
+from .._core.policies import INTERPRETER_BLOCK_SUMS, NUMPY_QUIET
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import check_array, normalize_axes, normalize_axis
 
@@ -149,6 +149,28 @@ min = reduction(  # noqa: A001
 mean = reduction(
     "mean", "floating-point", _mean_kernel, doc="Arithmetic mean over `axis`; NaN for an empty set.",
 )  # fmt: skip
+
+_PAIRWISE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (summed without a cast buffer)
+
+
+def _mean_blocks(params: dict[str, Any], shape: tuple[int, ...], dtype: Any) -> Callable[[Any], Any] | None:
+    """mean of a 1-D float32 or float64 operand, summed block by block along NumPy's pairwise
+    tree (policies.INTERPRETER_BLOCK_SUMS): `finish(total)` is what NumPy's mean (and so the
+    kernel) makes of the sum, the sum as a scalar of the operand's dtype over the count as an
+    intp (NumPy's `_methods._mean`). tests/test_interpreter_blocks.py checks it against the
+    kernel."""
+    if len(shape) != 1 or params["keepdims"] or shape[0] == 0 or np.dtype(dtype) not in _PAIRWISE_FLOATS:
+        return None
+    count = np.intp(shape[0])
+
+    def finish(total: Any) -> Any:
+        total = dtype.type(total)
+        return total.dtype.type(total / count)
+
+    return finish
+
+
+INTERPRETER_BLOCK_SUMS.register(mean.primitive, _mean_blocks)  # type: ignore[attr-defined]
 
 
 # -- variance and standard deviation ----------------------------------------------------------

@@ -73,18 +73,34 @@ The registries, and who reads them:
     A primitive of `INTERPRETER_UFUNCS` whose ufunc gives each element of its result from the
     operands' elements at that position alone, whatever the array's length, strides or where
     a block of it starts: an exactly rounded IEEE operation (add, subtract, multiply,
-    negative) or a comparison. The interpreter may then run a chain of them block by block
-    (strip-mining, as numexpr does: `Schedule`'s blocked runs), its dead intermediates held in
-    block-sized buffers that stay in the cache. Not `exp` and the other transcendental
-    functions: NumPy picks their SIMD or scalar loop by the output's layout and alignment, so a
-    block could round otherwise than the whole array. tests/test_interpreter_blocks.py.
+    negative) or a comparison; or one of `INTERPRETER_BLOCKS_UNCAST` under its condition. The
+    interpreter may then run a chain of them block by block (strip-mining, as numexpr does:
+    `Schedule`'s blocked runs), its dead intermediates held in block-sized buffers that stay
+    in the cache. tests/test_interpreter_blocks.py.
+`INTERPRETER_BLOCKS_UNCAST` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
+    A primitive of `INTERPRETER_BLOCKS` whose NumPy loop (SIMD or scalar) is picked by the
+    operands' and the output's layout: `exp`, whose float64 AVX512F loop runs where the output
+    is contiguous, aligned and the input itself or at least 64 bytes away from it, else the
+    scalar `npy_exp` (which rounds otherwise), and whose float32 SIMD loop runs where they do
+    not overlap. Blocked only on float32 or float64 operands of the result's dtype and the
+    run's shape (no cast buffers, no broadcast rows), in blocks of at least 8 elements: each
+    block's output is then contiguous, aligned and the input or far from it, as the whole
+    array's is, so each element takes the loop it takes in the whole array (the same in every
+    lane: a short tail block is masked, not a different loop).
 `INTERPRETER_BLOCK_COUNTS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
     `rule(params, ndim) -> (count, finish) | None`: where the primitive with these parameters
     on an operand of `ndim` axes is an exact integer count over every axis (count_nonzero),
     `count(block) -> int` counts one block and `finish(total)` is the kernel's result for the
-    total, so a blocked run ends in it, accumulated per block; None otherwise. (Never a float
-    reduction: its pairwise order is NumPy's on the whole array, so a chain that ends in a
-    mean or a sum is written to a full buffer and reduced once.)
+    total, so a blocked run ends in it, accumulated per block; None otherwise.
+`INTERPRETER_BLOCK_SUMS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
+    `rule(params, shape, dtype) -> finish | None`: where the primitive with these parameters
+    on a C-contiguous operand of `shape` and `dtype` is NumPy's `add.reduce` of the whole
+    operand as one pairwise sum (one axis, float32 or float64: no cast buffers) followed by
+    `finish(total)`, the kernel's result from that sum (mean: the sum over the count). A
+    blocked run may then end in it: its blocks follow NumPy's pairwise tree (halves rounded
+    down to a multiple of 8, as `pairwise_sum` splits), each block's `add.reduce` is that
+    node's sum, and the nodes are added as the tree adds them, so the same bits as the whole
+    array's sum; None otherwise (a float sum split any other way rounds otherwise).
 """
 
 from __future__ import annotations
@@ -96,7 +112,8 @@ from .primitive import Primitive
 
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS",
-    "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS", "INTERPRETER_BLOCK_COUNTS", "REGISTRIES",
+    "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS", "INTERPRETER_BLOCKS_UNCAST", "INTERPRETER_BLOCK_COUNTS",
+    "INTERPRETER_BLOCK_SUMS", "REGISTRIES",
 ]  # fmt: skip
 
 
@@ -178,10 +195,12 @@ SIGN_STEPS = PrimitiveRules("SIGN_STEPS", reader="x10array._backends.lazy")
 XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
 INTERPRETER_UFUNCS = PrimitiveRules("INTERPRETER_UFUNCS", reader="x10array._backends.lazy")
 INTERPRETER_BLOCKS = PrimitiveSet("INTERPRETER_BLOCKS", reader="x10array._backends.lazy")
+INTERPRETER_BLOCKS_UNCAST = PrimitiveSet("INTERPRETER_BLOCKS_UNCAST", reader="x10array._backends.lazy")
 INTERPRETER_BLOCK_COUNTS = PrimitiveRules("INTERPRETER_BLOCK_COUNTS", reader="x10array._backends.lazy")
+INTERPRETER_BLOCK_SUMS = PrimitiveRules("INTERPRETER_BLOCK_SUMS", reader="x10array._backends.lazy")
 
 # Every registry, for the completeness test.
 REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
     NUMPY_QUIET, COST_LIBRARY, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS, INTERPRETER_UFUNCS,
-    INTERPRETER_BLOCKS, INTERPRETER_BLOCK_COUNTS,
+    INTERPRETER_BLOCKS, INTERPRETER_BLOCKS_UNCAST, INTERPRETER_BLOCK_COUNTS, INTERPRETER_BLOCK_SUMS,
 )  # fmt: skip

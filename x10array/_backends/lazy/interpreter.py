@@ -10,6 +10,7 @@ run without tracing a graph.
 from __future__ import annotations
 
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,14 @@ import numpy as np
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY
-from ..._core.policies import COST_LIBRARY, INTERPRETER_BLOCK_COUNTS, INTERPRETER_BLOCKS, INTERPRETER_UFUNCS
+from ..._core.policies import (
+    COST_LIBRARY,
+    INTERPRETER_BLOCK_COUNTS,
+    INTERPRETER_BLOCK_SUMS,
+    INTERPRETER_BLOCKS,
+    INTERPRETER_BLOCKS_UNCAST,
+    INTERPRETER_UFUNCS,
+)
 from ..._core.primitive import Primitive
 from ..._core.xla_numerics import (
     CPU_MODE_KERNELS,
@@ -146,7 +154,8 @@ class BlockedRun:
     """A run of a graph's steps that the interpreter may strip-mine (as numexpr does): steps of
     INTERPRETER_BLOCKS (elementwise, each element from the operands' elements at its position
     alone) joined by the values they pass one another, possibly ending in counts of
-    INTERPRETER_BLOCK_COUNTS, whose intermediates nothing outside the run reads (`live`: the
+    INTERPRETER_BLOCK_COUNTS or float sums of INTERPRETER_BLOCK_SUMS (`counts`, both: the
+    run's reductions, each reading one member), whose intermediates nothing outside the run reads (`live`: the
     members whose values are outputs or read after the run, written to full buffers). Run
     block by block (NumpySteps._blocked), the dead intermediates live in block-sized buffers
     that stay in the cache and are reused across blocks, instead of streaming a full buffer
@@ -189,7 +198,7 @@ def blocks_here() -> bool:
 def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> dict[int, BlockedRun] | None:
     """The graph's BlockedRuns, by member step (None where there is none), and `last_use`
     moved to each run's end for the values it reads from outside it. A run: the steps of
-    INTERPRETER_BLOCKS (no key parameters) and INTERPRETER_BLOCK_COUNTS joined by an elementwise
+    INTERPRETER_BLOCKS (no key parameters) and INTERPRETER_BLOCK_COUNTS or _SUMS joined by an elementwise
     member's value that another reads, kept when it has _RUN_DEAD values that nothing outside
     reads (the passes over memory it saves), no count read inside
     it, and nothing outside reading a member's value before the run's end (its step is
@@ -199,7 +208,7 @@ def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]
     for i, (prim, key_params, _) in enumerate(ops):
         if prim in _BLOCKS and not key_params:
             kind[i] = 1
-        elif prim in _BLOCK_COUNTS:
+        elif prim in _BLOCK_COUNTS or prim in _BLOCK_SUMS:
             kind[i] = 2
     if sum(kind) < 2:
         return None
@@ -421,10 +430,17 @@ class NumpySteps:
                 (r,) = refs
                 if r[0] != "c" or r[1] not in members or shape is None:
                     return None
-                rule = _BLOCK_COUNTS[prim](params, len(shape))
-                if rule is None:
-                    return None
-                plan.append((m, rule[0], [(_SCRATCH, r[1])], rule[1]))
+                counter = _BLOCK_COUNTS.get(prim)
+                if counter is not None:
+                    rule = counter(params, len(shape))
+                    if rule is None:
+                        return None
+                    plan.append((m, rule[0], [(_SCRATCH, r[1])], rule[1]))
+                    continue
+                finish = _BLOCK_SUMS[prim](params, shape, dtypes[r[1]])
+                if finish is None:  # (not one pairwise sum of a 1-D float32 or float64: whole)
+                    return self._unblocked(run)
+                plan.append((m, _PAIRWISE, [(_SCRATCH, r[1])], finish))
                 continue
             kinds: list[Any] = []
             probe: list[Any] = []
@@ -484,6 +500,13 @@ class NumpySteps:
                 return self._unblocked(run)
             if flush and resolved.kind == "f" and resolved not in _CPU_FLUSHED:
                 return self._unblocked(run)  # (a float16 result is scanned: not under the mode)
+            if prim in _UNCAST and (
+                resolved not in _UNCAST_DTYPES
+                or any([k != resolved for k in kinds])
+                or any([a.shape != shape for _, a in arrays])
+            ):  # (a cast buffer, or a broadcast operand's short rows near the output, could take
+                # another loop: run whole)
+                return self._unblocked(run)
             dtypes[m] = resolved
             if flush and level == 1:  # operands flushed as _step flushes them (level 2: as they are)
                 clean, flushed = self.clean, self.flushed
@@ -497,6 +520,10 @@ class NumpySteps:
             for k, (kind, a) in enumerate(sources):
                 if kind is _WHOLE and type(a) is np.ndarray and a.shape == shape:
                     sources[k] = (_SLICE, a)
+            if ufunc is _MULTIPLY and resolved.kind == "f" and refs[0] == refs[1] and refs[0][0] in "lc":
+                # (x * x: one correctly rounded product, as NumPy's square makes it, whose loop
+                # reads a strided operand ~2x faster: Monte-Carlo's squares of the column views)
+                ufunc, sources = _SQUARE, sources[:1]
             plan.append((m, ufunc, sources, None))
         assert shape is not None
         return self._run_blocks(run, shape, dtypes, plan)
@@ -520,12 +547,23 @@ class NumpySteps:
     ) -> dict[int, Any]:
         """Run `plan` (from _blocked) block by block: live results into full buffers, the
         others into block buffers (one reused by a later member that reads it for the last
-        time), counts summed."""
+        time), counts summed, float sums (`_PAIRWISE`) added as NumPy's pairwise sum of the
+        whole array adds them: the blocks are then its tree's nodes (_pairwise_blocks). No
+        block has fewer than _MIN_BLOCK elements (a short tail joins the block before it:
+        policies.INTERPRETER_BLOCKS_UNCAST)."""
         row = 1
         for d in shape[1:]:
             row *= d
         rows = max(1, _BLOCK_ELEMENTS // row)
         n0 = shape[0]
+        bounds: list[tuple[int, int]] = []
+        if any([fn is _PAIRWISE for _, fn, _, _ in plan]):  # (1-D, _BLOCK_SUMS' rule)
+            _pairwise_blocks(0, n0, _BLOCK_ELEMENTS, bounds)
+        else:
+            bounds = [(s, min(s + rows, n0)) for s in range(0, n0, rows)]
+            if len(bounds) > 1 and (bounds[-1][1] - bounds[-1][0]) * row < _MIN_BLOCK:
+                bounds[-2:] = [(bounds[-2][0], n0)]
+        rows = max([e - s for s, e in bounds])
         last_use, live = self.last_use, run.live
         full: dict[int, np.ndarray] = {m: np.empty(shape, dtypes[m]) for m in live if m not in run.counts}
         scratch: list[np.ndarray] = []
@@ -544,7 +582,7 @@ class NumpySteps:
                 if kind is _SCRATCH and a not in full and last_use[(a, 0)] == m and where[a] not in free:
                     free.append(where[a])
             if finish is not None:
-                steps.append((fn, srcs, (_COUNT, len(counted))))
+                steps.append((fn, srcs, (_SUM if fn is _PAIRWISE else _COUNT, len(counted))))
                 counted.append(m)
                 continue
             if m in full:
@@ -559,23 +597,26 @@ class NumpySteps:
                 where[m] = k
                 out = (_SCRATCH, k)
             steps.append((fn, srcs, out))
-        totals = [0] * len(counted)
+        totals: list[Any] = [0] * len(counted)
+        sums: list[list[Any]] = [[] for _ in counted]  # (a float sum's nodes, in the tree's order)
         cpu = self.cpu if self.flush else None
         if cpu is not None:
             cpu[0].set(cpu[2])
         try:
-            blocks = scratch
-            for s in range(0, n0, rows):
-                e = s + rows
-                if e > n0:
-                    e = n0
-                    blocks = [b[: e - s] for b in scratch]
+            for s, e in bounds:
+                blocks = scratch if e - s == rows else [b[: e - s] for b in scratch]
                 for fn, srcs, (okind, o) in steps:
                     operands = [
                         v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs
                     ]
                     if okind is _COUNT:
                         totals[o] += fn(operands[0])
+                    elif okind is _SUM:  # (as the step by step run sums: not under the CPU's mode)
+                        if cpu is not None:
+                            cpu[0].set(cpu[1])
+                        sums[o].append(np.add.reduce(operands[0]))
+                        if cpu is not None:
+                            cpu[0].set(cpu[2])
                     else:
                         fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
         finally:
@@ -583,8 +624,12 @@ class NumpySteps:
                 cpu[0].set(cpu[1])
         values: dict[int, Any] = dict(full)
         finishes = {m: finish for m, _, _, finish in plan if finish is not None}
-        for m, total in zip(counted, totals):
-            values[m] = finishes[m](total)
+        for j, m in enumerate(counted):
+            if sums[j]:
+                value = finishes[m](_pairwise_total(n0, _BLOCK_ELEMENTS, iter(sums[j])))
+                values[m] = flush_subnormals(value) if self.flush else value  # (as _numpy_step's result)
+            else:
+                values[m] = finishes[m](totals[j])
         if self.flush:
             self.clean.update(run.members)  # (arithmetic, under the mode: no subnormal)
         return values
@@ -756,8 +801,20 @@ _INTO_KINDS = frozenset("biuf")  # (operand dtypes an INTERPRETER_UFUNCS rule ho
 _SCALAR_TYPES = (float, int, bool)
 _BLOCKS = INTERPRETER_BLOCKS.members  # (the live set and dict, likewise)
 _BLOCK_COUNTS = INTERPRETER_BLOCK_COUNTS.rules
-# A blocked run's operand or result: sliced by blocks, passed whole, a block buffer; a count's total
-_SLICE, _WHOLE, _SCRATCH, _COUNT = "slice", "whole", "scratch", "count"
+_BLOCK_SUMS = INTERPRETER_BLOCK_SUMS.rules
+# A blocked run's operand or result: sliced by blocks, passed whole, a block buffer; a count's
+# total; a float sum's nodes
+_SLICE, _WHOLE, _SCRATCH, _COUNT, _SUM = "slice", "whole", "scratch", "count", "sum"
+_PAIRWISE = "pairwise"  # (a blocked run's float sum: policies.INTERPRETER_BLOCK_SUMS)
+_MULTIPLY, _SQUARE = np.multiply, np.square
+_UNCAST = INTERPRETER_BLOCKS_UNCAST.members
+_UNCAST_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
+# No block of fewer elements than this (a short tail joins the block before it): each block's
+# output is then at least 64 bytes of float64 away from an input in another buffer, as
+# NumPy's exp needs for its SIMD loop (policies.INTERPRETER_BLOCKS_UNCAST)
+_MIN_BLOCK = 8
+# NumPy's pairwise_sum (PW_BLOCKSIZE) does not split a run of this many elements or fewer
+_PAIRWISE_LEAF = 128
 
 # A blocked run (BlockedRun) only where its results have this many bytes of float64 or more
 # (block_count; below, its buffers stay in the cache anyway), in blocks of this many elements:
@@ -823,6 +880,32 @@ class _Buffers:
         owner = self.viewed.pop(slot, None)
         if owner is not None:
             self.viewers[owner] -= 1
+
+
+def _pairwise_blocks(start: int, n: int, limit: int, out: list[tuple[int, int]]) -> None:
+    """The blocks of `n` elements from `start` as NumPy's pairwise sum (`pairwise_sum` in
+    its loops_utils) splits them, halves rounded down to a multiple of 8, down to nodes of at
+    most `limit` elements (or _PAIRWISE_LEAF, which it does not split), appended to `out`:
+    `add.reduce` of each is that node's sum in the whole array's."""
+    if n <= limit or n <= _PAIRWISE_LEAF:
+        out.append((start, start + n))
+        return
+    half = n // 2
+    half -= half % 8
+    _pairwise_blocks(start, half, limit, out)
+    _pairwise_blocks(start + half, n - half, limit, out)
+
+
+def _pairwise_total(n: int, limit: int, sums: Iterator[Any]) -> Any:
+    """The sum of the nodes `sums` (their `add.reduce`, in _pairwise_blocks' order) added as
+    NumPy's pairwise sum of the whole array adds them: left half plus right half, in the
+    nodes' dtype (NumPy scalars)."""
+    if n <= limit or n <= _PAIRWISE_LEAF:
+        return next(sums)
+    half = n // 2
+    half -= half % 8
+    left = _pairwise_total(half, limit, sums)
+    return left + _pairwise_total(n - half, limit, sums)
 
 
 def _owner(a: np.ndarray) -> int:
