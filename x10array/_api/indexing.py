@@ -942,17 +942,19 @@ class Alias:
         self.prune_at = 16
 
     @staticmethod
-    @atomic_write
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
+        """`view` is `base[index]` (with `operands`). The caller holds WRITE_LOCK from making
+        `view` to this call (a write between the two would miss the view), so this does not
+        take it again (a second, reentrant, acquisition at every slice on the hot path)."""
         base, index, operands = _root_index(base, index, operands)
         Alias._add(base, view)
         view._alias = Alias(base, index, operands)
         _share_new_view(base, view)
 
     @staticmethod
-    @atomic_write
     def register_function(base: Array, view: Array, transform: Transform) -> None:
-        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its)."""
+        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its). The
+        caller holds WRITE_LOCK, as for `register`."""
         Alias._add(base, view)
         view._alias = Alias(base, None, (), transform)
         _share_new_view(base, view)
