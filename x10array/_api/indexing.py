@@ -1183,6 +1183,8 @@ def _check_mask_value(shape: tuple[int, ...], rest: tuple[int, ...], fname: str)
 
 def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: str, mask_ndim: int = 0) -> Any:
     if type(value) is Array:
+        if value._dtype is x._dtype and value._device is x._device and value._data.shape == target:
+            return value  # (the common case, `u[1:-1, 1:-1] = v`: nothing to check, move or cast)
         _check_value_dtype(x._dtype, value._dtype, fname)
         value = common_device((x, value), fname, fixed=x)[1][1]
         if value._dtype is not x._dtype:  # an integer into a floating-point array, float64 into float32, ...
