@@ -203,10 +203,7 @@ def test_params_keys_keep_equal_but_different_values_apart():
     from x10array._core.primitive import params_key
 
     for _ in range(2):
-        keys = [
-            params_key({"index": (("s", 1, -1, 1), ("a", v))})
-            for v in (0, 1, True, False, 0.0, -0.0, 1.0, 1 + 0j)
-        ]
+        keys = [params_key({"index": (("s", 1, -1, 1), ("a", v))}) for v in (0, 1, True, False, 0.0, -0.0, 1.0, 1 + 0j)]
         assert len(set(keys)) == len(keys)
         assert keys[0] == params_key({"index": (("s", 1, -1, 1), ("a", 0))})  # equal exact values, equal keys
 
