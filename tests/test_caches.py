@@ -194,3 +194,31 @@ def test_soak_benchmark_smoke():
     assert phases == {("xla", "train"), ("xla", "graphs"), ("xla", "compiles"), ("eager", "train"), ("eager", "graphs")}
     assert all("all within bounds" in line for line in table)
     assert "lazy programs 4/4" in proc.stdout  # 8 compiles through a cache of 4
+
+
+def test_params_keys_keep_equal_but_different_values_apart():
+    """params_key's identity memo of nested exact tuples (index descriptions) never makes two
+    values that Python finds equal share a key: -0.0 and 0.0, True and 1, 1.0 and 1, nested
+    inside tuples, each asked twice (the second time from the memo where it was stored)."""
+    from x10array._core.primitive import params_key
+
+    for _ in range(2):
+        keys = [params_key({"index": (("s", 1, -1, 1), ("a", v))}) for v in (0, 1, True, False, 0.0, -0.0, 1.0, 1 + 0j)]
+        assert len(set(keys)) == len(keys)
+        assert keys[0] == params_key({"index": (("s", 1, -1, 1), ("a", 0))})  # equal exact values, equal keys
+
+
+def test_the_params_key_memo_is_bounded_and_hit_by_identity(monkeypatch):
+    from x10array._core import primitive
+
+    monkeypatch.setattr(primitive, "_EXACT", {})
+    monkeypatch.setattr(primitive, "_EXACT_LIMIT", 4)
+    descs = [(("s", 0, n, 1), ("n",)) for n in range(10)]
+    for desc in descs:
+        ((_, tagged),) = primitive.params_key({"index": desc})
+        assert tagged is desc  # an exact description is its own key, not rebuilt
+        assert len(primitive._EXACT) <= 4
+    assert primitive._EXACT.get(id(descs[-1])) is descs[-1]  # the last one is remembered
+    flat = (3, 4)
+    primitive.params_key({"shape": flat})
+    assert id(flat) not in primitive._EXACT  # (a flat tuple is walked, not remembered)

@@ -942,17 +942,19 @@ class Alias:
         self.prune_at = 16
 
     @staticmethod
-    @atomic_write
     def register(base: Array, view: Array, index: tuple[Any, ...], operands: tuple[Any, ...]) -> None:
+        """`view` is `base[index]` (with `operands`). The caller holds WRITE_LOCK from making
+        `view` to this call (a write between the two would miss the view), so this does not
+        take it again (a second, reentrant, acquisition at every slice on the hot path)."""
         base, index, operands = _root_index(base, index, operands)
         Alias._add(base, view)
         view._alias = Alias(base, index, operands)
         _share_new_view(base, view)
 
     @staticmethod
-    @atomic_write
     def register_function(base: Array, view: Array, transform: Transform) -> None:
-        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its)."""
+        """`view` is `transform.forward(base)` and sees `base`'s writes (and `base` its). The
+        caller holds WRITE_LOCK, as for `register`."""
         Alias._add(base, view)
         view._alias = Alias(base, None, (), transform)
         _share_new_view(base, view)
@@ -1181,6 +1183,8 @@ def _check_mask_value(shape: tuple[int, ...], rest: tuple[int, ...], fname: str)
 
 def _check_value(x: Array, value: Any, target: tuple[int, ...] | None, fname: str, mask_ndim: int = 0) -> Any:
     if type(value) is Array:
+        if value._dtype is x._dtype and value._device is x._device and value._data.shape == target:
+            return value  # (the common case, `u[1:-1, 1:-1] = v`: nothing to check, move or cast)
         _check_value_dtype(x._dtype, value._dtype, fname)
         value = common_device((x, value), fname, fixed=x)[1][1]
         if value._dtype is not x._dtype:  # an integer into a floating-point array, float64 into float32, ...

@@ -134,6 +134,15 @@ def primitive(name: str, **options: Any) -> Callable[[Callable[..., Any]], Primi
 
 _TAGGED_BOOLS = {True: (bool, "True"), False: (bool, "False")}
 
+# Nested tuples already found exact, by identity: {id(t): t}. Holding `t` keeps its id from
+# being reused, and a tuple of ints, strings and None cannot change, so a hit is exact as the
+# walk would find it. It serves a description made once and passed at every call (the basic
+# index cache of `_api.indexing` hands the same `index` tuple to every `x[1:-1, 1:-1]`), which
+# the walk would re-tag each time: a fifth of recording a slice on the lazy device. Bounded:
+# emptied when full.
+_EXACT: dict[int, tuple[Any, ...]] = {}
+_EXACT_LIMIT = 1024
+
 
 def _tag(value: Any) -> Any:
     """A cache-key form of a parameter value in which equal keys mean identical values:
@@ -142,10 +151,22 @@ def _tag(value: Any) -> Any:
     index descriptions with their open slice ends) is returned as it is, not rebuilt."""
     kind = type(value)
     if kind is tuple:
+        nested = False
         for v in value:
             k = type(v)
-            if k is not int and k is not str and v is not None and (k is not tuple or _tag(v) is not v):
+            if k is tuple:
+                if not nested:
+                    if _EXACT.get(id(value)) is value:
+                        return value  # (seen before: exact)
+                    nested = True
+                if _tag(v) is not v:
+                    return tuple([_tag(v) for v in value])  # something inside needs a tag
+            elif k is not int and k is not str and v is not None:
                 return tuple([_tag(v) for v in value])  # something inside needs a tag
+        if nested:  # (a flat tuple is walked as fast as it is looked up)
+            if len(_EXACT) >= _EXACT_LIMIT:
+                _EXACT.clear()
+            _EXACT[id(value)] = value
         return value  # ints, strings and None only (shapes, axes, index descriptions): already exact
     if kind is bool:
         return _TAGGED_BOOLS[value]
