@@ -80,6 +80,12 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and same_values(a, b)
 
 
+def _all_same(blocked: list[Any], plain: list[Any], eager: list[Any] | None = None) -> bool:
+    """Each blocked result has the step-by-step run's bits (and eager's, where given)."""
+    refs = plain if eager is None else eager
+    return all([_same(g, w) and _same(g, r) for g, w, r in zip(blocked, plain, refs, strict=True)])
+
+
 def _specials(n: int, dtype: Any, rng: np.random.Generator, subnormals: bool) -> np.ndarray:
     x = rng.standard_normal(n) * 3
     big = 1e300 if np.dtype(dtype).itemsize == 8 else 1e38
@@ -142,9 +148,7 @@ def test_chains_give_the_bits_of_the_step_by_step_run_and_of_eager(
     fn = CHAINS[name]
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
-    eager = _eager(fn, a, b)
-    for got, want, ref in zip(blocked, plain, eager, strict=True):
-        assert _same(got, want) and _same(got, ref), name
+    assert _all_same(blocked, plain, _eager(fn, a, b)), name
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -168,8 +172,7 @@ def test_subnormals_are_flushed_as_the_step_by_step_run_flushes_them(
 
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
-    for got, want in zip(blocked, plain, strict=True):
-        assert _same(got, want)
+    assert _all_same(blocked, plain)
 
 
 def test_a_subnormal_python_scalar_and_no_cpu_mode_run_step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,8 +204,7 @@ def test_integers_and_booleans(monkeypatch: pytest.MonkeyPatch) -> None:
 
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
-    for got, want, ref in zip(blocked, plain, _eager(fn, a, b), strict=True):
-        assert _same(got, want) and _same(got, ref)
+    assert _all_same(blocked, plain, _eager(fn, a, b))
 
 
 def test_small_or_broadcasting_runs_keep_todays_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -451,9 +453,7 @@ def test_a_run_ending_in_a_mean_gives_the_bits_of_the_step_by_step_run_and_of_ea
     fn = MEANS[name]
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
-    eager = _eager(fn, a, b)
-    for got, want, ref in zip(blocked, plain, eager, strict=True):
-        assert _same(got, want) and _same(got, ref), name
+    assert _all_same(blocked, plain, _eager(fn, a, b)), name
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -473,8 +473,7 @@ def test_a_mean_of_subnormal_and_cancelling_values_is_flushed_as_step_by_step(
 
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran >= 1
-    for got, want in zip(blocked, plain, strict=True):
-        assert _same(got, want)
+    assert _all_same(blocked, plain)
 
 
 def test_a_mean_over_an_n_d_result_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -488,8 +487,7 @@ def test_a_mean_over_an_n_d_result_is_not_blocked(monkeypatch: pytest.MonkeyPatc
 
     blocked, plain, ran = _both(monkeypatch, fn, a)
     assert ran == 0
-    for got, want, ref in zip(blocked, plain, _eager(fn, a), strict=True):
-        assert _same(got, want) and _same(got, ref)
+    assert _all_same(blocked, plain, _eager(fn, a))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -513,8 +511,7 @@ def test_a_product_of_a_value_by_itself_runs_as_numpys_square(dtype: Any, monkey
 
     blocked, plain, ran = _both(monkeypatch, fn, pts)
     assert ran == 2 and calls == [1000, 1000, 1000, 1000, 1003] * 2  # (a square a block and run; the tail of 3 joined)
-    for got, want in zip(blocked, plain, strict=True):
-        assert _same(got, want)
+    assert _all_same(blocked, plain)
 
 
 def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -530,5 +527,4 @@ def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPat
 
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran == 0
-    for got, want, ref in zip(blocked, plain, _eager(fn, a, b), strict=True):
-        assert _same(got, want) and _same(got, ref)
+    assert _all_same(blocked, plain, _eager(fn, a, b))
