@@ -100,7 +100,10 @@ The registries, and who reads them:
     blocked run may then end in it: its blocks follow NumPy's pairwise tree (halves rounded
     down to a multiple of 8, as `pairwise_sum` splits), each block's `add.reduce` is that
     node's sum, and the nodes are added as the tree adds them, so the same bits as the whole
-    array's sum; None otherwise (a float sum split any other way rounds otherwise).
+    array's sum; None otherwise (a float sum split any other way rounds otherwise). Read only
+    where this NumPy's `add.reduce` of a whole contiguous array is that one pairwise sum
+    (interpreter.numpy_sums_pairwise, checked once: NumPy 2.4's is; 2.1's sums 8192-element
+    chunks one after another, and there no mean is blocked).
 """
 
 from __future__ import annotations

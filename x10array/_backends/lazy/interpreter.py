@@ -9,6 +9,7 @@ run without tracing a graph.
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -208,7 +209,7 @@ def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]
     for i, (prim, key_params, _) in enumerate(ops):
         if prim in _BLOCKS and not key_params:
             kind[i] = 1
-        elif prim in _BLOCK_COUNTS or prim in _BLOCK_SUMS:
+        elif prim in _BLOCK_COUNTS or (prim in _BLOCK_SUMS and numpy_sums_pairwise()):
             kind[i] = 2
     if sum(kind) < 2:
         return None
@@ -906,6 +907,27 @@ def _pairwise_total(n: int, limit: int, sums: Iterator[Any]) -> Any:
     half -= half % 8
     left = _pairwise_total(half, limit, sums)
     return left + _pairwise_total(n - half, limit, sums)
+
+
+@functools.cache  # (one answer per process: the NumPy it imported)
+def numpy_sums_pairwise() -> bool:
+    """Whether this NumPy's `add.reduce` of a whole contiguous 1-D float32 or float64 array is
+    one pairwise sum, the tree that _pairwise_blocks and _pairwise_total follow (so a blocked
+    run may end in a float mean: policies.INTERPRETER_BLOCK_SUMS). NumPy 2.4's is; 2.1's sums
+    buffer-sized chunks (8192 elements) one after another, so there the blocks' sums would
+    round otherwise and a mean is never blocked. Checked once, on random values of lengths
+    past both the chunk and the block, in both dtypes: where the orders differ, such sums
+    differ in their last bits (tests/test_interpreter_blocks.py checks the verdict)."""
+    rng = np.random.default_rng(2026)
+    for dtype in _UNCAST_DTYPES:
+        for n in (3 * _BLOCK_ELEMENTS + 9, 5 * _BLOCK_ELEMENTS + 8195):
+            a = rng.standard_normal(n).astype(dtype)
+            bounds: list[tuple[int, int]] = []
+            _pairwise_blocks(0, n, _BLOCK_ELEMENTS, bounds)
+            sums = iter([np.add.reduce(a[s:e]) for s, e in bounds])
+            if _pairwise_total(n, _BLOCK_ELEMENTS, sums) != np.add.reduce(a):
+                return False
+    return True
 
 
 def _owner(a: np.ndarray) -> int:
