@@ -919,7 +919,7 @@ def numpy_sums_pairwise() -> bool:
     past both the chunk and the block, in both dtypes: where the orders differ, such sums
     differ in their last bits (tests/test_interpreter_blocks.py checks the verdict)."""
     rng = np.random.default_rng(2026)
-    for dtype in _UNCAST_DTYPES:
+    for dtype in (np.float32, np.float64):
         for n in (3 * _BLOCK_ELEMENTS + 9, 5 * _BLOCK_ELEMENTS + 8195):
             a = rng.standard_normal(n).astype(dtype)
             bounds: list[tuple[int, int]] = []
