@@ -10,6 +10,7 @@ warning (the size guard). Nothing here runs a graph: `Recorder` is given what do
 
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from typing import Any
@@ -543,16 +544,9 @@ def _writes_large_in_place(device: Device, seq: int, p: int) -> bool:
         call = node.call
         if call is not None and node.seq >= first and call.prim.in_place:
             value = call.inputs[1]  # (the value written: x, value, index operands...)
-            if type(value) is Node and _elements(value.shape) >= _WRITE_EVERY_PERIOD:
+            if type(value) is Node and math.prod(value.shape) >= _WRITE_EVERY_PERIOD:
                 return True
     return False
-
-
-def _elements(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _cuttable(device: Device, layout_keeper: Any) -> bool:
