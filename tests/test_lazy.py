@@ -1119,6 +1119,42 @@ def test_barrier_program_takes_its_python_floats_packed(override_settings):
     assert delta(before).compile_count == 1
 
 
+def _signed_step(ns: Any, x: Any, a: float, b: float) -> Any:
+    # x * a + b (five floats: packed): with a and b zeros the sign bits of the results say which
+    # zeros were read (2.0 * -0.0 + -0.0 is -0.0, 2.0 * 0.0 + -0.0 is 0.0)
+    return ((x * a + b) * 1.0 + b) * 1.0
+
+
+def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(override_settings):
+    """A barrier loop's packed scalars that repeat run from arrays placed on the device
+    (PackedScalars.placed_pack): same bits as eager at every step, and a change of any bit of a
+    scalar, -0.0 after 0.0 included (equal as numbers), is read at once, never the placed
+    value; a NaN repeated is still a hit."""
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    host = np.array([2.0, 3.0, -1.5, 0.0], dtype=np.float64)
+    x = xp.asarray(host, device=LAZY)
+    e = xp.asarray(host, device=EAGER)
+    runs = (
+        [(0.5, 0.25)] * 3
+        + [(0.0, -0.0)] * 2
+        + [(-0.0, -0.0), (-0.0, 0.0), (math.nan, 1.0), (math.nan, 1.0), (0.5, 0.25)]
+    )
+    placed_at = []
+    for a, b in runs:
+        y = _signed_step(xp, x, a, b)
+        xp.lazy_barrier()
+        got, want = np.asarray(y), np.asarray(_signed_step(xp, e, a, b))
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64), err_msg=f"a={a!r}, b={b!r}")
+        (program,) = [
+            p
+            for _, p in _runtime.RUNTIME.programs.items()
+            if p.packing is not None and p.compiled and p.key.leaf_avals == (((4,), np.dtype(np.float64)),)
+        ]
+        placed_at.append(program.packing.placed is not None)
+    # placed from a value's second run in a row on; every change of bits runs from NumPy again
+    assert placed_at == [False, True, True, False, True, False, False, False, True, False]
+
+
 def test_packed_scalars_pack_only_exact_floats_and_ints():
     """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
     PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)
