@@ -392,3 +392,35 @@ def test_mixing_kernels_across_a_switch(xla_kernels: None) -> None:
     xp.set_cpu_kernels("xla")
     z = y * 2.0
     np.testing.assert_array_equal(np.asarray(z), [4.0, 6.0, 8.0])
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        np.arange(6, dtype=np.float64).reshape(2, 3),
+        np.arange(12, dtype=np.int32)[::3],  # a strided view
+        np.array(True),
+        np.array([1 + 2j, -0.0], dtype=np.complex64),
+        np.array([-0.0, np.nan, np.inf], dtype=np.float32),
+        np.zeros((0, 4), dtype=np.uint8),
+    ],
+    ids=["float64", "strided-int32", "bool-0d", "complex64", "float32-specials", "empty-uint8"],
+)
+def test_jax_put_makes_the_array_jax_device_put_makes(host: np.ndarray) -> None:
+    """`jax_put` (jax's C++ transfer, called directly) gives the array jax.device_put gives:
+    same bits, dtype, shape, device and committed flag, and a jitted program called with one
+    and then the other traces and compiles once."""
+    from x10array._core.devices import jax_put
+
+    device = jax.devices("cpu")[0]
+    with jax.enable_x64(True):
+        want = jax.device_put(host, device)
+    got = jax_put(host, device)
+    assert got.dtype == want.dtype == host.dtype and got.shape == want.shape == host.shape
+    assert got.devices() == want.devices() == {device} and got.committed and want.committed
+    assert_bitwise_equal(np.asarray(got), host)
+    with jax.enable_x64(True):
+        program = jax.jit(lambda x: x)
+        program(want)
+        program(got)
+        assert program._cache_size() == 1

@@ -412,17 +412,17 @@ def test_the_feedback_times_a_compiled_run_with_the_leaves_it_places(monkeypatch
     fake clock that only moves while a leaf is placed: the feedback sees that time."""
     import time
 
-    import jax
+    from x10array._backends.lazy import executor as _executor
 
     monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     override_settings(X10ARRAY_TIER_FEEDBACK=True)
     clock = [0.0]
-    device_put = jax.device_put
+    jax_put = _executor.jax_put  # (how a compiled run places a NumPy leaf)
 
     def placing(*args: Any, **kwargs: Any) -> Any:
         clock[0] += 100.0
-        return device_put(*args, **kwargs)
+        return jax_put(*args, **kwargs)
 
     seen: list[float] = []
     ran_compiled = _program.Program.ran_compiled
@@ -432,7 +432,7 @@ def test_the_feedback_times_a_compiled_run_with_the_leaves_it_places(monkeypatch
         leaf = xp.asarray(rng.standard_normal((256, 256)), device=LAZY)  # a NumPy leaf, new at each run
         if i == 2:  # (the program compiled: from now on, only placing moves the clock)
             monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
-            monkeypatch.setattr(jax, "device_put", placing)
+            monkeypatch.setattr(_executor, "jax_put", placing)
         np.asarray(xp.sqrt(xp.abs(leaf)) * 0.5 + leaf * leaf)
     assert seen and all(s >= 100.0 for s in seen)
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.backend import register
-from .._core.devices import Backend, Device, DeviceKind
+from .._core.devices import Backend, Device, DeviceKind, jax_put, jax_putter
 from .._core.dtypes import FROM_NUMPY, DType
 from .._core.kernels import NUMPY, jax_namespace, jax_operand
 from .._core.lru import LRU, release_jax_traces, tick
@@ -211,7 +211,7 @@ def _bucketed(prim: Primitive, key: tuple[Any, ...], fn: Any, device: Device, op
     size = 8 if n <= 8 else 1 << (n - 1).bit_length()
     if size == n and len(shape) == 1:
         return None  # the exact program is the bucket's
-    put = _FAST_PUT.get(device.jax_device) or _fast_put_for(device.jax_device)
+    put = jax_putter(device.jax_device)
     bufs = []
     for o in operands:
         if type(o) is Array:
@@ -267,54 +267,7 @@ def to_device_buffer(host: Any, device: Device) -> Any:
     """Place a host value on `device` as the eager executor for it expects."""
     if executor_for(device) is NUMPY_EXECUTOR:
         return np.asarray(host)
-    return _device_put(np.asarray(host), device.jax_device)
-
-
-def _device_put(host: np.ndarray, jax_device: Any) -> Any:
-    """`jax.device_put(host, jax_device)` with 64-bit types, through jax's C++ transfer when
-    it is there: `jax.device_put` spends ~100 Python calls per array (10-20 us, far more on a
-    loaded machine), several times the transfer of a small array."""
-    put = _FAST_PUT.get(jax_device) or _fast_put_for(jax_device)
-    return put(host)
-
-
-def _fast_put_for(jax_device: Any) -> Any:
-    put = _FAST_PUT[jax_device] = _fast_put(jax_device)
-    return put
-
-
-def _fast_put(jax_device: Any) -> Any:
-    import jax
-
-    def slow(host: np.ndarray) -> Any:
-        with jax.enable_x64(True):
-            return jax.device_put(host, jax_device)
-
-    try:  # jax's private names (jax 0.10): any change of them falls back to jax.device_put
-        from jax._src.core import ShapedArray
-        from jax._src.lib import xla_client  # type: ignore[attr-defined]
-
-        batched_device_put = xla_client.batched_device_put
-        sharding = jax.sharding.SingleDeviceSharding(jax_device)
-        devices = [jax_device]
-
-        def fast(host: np.ndarray) -> Any:
-            if host.dtype.kind not in _PLAIN_KINDS:
-                return slow(host)
-            aval = ShapedArray(host.shape, host.dtype)
-            return batched_device_put(aval, sharding, [host], devices, True, enable_x64=True)
-
-        probe = np.arange(3, dtype=np.int64)
-        if not np.array_equal(np.asarray(fast(probe)), probe):  # pragma: no cover - a changed jax
-            return slow
-        return fast
-    except Exception:  # pragma: no cover - a changed jax
-        return slow
-
-
-_PLAIN_KINDS = frozenset("biufc")  # dtypes the C++ transfer takes as they are
-# (one entry per jax device: bounded by the machine)
-_FAST_PUT: dict[Any, Any] = {}
+    return jax_put(np.asarray(host), device.jax_device)
 
 
 NUMPY_EXECUTOR = NumpyExecutor()

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..._core.array import Array
-from ..._core.devices import Device
+from ..._core.devices import Device, jax_put
 from ..._core.dtypes import FROM_NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
@@ -249,7 +249,7 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:  # an interpreted (host) value: placed, so its buffer can be taken
                 with _x64():
-                    value = jax.device_put(value.copy() if node.host else value, device.jax_device)
+                    value = jax_put(value.copy() if node.host else value, device.jax_device)
                     if not node.host:
                         node.value = value
             # known references: a._data and `node`
@@ -309,7 +309,6 @@ class Captured:
     def _placed(self, arrays: list[Array]) -> list[Any]:
         """The kept leaves' values on the device, an interpreted (host) value placed there
         (and kept as the node's value, unless the host may write its buffer)."""
-        import jax
 
         kept = []
         for spec in self.kept:
@@ -317,7 +316,7 @@ class Captured:
             value = node.value
             if type(value) is np.ndarray:
                 with _x64():
-                    value = jax.device_put(value.copy() if node.host else value, self.device.jax_device)
+                    value = jax_put(value.copy() if node.host else value, self.device.jax_device)
                     if not node.host:
                         node.value = value
             kept.append(value)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..._core import compile_cache, settings
 from ..._core.array import Array
-from ..._core.devices import Device, DeviceKind
+from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.dtypes import FROM_NUMPY, DType
 from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
@@ -421,9 +421,9 @@ def run_compiled(
         if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
             with jax.enable_x64(True):
                 if node.host:  # a buffer the host may write (host_buffer): a copy, placed at each run
-                    leaf_values[i] = jax.device_put(node.value.copy(), device.jax_device)
+                    leaf_values[i] = jax_put(node.value.copy(), device.jax_device)
                 else:
-                    node.value = leaf_values[i] = jax.device_put(node.value, device.jax_device)
+                    node.value = leaf_values[i] = jax_put(node.value, device.jax_device)
     donated = [v for v, d in zip(leaf_values, key.donate) if d]
     kept = [v for v, d in zip(leaf_values, key.donate) if not d]
     if copy_donated:
@@ -464,8 +464,11 @@ def _place(device: Device, arrays: list[np.ndarray]) -> list[Any]:
     scalars: PackedScalars.placed_pack)."""
     import jax
 
+    target = placement_of(device).constants_target()
+    if target is device.jax_device:  # (one device: jax's C++ transfer, see jax_put)
+        return [jax_put(a, target) for a in arrays]
     with jax.enable_x64(True):
-        return jax.device_put(arrays, placement_of(device).constants_target())
+        return jax.device_put(arrays, target)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
