@@ -1126,10 +1126,12 @@ def _signed_step(ns: Any, x: Any, a: float, b: float) -> Any:
 
 
 def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(override_settings):
-    """A barrier loop's packed scalars that repeat run from arrays placed on the device
-    (PackedScalars.placed_pack): same bits as eager at every step, and a change of any bit of a
-    scalar, -0.0 after 0.0 included (equal as numbers), is read at once, never the placed
-    value; a NaN repeated is still a hit."""
+    """A barrier loop's packed scalars run from arrays placed on the device
+    (PackedScalars.placed_pack), reused while their bits repeat: same bits as eager at every
+    step, and a change of any bit of a scalar, -0.0 after 0.0 included (equal as numbers), is
+    read at once, never the placed value; a NaN repeated is still a hit. The jitted program is
+    traced and compiled once: jax keys its calls by whether an argument is committed, so
+    passing NumPy arrays at some runs and placed ones at others would compile it twice."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     host = np.array([2.0, 3.0, -1.5, 0.0], dtype=np.float64)
     x = xp.asarray(host, device=LAZY)
@@ -1139,7 +1141,7 @@ def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(ov
         + [(0.0, -0.0)] * 2
         + [(-0.0, -0.0), (-0.0, 0.0), (math.nan, 1.0), (math.nan, 1.0), (0.5, 0.25)]
     )
-    placed_at = []
+    placed = []
     for a, b in runs:
         y = _signed_step(xp, x, a, b)
         xp.lazy_barrier()
@@ -1150,9 +1152,12 @@ def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(ov
             for _, p in _runtime.RUNTIME.programs.items()
             if p.packing is not None and p.compiled and p.key.leaf_avals == (((4,), np.dtype(np.float64)),)
         ]
-        placed_at.append(program.packing.placed is not None)
-    # placed from a value's second run in a row on; every change of bits runs from NumPy again
-    assert placed_at == [False, True, True, False, True, False, False, False, True, False]
+        assert all(type(v) is not np.ndarray for v in program.packing.placed)
+        placed.append(program.packing.placed)
+    # the placed arrays are the last run's while the bits repeat, new ones at every change
+    reused = [now is before for before, now in zip(placed, placed[1:])]
+    assert reused == [True, True, False, True, False, False, False, True, False]
+    assert program.compiled.func._cache_size() == 1
 
 
 def test_packed_scalars_pack_only_exact_floats_and_ints():
