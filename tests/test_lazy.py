@@ -1250,3 +1250,40 @@ def test_a_matmul_of_untransposed_operands_skips_the_rewrite(monkeypatch):
     folded = xp.matrix_transpose(b) @ xp.matrix_transpose(a)
     assert calls == ["matmul"] and any(folded._data.call.params["transposed"])
     assert np.array_equal(np.asarray(folded), np.asarray(plain).T)
+
+
+def test_each_compiled_program_is_compiled_by_jax_once(override_settings):
+    """jax keys a jitted function's calls by its arguments' avals and whether each is committed,
+    so an argument passed as a NumPy array at one run and as a placed array at another (an
+    interpreted leaf, a packed scalar) would make jax trace and compile the same program again,
+    unseen by x10array's counters. Typical loops (a stencil with a barrier per step, an Adam
+    fit, reads of new NumPy leaves, scalars that change and repeat), every graph compiled:
+    each program's jitted function holds one entry."""
+    from x10array.autodiff import value_and_grad
+    from x10array.optim import Adam
+
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    before = {id(p) for _, p in _runtime.RUNTIME.programs.items()}
+    rng = np.random.default_rng(7)
+    u = xp.asarray(rng.standard_normal((16, 16)), device=LAZY)
+    for step in range(6):  # slices, slice writes, floats that repeat and change
+        lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1]
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + (0.1 if step % 3 else 0.2) * lap
+        xp.lazy_barrier()
+    X = xp.asarray(rng.standard_normal((40, 5)), device=LAZY)
+    y = xp.asarray(rng.standard_normal(40), device=LAZY)
+    grad = value_and_grad(lambda w: xp.mean((X @ w - y) ** 2))
+    opt = Adam(learning_rate=0.05)
+    w = xp.zeros(5, dtype=xp.float64, device=LAZY)
+    state = opt.init(w)
+    for _ in range(6):
+        _, g = grad(w)
+        w, state = opt.update(w, g, state)
+        xp.lazy_barrier()
+    for _ in range(4):  # an interpreted value read by a compiled program, new at each run
+        leaf = xp.asarray(rng.standard_normal(64), device=LAZY)
+        float(xp.sum(xp.sqrt(xp.abs(leaf)) * 0.5 + 1.5 * leaf - 2.5))
+    programs = [p for _, p in _runtime.RUNTIME.programs.items() if id(p) not in before and p.compiled is not None]
+    assert len(programs) >= 3
+    for p in programs:
+        assert p.compiled.func._cache_size() == 1, p.key.ops[:3]
