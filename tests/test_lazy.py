@@ -1155,6 +1155,38 @@ def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(ov
     assert placed_at == [False, True, True, False, True, False, False, False, True, False]
 
 
+def test_placed_pack_tells_repeats_by_bits_and_an_int_past_int64_raises_as_numpy_does():
+    """PackedScalars.placed_pack reads its scalars' bits without making the arrays (`struct`):
+    the first sighting gives `pack`'s arrays, a repeat of the same bits the placed ones, -0.0
+    after 0.0 is a change; an int beyond int64 raises NumPy's OverflowError, as `pack` does
+    (not struct's error)."""
+    ops = ((None, (), (*[("s", i, float) for i in range(4)], ("s", 4, int), ("s", 5, int), ("s", 6, bool))),)
+    packing = _program.PackedScalars.of(ops)
+    assert packing is not None and len(packing.groups) == 2
+    placed: list[Any] = []
+
+    def place(arrays: list[np.ndarray]) -> list[str]:
+        placed.append([a.copy() for a in arrays])
+        return ["on the device"]
+
+    scalars = [0.5, 0.0, math.nan, 1e-300, 7, -(2**63), True]
+    for i in range(3):
+        packed, others = packing.placed_pack(list(scalars), place)
+        assert others == [True]
+        if i == 0:
+            want = packing.pack(scalars)[0]
+            assert [a.dtype for a in packed] == [np.float64, np.int64]
+            for got, w in zip(packed, want):
+                np.testing.assert_array_equal(got.view(np.uint64), w.view(np.uint64))
+        else:
+            assert packed == ["on the device"]
+    assert len(placed) == 1
+    packed, _ = packing.placed_pack([0.5, -0.0, math.nan, 1e-300, 7, -(2**63), True], place)
+    assert packed != ["on the device"] and math.copysign(1.0, packed[0][1]) == -1.0
+    with pytest.raises(OverflowError):
+        packing.placed_pack([0.5, 0.0, 1.0, 2.0, 2**63, 1, True], place)
+
+
 def test_packed_scalars_pack_only_exact_floats_and_ints():
     """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
     PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)

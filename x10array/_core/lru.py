@@ -46,9 +46,13 @@ class LRU:
     `get` and `put` count as uses. `on_evict([(key, value), ...])` is called after each
     eviction pass with what it evicted.
     `entries` is the underlying dict of `key -> [value, last use]`, for hot paths that inline
-    `get` (look up, then store `tick()` into the entry's second slot)."""
+    `get` (look up, then store `tick()` into the entry's second slot). `changes` is the tick of
+    its last insertion or removal (`put`, `pop`, `clear`, evictions; not writes to `entries`
+    itself; the clock is global, so no other cache has the same): a caller that kept an entry
+    may use it without a lookup while `changes` is the same (the lazy barrier's plans keep
+    their program's: program._planned)."""
 
-    __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "__weakref__")
+    __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "changes", "__weakref__")
 
     def __init__(
         self,
@@ -65,6 +69,7 @@ class LRU:
         self._batch = batch
         self.entries: dict[Any, list[Any]] = {}
         self.evictions = 0
+        self.changes = tick()
         self.on_evict = on_evict
         if register:
             _registry[name] = self
@@ -92,6 +97,7 @@ class LRU:
     def put(self, key: Any, value: Any) -> Any:
         """Store `value` (the most recently used entry now); returns it."""
         self.entries[key] = [value, tick()]
+        self.changes = tick()
         if len(self.entries) > self.maxsize:
             self._evict()
         return value
@@ -107,6 +113,7 @@ class LRU:
         else:
             oldest = sorted(snapshot, key=_last_use)[:excess]
         evicted = [(key, entry[0]) for key, entry in oldest if entries.pop(key, None) is not None]
+        self.changes = tick()
         self.evictions += len(evicted)  # (another thread may have dropped some)
         if self.on_evict is not None and evicted:
             self.on_evict(evicted)
@@ -122,10 +129,12 @@ class LRU:
 
     def pop(self, key: Any, default: Any = None) -> Any:
         entry = self.entries.pop(key, None)
+        self.changes = tick()
         return default if entry is None else entry[0]
 
     def clear(self) -> None:
         self.entries.clear()
+        self.changes = tick()
 
     def items(self) -> list[tuple[Any, Any]]:
         """(key, value) pairs, least recently used first."""
