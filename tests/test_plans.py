@@ -285,9 +285,10 @@ def test_a_plan_whose_program_left_the_cache_walks_again() -> None:
 
 @pytest.mark.parametrize("how", ["pop", "evict", "replace"])
 def test_a_plan_does_not_run_a_program_the_cache_no_longer_holds(how: str, monkeypatch: Any) -> None:
-    """A plan keeps its program's cache entry (Plan.entry) and uses it while the cache's
-    `changes` are the same: a program popped, evicted, or a cache replaced meanwhile makes the
-    plan look again (and walk, the program gone), never run the entry it kept."""
+    """A plan keeps its program's cache entry (Plan.entry, weakly: a program popped or evicted
+    is freed, the plan does not keep it) and uses it while the cache's `changes` are the same:
+    a program popped, evicted, or a cache replaced meanwhile makes the plan look again (and
+    walk, the program gone), never run the entry it kept."""
     from x10array._core import lru as _lru
 
     x = xp.ones(3, device=LAZY)
@@ -301,13 +302,16 @@ def test_a_plan_does_not_run_a_program_the_cache_no_longer_holds(how: str, monke
         programs.pop(key)
     elif how == "evict":  # (the plan's program the least recently used: evicted by a bound of 1)
         small = _lru.LRU("test programs", 1, register=False)
-        small.entries.update(programs.entries)
+        small.put(key, programs[key])
         monkeypatch.setattr(_runtime.RUNTIME, "programs", small)
         a = x * 2.0 + 1.0
         xp.lazy_barrier()  # (the plan looks its program up in the new cache, and keeps it)
         small.put("another key", None)  # evicts it
     else:
         monkeypatch.setattr(_runtime.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    if how != "replace":  # (the plan's reference is weak: the program left with its entry)
+        kept = [p for _, plans in _runtime.RUNTIME.plans.items() for p in plans if p.key == key]
+        assert kept and all(p.entry() is None for p in kept)
     before = xp.metrics()
     a = x * 2.0 + 1.0
     xp.lazy_barrier()

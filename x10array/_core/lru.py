@@ -38,6 +38,13 @@ tick: Callable[[], int] = itertools.count().__next__
 _registry: weakref.WeakValueDictionary[str, LRU] = weakref.WeakValueDictionary()
 
 
+class Entry(list):  # type: ignore[type-arg]
+    """A cache entry, `[value, last use]`: a list that can be referred to weakly (a lazy plan
+    keeps its program's entry so, program._planned: it never keeps an evicted program alive)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class LRU:
     """A mapping of at most `maxsize` entries; past it, the least recently used are evicted.
 
@@ -50,7 +57,7 @@ class LRU:
     its last insertion or removal (`put`, `pop`, `clear`, evictions; not writes to `entries`
     itself; the clock is global, so no other cache has the same): a caller that kept an entry
     may use it without a lookup while `changes` is the same (the lazy barrier's plans keep
-    their program's: program._planned)."""
+    their program's, weakly: program._planned)."""
 
     __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "changes", "__weakref__")
 
@@ -96,7 +103,7 @@ class LRU:
 
     def put(self, key: Any, value: Any) -> Any:
         """Store `value` (the most recently used entry now); returns it."""
-        self.entries[key] = [value, tick()]
+        self.entries[key] = Entry((value, tick()))
         self.changes = tick()
         if len(self.entries) > self.maxsize:
             self._evict()

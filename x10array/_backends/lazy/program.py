@@ -23,6 +23,7 @@ import functools
 import math
 import struct
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import eq, gt, itemgetter
@@ -392,11 +393,11 @@ class Plan:
         self.inner = [k for k in range(len(self.slots)) if not self.head_slot[k]]
         self.inner_known = [self.slot_uses[k] + 2 + _MAP_OWN for k in self.inner]  # (+ the list mapped)
         self.inner_of = _members(self.inner)  # (the values of those slots, as a tuple: one C call)
-        # its program's entry in the program cache, valid while the cache's `changes` are these
-        # (an entry of the cache's own, which no insertion or removal since has touched): a
-        # repeated step's hit refreshes its last use without hashing the key (~2-4 us, the
-        # Adam fit's 32 operations)
-        self.entry: list[Any] | None = None
+        # its program's entry in the program cache (a weak reference: a plan never keeps a
+        # program the cache dropped), valid while the cache's `changes` are these (an entry of
+        # the cache's own, which no insertion or removal since has touched): a repeated step's
+        # hit refreshes its last use without hashing the key (~2-4 us, the Adam fit's 32 operations)
+        self.entry: Any = _NO_ENTRY
         self.changes = -1
         self.leaf_known = [u + 1 + _MAP_OWN for u in self.leaf_uses]
         # `follow` generated for these steps (trace.follower), from FOLLOWER_AFTER hits on
@@ -415,6 +416,10 @@ class Plan:
         self.hits += 1
         if self.generated is None and self.hits >= FOLLOWER_AFTER and len(self.steps) <= FOLLOWER_STEPS:
             self.generated = follower(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots))
+
+
+def _NO_ENTRY() -> None:  # (a Plan's `entry` before its first hit: a dead weak reference)
+    return None
 
 
 # the hits after which a plan follows by a generated function (trace.follower), and the most
@@ -537,13 +542,12 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
         return None
     if not reshaped:
         programs = RUNTIME.programs
-        if plan.changes == programs.changes:  # (the entry found last time is still the cache's)
-            entry = plan.entry
-        else:
+        entry = plan.entry() if plan.changes == programs.changes else None  # (the one found last time)
+        if entry is None:
             entry = programs.entries.get(key)
             if entry is None:  # (evicted: built again by the walk's path)
                 return None
-            plan.entry, plan.changes = entry, programs.changes
+            plan.entry, plan.changes = weakref.ref(entry), programs.changes
         entry[1] = tick()  # (a use: LRU.get's)
         program = entry[0]
         targets.extend([internal[k] for k in plan.joined_order])
