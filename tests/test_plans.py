@@ -301,14 +301,16 @@ def test_a_plan_does_not_run_a_program_the_cache_no_longer_holds(how: str, monke
     if how == "pop":
         programs.pop(key)
     elif how == "evict":  # (the plan's program the least recently used: evicted by a bound of 1)
-        small = _lru.LRU("test programs", 1, register=False)
+        small = _lru.LRU("test programs", 1, register=False, weak_entries=True)
         small.put(key, programs[key])
         monkeypatch.setattr(_runtime.RUNTIME, "programs", small)
         a = x * 2.0 + 1.0
         xp.lazy_barrier()  # (the plan looks its program up in the new cache, and keeps it)
         small.put("another key", None)  # evicts it
     else:
-        monkeypatch.setattr(_runtime.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+        monkeypatch.setattr(
+            _runtime.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False, weak_entries=True)
+        )
     if how != "replace":  # (the plan's reference is weak: the program left with its entry)
         kept = [p for _, plans in _runtime.RUNTIME.plans.items() for p in plans if p.key == key]
         assert kept and all(p.entry() is None for p in kept)

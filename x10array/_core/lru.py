@@ -57,9 +57,12 @@ class LRU:
     its last insertion or removal (`put`, `pop`, `clear`, evictions; not writes to `entries`
     itself; the clock is global, so no other cache has the same): a caller that kept an entry
     may use it without a lookup while `changes` is the same (the lazy barrier's plans keep
-    their program's, weakly: program._planned)."""
+    their program's, weakly: program._planned; `weak_entries` makes its entries `Entry`s,
+    which can be referred to weakly)."""
 
-    __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "changes", "__weakref__")
+    __slots__ = (
+        "name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "changes", "weak_entries", "__weakref__",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -68,6 +71,7 @@ class LRU:
         batch: int | Callable[[int], int] = 1,
         on_evict: Callable[[list[tuple[Any, Any]]], None] | None = None,
         register: bool = True,
+        weak_entries: bool = False,
     ):
         if not callable(maxsize) and maxsize < 1:
             raise ValueError(f"{name}: the cache bound must be at least 1, got {maxsize}")
@@ -77,6 +81,7 @@ class LRU:
         self.entries: dict[Any, list[Any]] = {}
         self.evictions = 0
         self.changes = tick()
+        self.weak_entries = weak_entries  # entries are `Entry`s (else plain lists: faster to index)
         self.on_evict = on_evict
         if register:
             _registry[name] = self
@@ -103,7 +108,7 @@ class LRU:
 
     def put(self, key: Any, value: Any) -> Any:
         """Store `value` (the most recently used entry now); returns it."""
-        self.entries[key] = Entry((value, tick()))
+        self.entries[key] = Entry((value, tick())) if self.weak_entries else [value, tick()]
         self.changes = tick()
         if len(self.entries) > self.maxsize:
             self._evict()

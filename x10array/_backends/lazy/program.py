@@ -36,7 +36,7 @@ from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
 from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
-from ..._core.lru import tick
+from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY, SIGN_STEPS
 from ..._core.primitive import Primitive
@@ -547,7 +547,9 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
             entry = programs.entries.get(key)
             if entry is None:  # (evicted: built again by the walk's path)
                 return None
-            plan.entry, plan.changes = weakref.ref(entry), programs.changes
+            # (an LRU without weak_entries, a test's: looked up at every hit)
+            plan.entry = weakref.ref(entry) if type(entry) is Entry else _NO_ENTRY
+            plan.changes = programs.changes
         entry[1] = tick()  # (a use: LRU.get's)
         program = entry[0]
         targets.extend([internal[k] for k in plan.joined_order])
