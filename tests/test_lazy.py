@@ -1155,6 +1155,45 @@ def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(ov
     assert placed_at == [False, True, True, False, True, False, False, False, True, False]
 
 
+def test_packed_scalars_placed_on_the_device_compile_nothing_more(override_settings):
+    """A barrier program whose packed scalars repeat runs from arrays placed on the device from
+    its second run on (PackedScalars.placed_pack): placed uncommitted, as jax places the NumPy
+    arrays of the first run, so jax does not compile the program a second time (committed
+    arrays made it: XLA compiles counted by jax's own compile event), and a change of the
+    scalars afterwards compiles nothing either."""
+    import jax.monitoring
+    from jax._src.dispatch import BACKEND_COMPILE_EVENT
+
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    compiles: list[str] = []
+
+    def listen(event: str, duration: float, **kwargs: Any) -> None:
+        if event == BACKEND_COMPILE_EVENT:
+            compiles.append(event)
+
+    host = np.array([2.0, 3.0, -1.5, 0.0], dtype=np.float64)
+    x = xp.asarray(host, device=LAZY)
+    e = xp.asarray(host, device=EAGER)
+    y = _signed_step(xp, x, 0.5, 0.25)  # (its first run: the program compiled)
+    xp.lazy_barrier(wait=True)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for a, b in [(0.5, 0.25)] * 3 + [(0.75, -0.0)] * 2:
+            y = _signed_step(xp, x, a, b)
+            xp.lazy_barrier(wait=True)
+            want = np.asarray(_signed_step(xp, e, a, b))
+            np.testing.assert_array_equal(np.asarray(y).view(np.uint64), want.view(np.uint64))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    (program,) = [
+        p
+        for _, p in _runtime.RUNTIME.programs.items()
+        if p.packing is not None and p.compiled and p.key.leaf_avals == (((4,), np.dtype(np.float64)),)
+    ]
+    assert program.packing.placed is not None  # (the last runs ran from placed arrays)
+    assert compiles == []
+
+
 def test_placed_pack_tells_repeats_by_bits_and_an_int_past_int64_raises_as_numpy_does():
     """PackedScalars.placed_pack reads its scalars' bits without making the arrays (`struct`):
     the first sighting gives `pack`'s arrays, a repeat of the same bits the placed ones, -0.0

@@ -436,7 +436,7 @@ def run_compiled(
         if packing is None:
             scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
         else:
-            scalars = packing.placed_pack(traced.scalars, functools.partial(_place, device))
+            scalars = packing.placed_pack(traced.scalars, placement_of(device).place_scalars)
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):
         if first:
@@ -459,15 +459,6 @@ def run_compiled(
     placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
     program.compiled = compiled
     count_compiled_run(program, key, first, elapsed, len(donated), loaded)
-
-
-def _place(device: Device, arrays: list[np.ndarray]) -> list[Any]:
-    """Host arrays placed where a program of `device` reads its constants (a barrier's packed
-    scalars: PackedScalars.placed_pack)."""
-    import jax
-
-    with jax.enable_x64(True):
-        return jax.device_put(arrays, placement_of(device).constants_target())
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:

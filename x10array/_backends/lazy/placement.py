@@ -105,6 +105,17 @@ class SingleDevice:
     def constants_target(self) -> Any:
         return self.device.jax_device
 
+    def place_scalars(self, arrays: list[np.ndarray]) -> list[Any]:
+        """A barrier's packed scalars placed on the device for its programs' runs
+        (program.PackedScalars.placed_pack): uncommitted, as jax places a NumPy argument, so a
+        program that ran with the NumPy arrays runs with these without compiling again (jax
+        keys its compiled programs on whether an argument is committed to a device: a
+        committed array made it compile each such program a second time)."""
+        import jax
+
+        with jax.enable_x64(True), jax.default_device(self.device.jax_device):
+            return jax.device_put(arrays)
+
     def layout_keeper(self) -> Callable[[Node], None] | None:
         """What keeps the layout of an array rebound in place (given its new pending node):
         None here, where values have no layout."""
@@ -172,6 +183,12 @@ class OnMesh(SingleDevice):
 
     def constants_target(self) -> Any:
         return jax_sharding(self.device.mesh, ())  # replicated
+
+    def place_scalars(self, arrays: list[np.ndarray]) -> list[Any]:
+        import jax
+
+        with jax.enable_x64(True):
+            return jax.device_put(arrays, self.constants_target())
 
     def layout_keeper(self) -> Callable[[Node], None] | None:
         return spmd.inherit_layout
