@@ -48,6 +48,29 @@ def test_lru_batch_eviction_keeps_the_most_recent():
         assert len(cache) <= 8
 
 
+def test_lru_changes_move_at_each_insertion_and_removal_and_no_two_caches_share_them():
+    """`changes` (what a lazy plan checks before using the program entry it kept): a new tick
+    at every put, pop, clear and eviction, never at a get; and a new cache's is none of
+    another's (a test replacing the program cache with a fresh LRU must not see an old entry)."""
+    cache = _lru.LRU("test", 2, register=False)
+    seen = [cache.changes]
+    for step in (
+        lambda: cache.put("a", 1),
+        lambda: cache.put("b", 2),
+        lambda: cache.put("c", 3),  # (evicts a)
+        lambda: cache.pop("b"),
+        lambda: cache.clear(),
+    ):
+        step()
+        assert cache.changes not in seen
+        seen.append(cache.changes)
+    cache.put("d", 4)
+    changes = cache.changes
+    assert cache.get("d") == 4 and cache.get("zz") is None and cache.changes == changes
+    other = _lru.LRU("test", 2, register=False)
+    assert other.changes != cache.changes and other.changes not in seen
+
+
 def test_lru_rejects_a_bound_below_one():
     try:
         _lru.LRU("lazy programs", 0, register=False)

@@ -1160,6 +1160,75 @@ def test_packed_scalars_repeated_are_placed_once_and_a_change_of_bits_is_read(ov
     assert program.compiled.func._cache_size() == 1
 
 
+def test_packed_scalars_placed_on_the_device_compile_nothing_more(override_settings):
+    """A barrier program whose packed scalars repeat runs from arrays placed on the device from
+    its second run on (PackedScalars.placed_pack): placed uncommitted, as jax places the NumPy
+    arrays of the first run, so jax does not compile the program a second time (committed
+    arrays made it: XLA compiles counted by jax's own compile event), and a change of the
+    scalars afterwards compiles nothing either."""
+    import jax.monitoring
+    from jax._src.dispatch import BACKEND_COMPILE_EVENT
+
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    compiles: list[str] = []
+
+    def listen(event: str, duration: float, **kwargs: Any) -> None:
+        if event == BACKEND_COMPILE_EVENT:
+            compiles.append(event)
+
+    host = np.array([2.0, 3.0, -1.5, 0.0], dtype=np.float64)
+    x = xp.asarray(host, device=LAZY)
+    e = xp.asarray(host, device=EAGER)
+    y = _signed_step(xp, x, 0.5, 0.25)  # (its first run: the program compiled)
+    xp.lazy_barrier(wait=True)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for a, b in [(0.5, 0.25)] * 3 + [(0.75, -0.0)] * 2:
+            y = _signed_step(xp, x, a, b)
+            xp.lazy_barrier(wait=True)
+            want = np.asarray(_signed_step(xp, e, a, b))
+            np.testing.assert_array_equal(np.asarray(y).view(np.uint64), want.view(np.uint64))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    (program,) = [
+        p
+        for _, p in _runtime.RUNTIME.programs.items()
+        if p.packing is not None and p.compiled and p.key.leaf_avals == (((4,), np.dtype(np.float64)),)
+    ]
+    assert program.packing.placed is not None  # (the last runs ran from placed arrays)
+    assert compiles == []
+
+
+def test_placed_pack_tells_repeats_by_bits_and_an_int_past_int64_raises_as_numpy_does():
+    """PackedScalars.placed_pack reads its scalars' bits without making the arrays (`struct`):
+    the first sighting places `pack`'s arrays, a repeat of the same bits gives the placed ones
+    again without placing, -0.0 after 0.0 is a change (placed anew); an int beyond int64 raises
+    NumPy's OverflowError, as `pack` does (not struct's error)."""
+    ops = ((None, (), (*[("s", i, float) for i in range(4)], ("s", 4, int), ("s", 5, int), ("s", 6, bool))),)
+    packing = _program.PackedScalars.of(ops)
+    assert packing is not None and len(packing.groups) == 2
+    placed: list[list[np.ndarray]] = []
+
+    def place(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        placed.append([a.copy() for a in arrays])
+        return placed[-1]
+
+    scalars = [0.5, 0.0, math.nan, 1e-300, 7, -(2**63), True]
+    results = []
+    for _ in range(3):
+        packed, others = packing.placed_pack(list(scalars), place)
+        assert others == [True]
+        results.append(packed)
+    assert len(placed) == 1 and results[0] is results[1] is results[2] is placed[0]
+    assert [a.dtype for a in placed[0]] == [np.float64, np.int64]
+    for got, want in zip(placed[0], packing.pack(scalars)[0]):
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    packed, _ = packing.placed_pack([0.5, -0.0, math.nan, 1e-300, 7, -(2**63), True], place)
+    assert len(placed) == 2 and packed is placed[1] and math.copysign(1.0, packed[0][1]) == -1.0
+    with pytest.raises(OverflowError):
+        packing.placed_pack([0.5, 0.0, 1.0, 2.0, 2**63, 1, True], place)
+
+
 def test_packed_scalars_pack_only_exact_floats_and_ints():
     """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
     PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)

@@ -283,6 +283,44 @@ def test_a_plan_whose_program_left_the_cache_walks_again() -> None:
     assert hits(before) == 1  # (a plan of the new program)
 
 
+@pytest.mark.parametrize("how", ["pop", "evict", "replace"])
+def test_a_plan_does_not_run_a_program_the_cache_no_longer_holds(how: str, monkeypatch: Any) -> None:
+    """A plan keeps its program's cache entry (Plan.entry, weakly: a program popped or evicted
+    is freed, the plan does not keep it) and uses it while the cache's `changes` are the same:
+    a program popped, evicted, or a cache replaced meanwhile makes the plan look again (and
+    walk, the program gone), never run the entry it kept."""
+    from x10array._core import lru as _lru
+
+    x = xp.ones(3, device=LAZY)
+    xp.lazy_barrier()
+    for _ in range(3):
+        a = x * 2.0 + 1.0
+        xp.lazy_barrier()
+    programs = _runtime.RUNTIME.programs
+    (key,) = [k for k, p in programs.items() if p.key.leaf_avals == (((3,), np.dtype(np.float64)),)][-1:]
+    if how == "pop":
+        programs.pop(key)
+    elif how == "evict":  # (the plan's program the least recently used: evicted by a bound of 1)
+        small = _lru.LRU("test programs", 1, register=False, weak_entries=True)
+        small.put(key, programs[key])
+        monkeypatch.setattr(_runtime.RUNTIME, "programs", small)
+        a = x * 2.0 + 1.0
+        xp.lazy_barrier()  # (the plan looks its program up in the new cache, and keeps it)
+        small.put("another key", None)  # evicts it
+    else:
+        monkeypatch.setattr(
+            _runtime.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False, weak_entries=True)
+        )
+    if how != "replace":  # (the plan's reference is weak: the program left with its entry)
+        kept = [p for _, plans in _runtime.RUNTIME.plans.items() for p in plans if p.key == key]
+        assert kept and all(p.entry() is None for p in kept)
+    before = xp.metrics()
+    a = x * 2.0 + 1.0
+    xp.lazy_barrier()
+    assert hits(before) == 0
+    np.testing.assert_array_equal(np.asarray(a), [3.0, 3.0, 3.0])
+
+
 def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) -> None:
     x = xp.ones(3, device=LAZY)
     for _ in range(3):

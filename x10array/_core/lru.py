@@ -38,6 +38,13 @@ tick: Callable[[], int] = itertools.count().__next__
 _registry: weakref.WeakValueDictionary[str, LRU] = weakref.WeakValueDictionary()
 
 
+class Entry(list):  # type: ignore[type-arg]
+    """A cache entry, `[value, last use]`: a list that can be referred to weakly (a lazy plan
+    keeps its program's entry so, program._planned: it never keeps an evicted program alive)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class LRU:
     """A mapping of at most `maxsize` entries; past it, the least recently used are evicted.
 
@@ -46,9 +53,16 @@ class LRU:
     `get` and `put` count as uses. `on_evict([(key, value), ...])` is called after each
     eviction pass with what it evicted.
     `entries` is the underlying dict of `key -> [value, last use]`, for hot paths that inline
-    `get` (look up, then store `tick()` into the entry's second slot)."""
+    `get` (look up, then store `tick()` into the entry's second slot). `changes` is the tick of
+    its last insertion or removal (`put`, `pop`, `clear`, evictions; not writes to `entries`
+    itself; the clock is global, so no other cache has the same): a caller that kept an entry
+    may use it without a lookup while `changes` is the same (the lazy barrier's plans keep
+    their program's, weakly: program._planned; `weak_entries` makes its entries `Entry`s,
+    which can be referred to weakly)."""
 
-    __slots__ = ("name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "__weakref__")
+    __slots__ = (
+        "name", "_maxsize", "_batch", "entries", "evictions", "on_evict", "changes", "weak_entries", "__weakref__",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -57,6 +71,7 @@ class LRU:
         batch: int | Callable[[int], int] = 1,
         on_evict: Callable[[list[tuple[Any, Any]]], None] | None = None,
         register: bool = True,
+        weak_entries: bool = False,
     ):
         if not callable(maxsize) and maxsize < 1:
             raise ValueError(f"{name}: the cache bound must be at least 1, got {maxsize}")
@@ -65,6 +80,8 @@ class LRU:
         self._batch = batch
         self.entries: dict[Any, list[Any]] = {}
         self.evictions = 0
+        self.changes = tick()
+        self.weak_entries = weak_entries  # entries are `Entry`s (else plain lists: faster to index)
         self.on_evict = on_evict
         if register:
             _registry[name] = self
@@ -91,7 +108,8 @@ class LRU:
 
     def put(self, key: Any, value: Any) -> Any:
         """Store `value` (the most recently used entry now); returns it."""
-        self.entries[key] = [value, tick()]
+        self.entries[key] = Entry((value, tick())) if self.weak_entries else [value, tick()]
+        self.changes = tick()
         if len(self.entries) > self.maxsize:
             self._evict()
         return value
@@ -107,6 +125,7 @@ class LRU:
         else:
             oldest = sorted(snapshot, key=_last_use)[:excess]
         evicted = [(key, entry[0]) for key, entry in oldest if entries.pop(key, None) is not None]
+        self.changes = tick()
         self.evictions += len(evicted)  # (another thread may have dropped some)
         if self.on_evict is not None and evicted:
             self.on_evict(evicted)
@@ -122,10 +141,12 @@ class LRU:
 
     def pop(self, key: Any, default: Any = None) -> Any:
         entry = self.entries.pop(key, None)
+        self.changes = tick()
         return default if entry is None else entry[0]
 
     def clear(self) -> None:
         self.entries.clear()
+        self.changes = tick()
 
     def items(self) -> list[tuple[Any, Any]]:
         """(key, value) pairs, least recently used first."""

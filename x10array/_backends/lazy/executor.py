@@ -20,6 +20,7 @@ import time
 import types
 import warnings
 import weakref
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -417,15 +418,16 @@ def run_compiled(
     # an interpreted run, which reads them where they are; a NumPy view leaf, `pts[:, 0]`, is
     # placed again at every run, see _CostModel.place_seconds; Program.ran_compiled compares it)
     start = time.perf_counter()
-    for i, node in enumerate(traced.leaves):
-        if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
-            with jax.enable_x64(True):
-                if node.host:  # a buffer the host may write (host_buffer): a copy, placed at each run
-                    leaf_values[i] = jax_put(node.value.copy(), device.jax_device)
-                else:
-                    node.value = leaf_values[i] = jax_put(node.value, device.jax_device)
-    donated = [v for v, d in zip(leaf_values, key.donate) if d]
-    kept = [v for v, d in zip(leaf_values, key.donate) if not d]
+    if _ndarray in map(type, leaf_values):  # (a repeated step's leaves are all placed: one C-level pass)
+        for i, node in enumerate(traced.leaves):
+            if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
+                with jax.enable_x64(True):
+                    if node.host:  # a buffer the host may write (host_buffer): a copy, placed at each run
+                        leaf_values[i] = jax_put(node.value.copy(), device.jax_device)
+                    else:
+                        node.value = leaf_values[i] = jax_put(node.value, device.jax_device)
+    donated = list(compress(leaf_values, key.donate))
+    kept = list(compress(leaf_values, program.keeps))
     if copy_donated:
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
@@ -434,7 +436,7 @@ def run_compiled(
         if packing is None:
             scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
         else:
-            scalars = packing.placed_pack(traced.scalars, functools.partial(_place, device))
+            scalars = packing.placed_pack(traced.scalars, placement_of(device).place_scalars)
     loaded = False
     with jax.enable_x64(True), jax.default_device(device.jax_device):
         if first:
@@ -457,18 +459,6 @@ def run_compiled(
     placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
     program.compiled = compiled
     count_compiled_run(program, key, first, elapsed, len(donated), loaded)
-
-
-def _place(device: Device, arrays: list[np.ndarray]) -> list[Any]:
-    """Host arrays placed where a program of `device` reads its constants (a barrier's packed
-    scalars: PackedScalars.placed_pack)."""
-    import jax
-
-    target = placement_of(device).constants_target()
-    if target is device.jax_device:  # (one device: jax's C++ transfer, see jax_put)
-        return [jax_put(a, target) for a in arrays]
-    with jax.enable_x64(True):
-        return jax.device_put(arrays, target)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
@@ -560,6 +550,7 @@ def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
 _SIGNALS = tuple(s for s in _signal.valid_signals() if s not in (_signal.SIGKILL, _signal.SIGSTOP))
 _MAIN_THREAD = threading.main_thread().ident
 _FunctionType = types.FunctionType
+_ndarray = np.ndarray
 
 
 def _main_thread() -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core.devices import Device, DeviceKind
+from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.mesh import jax_sharding
 from ..._core.xla_options import compiler_options
 from . import spmd
@@ -105,6 +105,14 @@ class SingleDevice:
     def constants_target(self) -> Any:
         return self.device.jax_device
 
+    def place_scalars(self, arrays: list[np.ndarray]) -> list[Any]:
+        """A barrier's packed scalars placed on the device for its programs' runs
+        (program.PackedScalars.placed_pack), with jax's C++ transfer (`jax_put`: committed to
+        the device, as the program's placed leaves are; every run passes placed arrays, so jax
+        keeps one compiled program for the call)."""
+        target = self.device.jax_device
+        return [jax_put(a, target) for a in arrays]
+
     def layout_keeper(self) -> Callable[[Node], None] | None:
         """What keeps the layout of an array rebound in place (given its new pending node):
         None here, where values have no layout."""
@@ -172,6 +180,12 @@ class OnMesh(SingleDevice):
 
     def constants_target(self) -> Any:
         return jax_sharding(self.device.mesh, ())  # replicated
+
+    def place_scalars(self, arrays: list[np.ndarray]) -> list[Any]:
+        import jax
+
+        with jax.enable_x64(True):
+            return jax.device_put(arrays, self.constants_target())
 
     def layout_keeper(self) -> Callable[[Node], None] | None:
         return spmd.inherit_layout

@@ -21,10 +21,12 @@ import collections
 import contextlib
 import functools
 import math
+import struct
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from operator import eq, gt
+from operator import eq, gt, itemgetter
 from sys import getrefcount
 from typing import Any
 
@@ -34,6 +36,7 @@ from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
 from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
+from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COST_LIBRARY, SIGN_STEPS
 from ..._core.primitive import Primitive
@@ -90,7 +93,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack", "packing", "plan_tries", "schedule", "run_costs",
+        "pack", "packing", "plan_tries", "schedule", "run_costs", "keeps",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -109,6 +112,7 @@ class Program:
         self.interpreted = 0.0  # what a compile would have saved on its interpreted runs so far (`saving`)
         self.compiled: Any = None
         self.key = key
+        self.keeps = tuple([not d for d in key.donate])  # per leaf, whether a run keeps it (not donated)
         self.unpack = unpack
         self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedScalars.pack)
         self.packing: PackedScalars | None = None  # a barrier's: the PackedScalars whose `pack` that is
@@ -362,6 +366,7 @@ class Plan:
     __slots__ = (
         "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
         "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated", "inner", "inner_known", "leaf_known",
+        "entry", "changes", "inner_of",
     )  # fmt: skip
 
     def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
@@ -387,6 +392,13 @@ class Plan:
         # graph's uses, `leaves`, map's own)
         self.inner = [k for k in range(len(self.slots)) if not self.head_slot[k]]
         self.inner_known = [self.slot_uses[k] + 2 + _MAP_OWN for k in self.inner]  # (+ the list mapped)
+        self.inner_of = _members(self.inner)  # (the values of those slots, as a tuple: one C call)
+        # its program's entry in the program cache (a weak reference: a plan never keeps a
+        # program the cache dropped), valid while the cache's `changes` are these (an entry of
+        # the cache's own, which no insertion or removal since has touched): a repeated step's
+        # hit refreshes its last use without hashing the key (~2-4 us, the Adam fit's 32 operations)
+        self.entry: Any = _NO_ENTRY
+        self.changes = -1
         self.leaf_known = [u + 1 + _MAP_OWN for u in self.leaf_uses]
         # `follow` generated for these steps (trace.follower), from FOLLOWER_AFTER hits on
         self.generated: Any = None
@@ -404,6 +416,10 @@ class Plan:
         self.hits += 1
         if self.generated is None and self.hits >= FOLLOWER_AFTER and len(self.steps) <= FOLLOWER_STEPS:
             self.generated = follower(self.steps, self.heads, len(self.leaf_uses), self.n_scalars, len(self.slots))
+
+
+def _NO_ENTRY() -> None:  # (a Plan's `entry` before its first hit: a dead weak reference)
+    return None
 
 
 # the hits after which a plan follows by a generated function (trace.follower), and the most
@@ -525,9 +541,17 @@ def _planned(head: tuple[Any, ...], targets: list[Node], device: Device) -> tupl
     if joined != plan.joined or private != plan.private or (plan.calls_free and not calls_free):
         return None
     if not reshaped:
-        program = RUNTIME.programs.get(key)
-        if program is None:  # (evicted: built again by the walk's path)
-            return None
+        programs = RUNTIME.programs
+        entry = plan.entry() if plan.changes == programs.changes else None  # (the one found last time)
+        if entry is None:
+            entry = programs.entries.get(key)
+            if entry is None:  # (evicted: built again by the walk's path)
+                return None
+            # (an LRU without weak_entries, a test's: looked up at every hit)
+            plan.entry = weakref.ref(entry) if type(entry) is Entry else _NO_ENTRY
+            plan.changes = programs.changes
+        entry[1] = tick()  # (a use: LRU.get's)
+        program = entry[0]
         targets.extend([internal[k] for k in plan.joined_order])
         program.seen += 1
     else:
@@ -577,7 +601,7 @@ def _facts(
     # the loop below finds which, reading the counts as outside_references does.
     inner = plan.inner  # (the slots of no target: internal[k] is the value the graph reads)
     known = plan.inner_known if not in_targets else [n + (k in in_targets) for k, n in zip(inner, plan.inner_known)]
-    if True in map(gt, map(getrefcount, [internal[k] for k in inner]), known):
+    if True in map(gt, map(getrefcount, plan.inner_of(internal)), known):
         for k in inner:
             # known references: the graph's uses, `internal` (and the walk's targets)
             if outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
@@ -714,7 +738,7 @@ class PackedScalars:
     such a scalar the array's dtype first, `uint64_array + 2**63` and `float_array + 2**63`
     checked on both tiers.)"""
 
-    __slots__ = ("where", "kinds", "groups", "others", "last", "placed")
+    __slots__ = ("where", "kinds", "groups", "others", "last", "placed", "bits")
 
     def __init__(self, types: list[type]):
         self.kinds: list[tuple[Any, bool]] = []  # per packed array: (dtype, weak type)
@@ -729,6 +753,13 @@ class PackedScalars:
         self.others: list[int] = []  # the indices of the scalars passed as they are
         self.last: tuple[bytes, ...] | None = None  # the last run's packed arrays, their bytes (placed_pack)
         self.placed: list[Any] | None = None  # ... placed on the device
+        # per packed array, its bytes from the scalars at once (placed_pack): its members taken
+        # (itemgetter) and packed by `struct` in the array's native layout, so a repeat is told
+        # without making the NumPy arrays (~1 us against ~3-6 for the arrays and their bytes)
+        self.bits = [
+            (struct.Struct(f"={len(g)}{'d' if k[0] == _FLOAT64 else 'q'}").pack, _members(g))
+            for g, k in zip(self.groups, self.kinds)
+        ]
         for i in range(len(types)):
             if i in packed:
                 self.where.append(("c", *packed[i]))
@@ -761,16 +792,29 @@ class PackedScalars:
         at every call (an asynchronously run program waits for the copy, ~12 us an array), and
         keys its call cache by whether an argument is committed, so a NumPy argument where a
         placed array was passed before traces and compiles the program a second time."""
-        arrays = [np.array([scalars[i] for i in g], dtype=k[0]) for g, k in zip(self.groups, self.kinds)]
-        others = [scalars[i] for i in self.others]
-        seen = tuple([a.tobytes() for a in arrays])  # (bits: 0.0 and -0.0 differ, a NaN equals itself)
+        try:  # (bits: 0.0 and -0.0 differ, a NaN equals itself)
+            seen = tuple([pack(*members(scalars)) for pack, members in self.bits])
+        except struct.error:  # an int beyond int64: NumPy's OverflowError, from `pack`
+            return self.pack(scalars)
+        others = [scalars[i] for i in self.others] if self.others else []
         if seen != self.last or self.placed is None:
-            self.last, self.placed = seen, place(arrays)
+            self.last, self.placed = seen, place(self.pack(scalars)[0])
         return self.placed, others
 
     def unpack(self, packed_args: Any) -> list[Any]:
         packed, args = packed_args
         return unpacked(self.where, self.kinds, packed, args)
+
+
+def _members(indices: list[int]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """The items of a list at `indices`, as a tuple (operator.itemgetter, which gives one item
+    alone for one index and takes no empty list)."""
+    if len(indices) > 1:
+        return itemgetter(*indices)
+    if indices:
+        (i,) = indices
+        return lambda items: (items[i],)
+    return lambda items: ()
 
 
 def donation(traced: Traced, targets: list[Node], rebound: set[int] | None = None) -> tuple[bool, ...]:

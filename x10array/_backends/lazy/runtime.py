@@ -87,7 +87,10 @@ class Runtime:
         self.in_flight: dict[Device, tuple[Any, ...]] = {}
         # graph key -> program (LRU, bounded by X10ARRAY_CACHE_SIZE, read at each insertion)
         self.programs = LRU(
-            "lazy programs", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"), on_evict=_evicted_programs
+            "lazy programs",
+            functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"),
+            on_evict=_evicted_programs,
+            weak_entries=True,  # (a plan keeps its program's entry weakly: program._planned)
         )
         # the barrier's targets' (device, primitives, shapes) -> the plans of their graphs (a few
         # structures each, the last hit or kept first; program.Plan), bounded as the programs
