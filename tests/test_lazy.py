@@ -1114,7 +1114,7 @@ def test_barrier_program_takes_its_python_floats_packed(override_settings):
         assert got.dtype == want.dtype == np.float32
         np.testing.assert_array_equal(got, want)
         if i == 0:
-            programs = [p for _, p in _runtime.RUNTIME.programs.items() if p.pack is not None and p.compiled]
+            programs = [p for _, p in _runtime.RUNTIME.programs.items() if p.packing is not None and p.compiled]
             assert programs, "the compiled barrier program packs its floats"
     assert delta(before).compile_count == 1
 

@@ -434,7 +434,7 @@ def run_compiled(
     if scalars is None:  # a barrier's: its floats and ints packed (program.PackedScalars)
         packing = program.packing
         if packing is None:
-            scalars = traced.scalars if program.pack is None else program.pack(traced.scalars)
+            scalars = traced.scalars
         else:
             scalars = packing.placed_pack(traced.scalars, placement_of(device).place_scalars)
     loaded = False

@@ -86,14 +86,14 @@ class Program:
     `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
     programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
     _core.kernels._rounded, placed on the device once); a barrier's takes its Python floats
-    and ints packed into a float64 and an int64 array per call (`pack`, see PackedScalars;
+    and ints packed into a float64 and an int64 array per call (`packing`, a PackedScalars;
     None: none to pack), its other scalars as they are, and a 1.0 placed on the device at its
     first compiled run (`function`; a NumPy 1.0 until then: ONE)."""
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "pack", "packing", "plan_tries", "schedule", "run_costs", "keeps",
+        "packing", "plan_tries", "schedule", "run_costs", "keeps",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -114,8 +114,7 @@ class Program:
         self.key = key
         self.keeps = tuple([not d for d in key.donate])  # per leaf, whether a run keeps it (not donated)
         self.unpack = unpack
-        self.pack: Any = None  # how a run packs its scalars for `unpack` (a barrier's: PackedScalars.pack)
-        self.packing: PackedScalars | None = None  # a barrier's: the PackedScalars whose `pack` that is
+        self.packing: PackedScalars | None = None  # how a barrier's run packs its scalars for `unpack`
         self.one = one
         self.agreed = False  # checked against the other processes' (see `agree`)
         # the feedback (see ran_compiled): measured seconds, the fastest interpreted and
@@ -252,10 +251,9 @@ class Program:
         jitted = self.function(leaf_values)
         donated = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if d]
         kept = [jax.ShapeDtypeStruct(a[0], a[1]) for a, d in zip(self.key.leaf_avals, self.key.donate) if not d]
-        if self.pack is not None:
-            scalars = self.pack(scalars)
+        args: Any = scalars if self.packing is None else self.packing.pack(scalars)
         with jax.enable_x64(True), jax.default_device(self.key.device.jax_device):
-            return jitted.func.lower(*jitted.args, donated, kept, scalars)
+            return jitted.func.lower(*jitted.args, donated, kept, args)
 
     def _graph_function(self) -> Any:
         """The graph as a function of (one, donated leaves, kept leaves, scalars) for jax to
@@ -687,8 +685,7 @@ def _pack_scalars(program: Program) -> None:
     reads enough of them."""
     packing = PackedScalars.of(program.key.ops)
     if packing is not None:
-        program.unpack, program.pack = packing.unpack, packing.pack
-        program.packing = packing
+        program.unpack, program.packing = packing.unpack, packing
 
 
 def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed: Any, args: Any) -> list[Any]:
