@@ -436,3 +436,62 @@ def test_donation_on_leaves_of_other_shapes_is_the_walks(held: bool) -> None:
                 assert d.plan_hits == 1 and d.donated_buffers == 0
     assert d.plan_hits == (not held)  # (m = 6: held, the walk decides)
     assert d.donated_buffers == (not held)
+
+
+# -- values whose shape came from values (graph.VALUE_SIZED) -------------------------------------
+
+
+def kmeans(X: Any, k: int, iterations: int, on_each: Any = None) -> Any:
+    """k-means written the NumPy way (benchmarks/bench_dayone.py): the centers are means of
+    boolean selections, whose row counts change at every iteration."""
+    centers = X[:k]
+    for _ in range(iterations):
+        d = xp.sum((X[:, None, :] - centers[None, :, :]) ** 2, axis=2)
+        labels = xp.argmin(d, axis=1)
+        centers = xp.stack([xp.mean(X[labels == j], axis=0) for j in range(k)])
+        if on_each is not None:
+            on_each()
+    return centers
+
+
+def test_a_mean_of_a_boolean_selection_runs_at_once_so_the_next_graph_repeats() -> None:
+    """`mean(X[labels == j], axis=0)` has a fixed shape, but its operand's row count came from
+    values: computed at once, it joins the next iteration's graph as a leaf of a fixed shape,
+    so that graph is one program at every iteration (recorded, it would be a new program at
+    each iteration, on operands of new shapes: never seen twice, never compiled). The values
+    are eager's, bit for bit (the same NumPy kernels)."""
+    rng = np.random.default_rng(3)
+    Xn = rng.standard_normal((400, 3))
+    want = np.asarray(kmeans(xp.asarray(Xn), 4, 10))
+    X = xp.asarray(Xn, device=LAZY)
+    kmeans(X, 4, 2)  # (the graphs' first sightings)
+    programs = _runtime.RUNTIME.programs
+    made = len(programs)
+    hits_per_iteration = []
+    got = kmeans(X, 4, 10, lambda: hits_per_iteration.append(xp.metrics().plan_hits))
+    assert len(programs) == made  # no program made: every graph of the loop is one seen before
+    # and the distance graph of every iteration planned (the first's centers are X[:k])
+    assert np.diff(hits_per_iteration)[1:].min() >= 1
+    assert np.asarray(got).tobytes() == want.tobytes()
+
+
+def test_what_keeps_a_value_made_length_runs_at_once_and_what_drops_it_stops_that() -> None:
+    X = xp.asarray(np.arange(24.0).reshape(8, 3), device=LAZY)
+    mask = xp.asarray(np.array([1, 0, 1, 1, 0, 0, 1, 0], dtype=bool), device=LAZY)
+    rows = X[mask]  # (4, 3): 4 came from the mask's values
+    scaled = rows * 2.0  # still 4 rows: computed at once
+    column = scaled[:, 1]  # (4,)
+    assert scaled._data.value is not None and column._data.value is not None
+    total = xp.sum(column)  # () : computed at once, and no longer sized
+    assert total._data.value is not None
+    later = total + 1.0  # an operation on a value of a fixed shape: recorded
+    assert later._data.value is None
+    kept = xp.mean(X, axis=0)  # nothing value-made: recorded as usual
+    assert kept._data.value is None
+    selected = np.arange(24.0).reshape(8, 3)[np.array([1, 0, 1, 1, 0, 0, 1, 0], dtype=bool)]
+    assert float(later) == float(np.sum(selected[:, 1] * 2.0)) + 1.0
+    # a pending operand: the operation is recorded (and computed with the graph)
+    pending = X[:4] * 1.0
+    mixed = rows + pending
+    assert mixed._data.value is None
+    np.testing.assert_array_equal(np.asarray(mixed), selected + np.arange(12.0).reshape(4, 3))

@@ -397,10 +397,10 @@ def _end(
 ) -> Captured | str | Retry:
     foreign = watch.foreign
     watch.foreign = weakref.WeakSet()
+    if watch.breaks:  # (first: what is computed from a break's result runs at once, a read too)
+        return f"an operation whose result shape depends on values ({watch.breaks[0]})"
     if watch.reads:
         return f"a value was read or a graph was run inside the function (at {watch.reads[0]})"
-    if watch.breaks:
-        return f"an operation whose result shape depends on values ({watch.breaks[0]})"
     arg_ids = {id(n): i for i, n in enumerate(nodes)}
     for node, line in watch.checked:
         # an argument's (or a closure's, a global's: an array still alive outside) values were

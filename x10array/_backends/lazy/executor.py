@@ -34,7 +34,7 @@ from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
-from .graph import Check, Node, Recorder, forget_repeats, graph_size, prune
+from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
 from .interpreter import moves_clean, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
@@ -328,9 +328,16 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
             out = prim.kernel(NUMPY, *bufs, **params)
     outs = [np.asarray(o) for o in (out if prim.multiple_results else (out,))]
     placed = tuple(from_host(o, FROM_NUMPY[o.dtype], device, owned=True) for o in outs)
-    if prim.moves_data and placement.interprets and moves_clean(operands):
-        for a in placed:  # (values moved from values that hold no subnormal: the interpreter
-            a._data.clean = True  # reads them without a scan, k-means' X[labels == j])
+    if placement.interprets:
+        if prim.moves_data and moves_clean(operands):
+            for a in placed:  # (values moved from values that hold no subnormal: the interpreter
+                a._data.clean = True  # reads them without a scan, k-means' X[labels == j])
+        # the lengths that came from values: those no operand has (see graph.VALUE_SIZED)
+        known = {d for o in operands if type(o) is Array for d in o.shape}
+        for a in placed:
+            if sizes := frozenset(a.shape).difference(known):
+                a._data.seq = VALUE_SIZED
+                a._data.sizes = sizes
     return placed if prim.multiple_results else placed[0]
 
 

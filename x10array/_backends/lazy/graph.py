@@ -58,10 +58,13 @@ class Node:
 
     __slots__ = (
         "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "clean", "checks",
-        "seq", "layout", "origin", "__weakref__",
+        "seq", "layout", "origin", "sizes", "__weakref__",
     )  # fmt: skip
     layout: Any
     origin: Any
+    sizes: frozenset[int]
+    # `sizes`: set only on a computed value whose `seq` is VALUE_SIZED (see there): the lengths
+    # of its shape that came from values.
     # `origin`: set only on the results of a primitive a graph rewrite reads (GRAPH_REWRITES.reads,
     # a transpose): (primitive, params, inputs) of the call that made it, kept once the node is
     # computed, so that a rewrite applies whatever another thread's barrier did (see _fold).
@@ -133,6 +136,14 @@ def _merge_checks(a: tuple[Check, ...], b: tuple[Check, ...]) -> tuple[Check, ..
 
 
 _NO_SEQ = -(2**62)  # the `seq` of a node no recording made (a host value): always far
+# The `seq` of a computed value whose shape has lengths that came from values (a graph break's
+# result, `X[labels == j]`, and what is computed from it alone and still has such a length:
+# Node.sizes), where the device interprets. An operation whose operands are all computed and one
+# of them such a value runs at once (Recorder._run_sized): what it computes no longer depends on
+# those lengths (`mean(X[labels == j], axis=0)`), so it joins later graphs as a value of a fixed
+# shape instead of an operation on a shape that changes at every run, whose graphs would never
+# be seen twice (no plan, never compiled). Always far, as _NO_SEQ.
+VALUE_SIZED = _NO_SEQ + 1
 _NEAR = 128  # an input recorded at most this many operations back is described by its distance
 _MIN_PERIOD = 4  # the shortest period cut
 _MAX_PERIOD = 4096  # the longest period looked for
@@ -362,6 +373,7 @@ class Recorder:
         far = seq - _NEAR
         fp = id(avals)  # the fingerprint (see _Repeats), an int: no tuple to build and hash
         shift = 48
+        sized = False
         for i in inputs:
             if type(i) is Node:
                 if i.seq > far:
@@ -371,6 +383,8 @@ class Recorder:
                     size += i.size
                     if i.checks is not None:
                         checks = i.checks if checks is None else _merge_checks(checks, i.checks)
+                elif i.seq == VALUE_SIZED:
+                    sized = True
         p = rep.period
         seen = rep.seen
         if p:
@@ -441,6 +455,8 @@ class Recorder:
             live.append(ref)
             if size > limit:
                 self._outgrown([arr], device, limit)
+            elif sized and size == 1:  # (every operand computed, one of them VALUE_SIZED)
+                self._run_sized(node, inputs, device)
             return arr
         outs = []
         for index, (shape, dtype) in enumerate(avals):
@@ -508,6 +524,19 @@ class Recorder:
         except Exception:  # (a value that failed stays pending and raises at its read, as after
             rep.cut_at = -1  # a barrier; cutting stops for this repeat)
             rep.matched = -(2**62)
+
+    def _run_sized(self, node: Node, inputs: tuple[Any, ...], device: Device) -> None:
+        """Run the operation of `node`, whose operands are all computed and one of them
+        VALUE_SIZED, at once; its result is VALUE_SIZED in turn if its shape keeps one of their
+        value-made lengths (a length equal to one by chance only makes it run at once too)."""
+        self.run_now([node], device)
+        if node.value is None:  # (a failed bounds check: it stays pending, raising at its read)
+            return
+        sizes = frozenset().union(*[i.sizes for i in inputs if type(i) is Node and i.seq == VALUE_SIZED])
+        kept = sizes.intersection(node.shape)
+        if kept:
+            node.seq = VALUE_SIZED
+            node.sizes = kept
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
