@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import x10array as xp
+from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
 from x10array._backends.lazy.trace import outside_references
@@ -495,3 +496,21 @@ def test_what_keeps_a_value_made_length_runs_at_once_and_what_drops_it_stops_tha
     mixed = rows + pending
     assert mixed._data.value is None
     np.testing.assert_array_equal(np.asarray(mixed), selected + np.arange(12.0).reshape(4, 3))
+
+
+def test_an_operation_of_several_results_on_a_selection_runs_at_once_too() -> None:
+    """`svd` of a boolean selection (its rows came from values) has results of fixed shapes
+    and of the selection's row count: all computed at once, and only the latter stays
+    VALUE_SIZED (an operation on it runs at once too); the values are eager's."""
+    rng = np.random.default_rng(5)
+    Xn = rng.standard_normal((40, 3))
+    keep = rng.random(40) < 0.5
+    want = np.linalg.svd(Xn[keep], full_matrices=False)
+    X = xp.asarray(Xn, device=LAZY)
+    u, s, vt = xp.linalg.svd(X[xp.asarray(keep, device=LAZY)], full_matrices=False)
+    assert all(a._data.value is not None for a in (u, s, vt))
+    assert u._data.seq == _graph.VALUE_SIZED and s._data.seq != _graph.VALUE_SIZED
+    np.testing.assert_allclose(np.asarray(s), want[1], rtol=1e-12)
+    assert (xp.sum(u * u, axis=1))._data.value is not None  # (from u alone: at once)
+    later = s * 2.0  # (s has a fixed shape: recorded)
+    assert later._data.value is None

@@ -456,7 +456,7 @@ class Recorder:
             if size > limit:
                 self._outgrown([arr], device, limit)
             elif sized and size == 1:  # (every operand computed, one of them VALUE_SIZED)
-                self._run_sized(node, inputs, device)
+                self._run_sized([node], inputs, device)
             return arr
         outs = []
         for index, (shape, dtype) in enumerate(avals):
@@ -469,6 +469,8 @@ class Recorder:
         call.outputs = tuple(_ref(a._data) for a in outs)
         if size > limit:
             self._outgrown(outs, device, limit)
+        elif sized and size == 1:
+            self._run_sized([a._data for a in outs], inputs, device)
         return tuple(outs)
 
     def adopt(self, target: Array) -> None:
@@ -525,18 +527,17 @@ class Recorder:
             rep.cut_at = -1  # a barrier; cutting stops for this repeat)
             rep.matched = -(2**62)
 
-    def _run_sized(self, node: Node, inputs: tuple[Any, ...], device: Device) -> None:
-        """Run the operation of `node`, whose operands are all computed and one of them
-        VALUE_SIZED, at once; its result is VALUE_SIZED in turn if its shape keeps one of their
-        value-made lengths (a length equal to one by chance only makes it run at once too)."""
-        self.run_now([node], device)
-        if node.value is None:  # (a failed bounds check: it stays pending, raising at its read)
-            return
+    def _run_sized(self, nodes: list[Node], inputs: tuple[Any, ...], device: Device) -> None:
+        """Run the operation of `nodes` (its outputs), whose operands are all computed and one
+        of them VALUE_SIZED, at once; an output is VALUE_SIZED in turn if its shape keeps one of
+        their value-made lengths (a length equal to one by chance only makes the next operation
+        run at once too)."""
+        self.run_now(nodes, device)
         sizes = frozenset().union(*[i.sizes for i in inputs if type(i) is Node and i.seq == VALUE_SIZED])
-        kept = sizes.intersection(node.shape)
-        if kept:
-            node.seq = VALUE_SIZED
-            node.sizes = kept
+        for node in nodes:
+            if node.value is not None and (kept := sizes.intersection(node.shape)):
+                node.seq = VALUE_SIZED
+                node.sizes = kept
 
     def _outgrown(self, outs: list[Array], device: Device, limit: int) -> None:
         """The size guard: the graph behind `outs` has more than `limit` operations: run it now."""
