@@ -557,3 +557,34 @@ def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPat
     blocked, plain, ran = _both(monkeypatch, fn, a, b)
     assert ran == 0
     assert _all_same(blocked, plain, _eager(fn, a, b))
+
+
+def test_a_step_of_broadcast_operands_alone_is_not_a_block_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's member that reads no other member and whose operands all broadcast into the
+    run's shape (`b - a` of two vectors beside a chain over a matrix, scipy.integrate's
+    cubature; `a * 0.5`) has a result of their smaller shape: the run is then not blocked. A
+    blocked run wrote such a member into a buffer of the run's shape: a `(4,)` value became
+    `(n, 4)` (found by SciPy's own cubature tests on the lazy device). The graph runs at a
+    boolean selection of its chain's result, as there (a read by `numpy.asarray` first would
+    run it otherwise)."""
+    rng = np.random.default_rng(7)
+    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
+    keep = rng.random((3001, 4)) < 0.5
+
+    def fn(device: Any) -> list[np.ndarray]:
+        m, a, b = (xp.asarray(h, device=device) for h in host)
+        m = xp.astype(m, xp.float64)  # (a copy: the chain's first step reads a computed value)
+        lengths = b - a
+        half = a * 0.5
+        out = [(m + 1.0) * (lengths * 0.5) + a, m * half - b, lengths, half]
+        selected = out[0][xp.asarray(keep, device=device)]
+        return [np.asarray(v) for v in [*out, selected]]
+
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    got = fn(LAZY)
+    assert len(ran) == 0  # (not blocked: one member's result is smaller than the run's)
+    want = fn(EAGER)
+    assert [v.shape for v in got] == [(3001, 4), (3001, 4), (4,), (4,), (int(keep.sum()),)]
+    assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
+    _forget_programs()
