@@ -3,7 +3,7 @@ benchmarks/README.md). (`bench_soak.py`'s smoke run is in test_caches.py.)"""
 
 from __future__ import annotations
 
-from _util import run_benchmark
+from _util import ROOT, run_benchmark
 
 
 def test_dayone_benchmark_quick_run():
@@ -33,3 +33,15 @@ def test_profile_dayone_quick_run():
     for stage in ("recording", "graph breaks", "materialize_nodes", "barrier_program", "interpreter kernels"):
         assert stage in out.split("scikit-learn", 1)[0], out
     assert out.count("counters a run:") == 2 and "graph_breaks=0" not in out.split("scikit-learn", 1)[0], out
+
+
+def test_profile_interp_quick_run():
+    """`profile_interp.py --quick` on two interpreter.py files (this checkout's, twice): the
+    graphs it captures are timed on both, side by side, with a ratio and the kernels alone."""
+    module = str(ROOT / "x10array" / "_backends" / "lazy" / "interpreter.py")
+    proc = run_benchmark("profile_interp.py", "--quick", "--runs", "2", module, module)
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "steps" not in line]
+    assert rows, proc.stdout
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 7 and int(cells[0]) >= 4 and all(float(c) > 0 for c in cells[1:5]), row

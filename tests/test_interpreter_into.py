@@ -161,11 +161,16 @@ def _flushed(a: np.ndarray) -> np.ndarray:
 
 def test_only_a_result_of_64_kib_or_more_is_written_into(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below _INTO_BYTES a fresh buffer comes from the allocator's free lists: no dead operand
-    is looked for; from it on, one is (the same bits either way, the test above)."""
+    is looked for (a raw step does not even call _into: its first array operand is too small);
+    from it on, one is (the same bits either way, the test above)."""
     monkeypatch.setattr(_interpreter, "_INTO_BYTES", 1 << 16)
     into = _spy(monkeypatch)
-    for n, want in ((1000, []), (8192, ["add"])):  # 8 KB, 64 KiB of float64
+    looked: list[int] = []
+    real = _interpreter.NumpySteps._into
+    monkeypatch.setattr(_interpreter.NumpySteps, "_into", lambda self, i, *a: looked.append(i) or real(self, i, *a))
+    for n, want, looks in ((1000, [], 0), (8192, ["add"], 2)):  # 8 KB, 64 KiB of float64
         a = xp.asarray(np.arange(float(n)), device=LAZY)
         b = (a * 2.0) + 1.0  # (the sum may take the product's buffer)
         np.testing.assert_array_equal(np.asarray(b), np.arange(float(n)) * 2.0 + 1.0)
-        assert into == want, (n, into)
+        assert into == want and len(looked) == looks, (n, into, looked)
+        looked.clear()
