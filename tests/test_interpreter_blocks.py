@@ -588,3 +588,31 @@ def test_a_step_of_broadcast_operands_alone_is_not_a_block_of_the_run(monkeypatc
     assert [v.shape for v in got] == [(3001, 4), (3001, 4), (4,), (4,), (int(keep.sum()),)]
     assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
     _forget_programs()
+
+
+def test_a_dead_step_of_broadcast_operands_alone_stays_in_the_blocked_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same member read only inside the run (not held, not an output) is computed into
+    each block buffer, broadcast as its reader would broadcast it: the run stays blocked, with
+    the bits of eager and of the step-by-step run."""
+    rng = np.random.default_rng(8)
+    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
+    keep = rng.random((3001, 4)) < 0.5
+
+    def fn(device: Any) -> list[np.ndarray]:
+        m, a, b = (xp.asarray(h, device=device) for h in host)
+        m = xp.astype(m, xp.float64)
+        out = (m + 1.0) * ((b - a) * 0.5) + a
+        selected = out[xp.asarray(keep, device=device)]
+        return [np.asarray(out), np.asarray(selected)]
+
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    got = fn(LAZY)
+    assert len(ran) == 1
+    _forget_programs()
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
+    plain = fn(LAZY)
+    assert len(ran) == 1
+    want = fn(EAGER)
+    assert all([_same(g, w) and _same(g, p) for g, w, p in zip(got, want, plain, strict=True)])
+    _forget_programs()

@@ -485,12 +485,16 @@ class NumpySteps:
                         return self._unblocked(run)
                 elif not (a.ndim < ndim or a.shape[0] == 1) or np.broadcast_shapes(a.shape, shape) != shape:
                     return self._unblocked(run)
-            if not any([r[0] == "c" and r[1] in members for r in refs]) and (
-                np.broadcast_shapes(*[a.shape for _, a in arrays]) != shape
+            if (
+                m in run.live
+                and not any([r[0] == "c" and r[1] in members for r in refs])
+                and np.broadcast_shapes(*[a.shape for _, a in arrays]) != shape
             ):
-                # a member that reads no other member and whose operands all broadcast into the
-                # run's shape has a result of their smaller shape (`b - a` of two (4,) vectors
-                # beside a (50625, 4) chain, scipy.integrate's cubature): not a block of the run
+                # a live member that reads no other member and whose operands all broadcast into
+                # the run's shape has a result of their smaller shape (`b - a` of two (4,)
+                # vectors beside a (50625, 4) chain, scipy.integrate's cubature), which a full
+                # buffer of the run's shape would not hold: run whole. (A dead one is computed
+                # into each block buffer, broadcast, as its readers would broadcast it.)
                 return self._unblocked(run)
             known = self.statics.get(m)
             if known is None:
