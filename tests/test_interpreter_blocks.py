@@ -616,3 +616,32 @@ def test_a_dead_step_of_broadcast_operands_alone_stays_in_the_blocked_run(monkey
     want = fn(EAGER)
     assert all([_same(g, w) and _same(g, p) for g, w, p in zip(got, want, plain, strict=True)])
     _forget_programs()
+
+
+def test_a_live_step_computed_from_a_dead_smaller_one_is_not_a_block_of_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`half = (b - a) * 0.5`: the difference is dead (read only inside the run) and reads no
+    other member, but `half`, which reads it, is held: its result has the vectors' shape too,
+    which a full buffer of the run's shape would not hold, so the run is not blocked (it once
+    was, and `half` came back `(n, 4)`)."""
+    rng = np.random.default_rng(9)
+    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
+    keep = rng.random((3001, 4)) < 0.5
+
+    def fn(device: Any) -> list[np.ndarray]:
+        m, a, b = (xp.asarray(h, device=device) for h in host)
+        m = xp.astype(m, xp.float64)
+        half = (b - a) * 0.5
+        out = (m + 1.0) * half + a
+        selected = out[xp.asarray(keep, device=device)]
+        return [np.asarray(v) for v in (out, half, selected)]
+
+    _forget_programs()
+    ran = _spy(monkeypatch)
+    got = fn(LAZY)
+    assert len(ran) == 0
+    want = fn(EAGER)
+    assert [v.shape for v in got] == [(3001, 4), (4,), (int(keep.sum()),)]
+    assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
+    _forget_programs()

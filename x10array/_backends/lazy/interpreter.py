@@ -423,6 +423,10 @@ class NumpySteps:
             return None
         shape: tuple[int, ...] | None = None
         dtypes: dict[int, Any] = {}
+        # each elementwise member's own result shape (its operands' broadcast), which may be
+        # smaller than the run's: `b - a` of two (4,) vectors beside a (50625, 4) chain
+        # (scipy.integrate's cubature), and what is computed from it alone
+        natural: dict[int, tuple[int, ...]] = {}
         plan: list[tuple[int, Any, list[tuple[Any, ...]], Any]] = []  # (member, ufunc or count, sources, finish)
         for m in run.members:
             args, params, _ = stash[m]
@@ -431,6 +435,8 @@ class NumpySteps:
                 (r,) = refs
                 if r[0] != "c" or r[1] not in members or shape is None:
                     return None
+                if natural[r[1]] != shape:  # (a smaller value broadcast into each block: counted again)
+                    return self._unblocked(run)
                 counter = _BLOCK_COUNTS.get(prim)
                 if counter is not None:
                     rule = counter(params, len(shape))
@@ -485,16 +491,13 @@ class NumpySteps:
                         return self._unblocked(run)
                 elif not (a.ndim < ndim or a.shape[0] == 1) or np.broadcast_shapes(a.shape, shape) != shape:
                     return self._unblocked(run)
-            if (
-                m in run.live
-                and not any([r[0] == "c" and r[1] in members for r in refs])
-                and np.broadcast_shapes(*[a.shape for _, a in arrays]) != shape
-            ):
-                # a live member that reads no other member and whose operands all broadcast into
-                # the run's shape has a result of their smaller shape (`b - a` of two (4,)
-                # vectors beside a (50625, 4) chain, scipy.integrate's cubature), which a full
-                # buffer of the run's shape would not hold: run whole. (A dead one is computed
-                # into each block buffer, broadcast, as its readers would broadcast it.)
+            natural[m] = np.broadcast_shapes(
+                *[natural[r[1]] for r in refs if r[0] == "c" and r[1] in members], *[a.shape for _, a in arrays]
+            )
+            if natural[m] != shape and m in run.live:
+                # a live member of a smaller shape: a full buffer of the run's shape would not
+                # hold it (a dead one is computed into each block buffer, broadcast, as its
+                # readers would broadcast it): run whole
                 return self._unblocked(run)
             known = self.statics.get(m)
             if known is None:
