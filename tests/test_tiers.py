@@ -11,6 +11,7 @@ kernel family and with XLA's code generation capped at AVX2 (see there).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import _numerics
 import array_api_extra as xpx
@@ -20,6 +21,8 @@ from test_numerics import check
 
 import x10array as xp
 from x10array._backends import lazy as _lazy
+from x10array._backends.lazy import program as _program
+from x10array._core import xla_options
 
 EAGER = xp.Device("cpu", 0, "eager")
 LAZY = xp.Device("cpu", 0, "xla")
@@ -43,6 +46,27 @@ def specials(dtype: str) -> np.ndarray:
         return np.array([False, True, True, False, True, False, False, True])
     info = np.iinfo(dt)
     return np.array(sorted({0, 1, 2, 7, info.max, info.min, info.max - 1, 0 if dt.kind == "u" else -3}), dt)
+
+
+@pytest.fixture(autouse=True, params=["default", "narrow"])
+def program_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test twice: compiled programs with the XLA options of their kind (XLA's defaults
+    here, the rule's choice), then every program compiled as a program with a narrow reduction
+    (_core.xla_options.NARROW: YNNPACK's elementwise and reduce fusions off). The options
+    change speed, never the bits the tiers promise."""
+    if request.param == "narrow":
+        _forget_programs()
+        monkeypatch.setattr(_program, "_options_kind", lambda calls: xla_options.NARROW)
+        yield
+        _forget_programs()
+    else:
+        yield
+
+
+def _forget_programs() -> None:
+    # (a program cached under one kind keeps its compiled function: build them again)
+    _program.RUNTIME.programs.entries.clear()
+    _program.RUNTIME.plans.entries.clear()
 
 
 def on_both_tiers(fn, *hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -12,12 +12,13 @@ from x10array.extend import settings
 
 def test_options_are_per_jaxlib_version_and_yield_to_xla_flags(monkeypatch):
     version = xla_options._jaxlib_version()
-    monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {"xla_backend_optimization_level": 2})
+    monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {None: {"xla_backend_optimization_level": 2}})
     assert xla_options.compiler_options("cpu") == {"xla_backend_optimization_level": 2}
+    assert xla_options.compiler_options("cpu", xla_options.NARROW) is None  # a kind not measured: defaults
     assert xla_options.compiler_options("tpu") is None  # nothing measured there
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=1")
     assert xla_options.compiler_options("cpu") is None  # the user's flag wins
-    monkeypatch.setitem(xla_options._MEASURED, ("0.0", "cpu"), {"xla_backend_optimization_level": 0})
+    monkeypatch.setitem(xla_options._MEASURED, ("0.0", "cpu"), {None: {"xla_backend_optimization_level": 0}})
     assert ("0.0", "cpu") != (version, "cpu")
 
 
@@ -30,7 +31,8 @@ def test_a_lazy_compile_passes_the_options(monkeypatch):
         # first with valid options: the subnormal probes of these operations (cached per
         # operation, for the process) are made now, so the bad option below fails no probe
         np.asarray(xp.tanh(xp.asarray(np.ones(3), device=lazy)) * 3.0 + 1.0)
-        monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {"xla_cpu_experimental_ynn_fusion_type": "?"})
+        bad = {None: {"xla_cpu_experimental_ynn_fusion_type": "?"}}
+        monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), bad)
         host = np.arange(11.0) * 0.5  # another shape: another program, compiled now
         y = xp.tanh(xp.asarray(host, device=lazy)) * 3.0 + 1.0
         try:
@@ -41,3 +43,66 @@ def test_a_lazy_compile_passes_the_options(monkeypatch):
             raise AssertionError("the option did not reach the compile")
         monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {})
         np.testing.assert_allclose(np.asarray(y), np.tanh(host) * 3.0 + 1.0, rtol=1e-15)
+
+
+# -- programs with a narrow reduction ------------------------------------------------------------
+
+
+def test_a_narrow_reduction_is_one_over_a_short_last_axis():
+    """The measured rule (xla_options._MEASURED): YNNPACK's reduce fusion is slow where the
+    reduced array's last axis is short."""
+    narrow = xla_options.narrow
+    assert narrow((500_000, 2), (1,)) and narrow((5000, 5, 4), (2,)) and narrow((125_000, 8), (1,))
+    assert narrow((250_000, 4), (0,))  # (any axis of an array whose last axis has 4 or fewer)
+    assert not narrow((125_000, 8), (0,))  # (8 long and not reduced: as fast either way)
+    assert not narrow((62_500, 16), (1,)) and not narrow((256, 784), (1,)) and not narrow((256, 10), (1,))
+    assert not narrow((1_000_000,), (0,)) and not narrow((5, 4), ())
+
+
+def _kinds(fn, *hosts: np.ndarray) -> list:
+    """The option kinds of the programs that `fn`'s graph makes (read at a barrier)."""
+    from x10array._backends.lazy import program
+
+    program.RUNTIME.programs.entries.clear()
+    program.RUNTIME.plans.entries.clear()
+    lazy = xp.Device("cpu", 0, "xla")
+    out = fn(*[xp.asarray(h, device=lazy) for h in hosts])
+    xp.lazy_barrier()
+    del out
+    return [entry[0].kind for entry in program.RUNTIME.programs.entries.values()]
+
+
+def test_programs_with_a_narrow_reduction_and_no_matrix_product_are_of_the_narrow_kind():
+    rng = np.random.default_rng(0)
+    X, C, W = rng.standard_normal((500, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+    distances = lambda x, c: xp.argmin(xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2), axis=1)  # noqa: E731
+    assert _kinds(distances, X, C) == [xla_options.NARROW]  # k-means' distance program
+    assert _kinds(lambda x: xp.mean(x * 2.0, axis=0), X) == [xla_options.NARROW]
+    assert _kinds(lambda x: xp.sum(x * x), X) == [xla_options.NARROW]  # (every axis: the last one too)
+    # a matrix product keeps XLA's defaults, whose fusions make it fast (policies.MATRIX_PRODUCTS)
+    assert _kinds(lambda x, c, w: xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2) @ w, X, C, W) == [None]
+    assert _kinds(lambda x: xp.sum(x * 2.0, axis=1), rng.standard_normal((50, 64))) == [None]  # a long last axis
+    assert _kinds(lambda x: xp.exp(x) * 2.0, X) == [None]  # no reduction
+
+
+def test_a_narrow_program_compiles_with_its_own_options(monkeypatch):
+    """An invalid option for the narrow kind alone makes XLA refuse the narrow program's
+    compile and no other (the options reached that program only)."""
+    version = xla_options._jaxlib_version()
+    lazy = xp.Device("cpu", 0, "xla")
+    host = np.arange(12.0).reshape(6, 2)
+    with settings.override(X10ARRAY_COMPILE_THRESHOLD=1):
+        np.asarray(xp.sum(xp.asarray(host, device=lazy) * 3.0, axis=1))  # (its probes made first)
+        bad = {xla_options.NARROW: {"xla_cpu_experimental_ynn_fusion_type": "?"}}
+        monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), bad)
+        wide = xp.sum(xp.asarray(np.ones((3, 40)), device=lazy) * 3.0, axis=1)  # a long last axis
+        np.testing.assert_array_equal(np.asarray(wide), np.full(3, 120.0))
+        y = xp.sum(xp.asarray(host[:5], device=lazy) * 3.0, axis=1)  # another shape: compiled now
+        try:
+            xp.lazy_barrier(wait=True)
+        except Exception as e:  # noqa: BLE001 - XLA's error, wrapped or not
+            assert "ynn_fusion_type" in str(e), e
+        else:
+            raise AssertionError("the narrow kind's option did not reach its compile")
+        monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {})
+        np.testing.assert_array_equal(np.asarray(y), host[:5].sum(axis=1) * 3.0)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INT, REAL_OF, DType
-from .._core.policies import COST_LIBRARY, NUMPY_QUIET
+from .._core.policies import COST_LIBRARY, MATRIX_PRODUCTS, NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import (
     binary_operands,
@@ -260,6 +260,7 @@ _INV = Primitive("linalg.inv", lambda k, x: k.asarray(_lapack(k, "inv", x), dtyp
 _MATRIX_POWER = Primitive("linalg.matrix_power", _matrix_power_kernel)
 _MATRIX_RANK = Primitive("linalg.matrix_rank", _matrix_rank_kernel)
 _PINV = Primitive("linalg.pinv", _pinv_kernel)
+MATRIX_PRODUCTS.add(_MATRIX_POWER, _PINV)
 _QR = Primitive("linalg.qr", _qr_kernel, multiple_results=True)
 _SLOGDET = Primitive("linalg.slogdet", _slogdet_kernel, multiple_results=True)
 _SOLVE = Primitive("linalg.solve", _solve_kernel)

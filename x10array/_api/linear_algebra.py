@@ -16,7 +16,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.dtypes import CATEGORIES
-from .._core.policies import GRAPH_REWRITES
+from .._core.policies import GRAPH_REWRITES, MATRIX_PRODUCTS
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import (
     OperandTypeError,
@@ -112,6 +112,7 @@ GRAPH_REWRITES.register(_MATMUL, _fold_transposes, reads=(_MATRIX_TRANSPOSE, _PE
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _NUMERIC = CATEGORIES["numeric"]
 _VECDOT = Primitive("vecdot", _vecdot_kernel)
+MATRIX_PRODUCTS.add(_MATMUL, _TENSORDOT, _VECDOT)
 
 
 def _two_arrays(fname: str, x1: Any, x2: Any) -> tuple[Array, Array, Any, Any]:

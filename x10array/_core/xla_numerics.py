@@ -131,32 +131,35 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
-# (primitive, parameters as a hashable tuple, operand dtypes) -> whether its compiled lowering
-# lets a subnormal through (see above); bounded: the entries are the distinct elementwise
-# operations compiled graphs hold, a few per primitive
+# (the program kind of xla_options, (primitive, parameters as a hashable tuple, operand
+# dtypes)) -> whether its compiled lowering lets a subnormal through (see above); bounded: the
+# entries are the distinct elementwise operations compiled graphs hold, a few per primitive
 _THROUGH: dict[tuple[Any, ...], bool] = {}
 _THROUGH_BOUND = 8192
 
 
-def xla_lets_subnormals_through(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> list[bool]:
+def xla_lets_subnormals_through(
+    entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]], kind: Any = None
+) -> list[bool]:
     """For each (elementwise primitive, its parameters as sorted items, its operands' dtypes):
-    whether its compiled lowering on this CPU gives something else than the lowering on
-    flushed operands, flushed (see above). Probed once per entry and cached; the entries not
-    seen yet are probed together, in one compiled program."""
-    missing = [e for e in dict.fromkeys(entries) if e not in _THROUGH]
+    whether its compiled lowering on this CPU, in a program of `kind` (compiled with
+    xla_options.compiler_options("cpu", kind), as the program is), gives something else than
+    the lowering on flushed operands, flushed (see above). Probed once per entry and kind and
+    cached; the entries not seen yet are probed together, in one compiled program."""
+    missing = [e for e in dict.fromkeys(entries) if (kind, e) not in _THROUGH]
     if missing:
         try:
-            _probe(missing)
+            _probe(missing, kind)
         except Exception:  # noqa: BLE001 - a lowering that refuses the probe's operands
             for e in missing:  # one by one; one that still fails is flushed by the graph itself
                 try:
-                    _probe([e])
+                    _probe([e], kind)
                 except Exception:  # noqa: BLE001 - (flushing is always right, only slower)
-                    _THROUGH[e] = True
-    return [_THROUGH.get(e, True) for e in entries]
+                    _THROUGH[(kind, e)] = True
+    return [_THROUGH.get((kind, e), True) for e in entries]
 
 
-def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> None:
+def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]], kind: Any = None) -> None:
     import jax
 
     from .kernels import jax_namespace  # (kernels reads flush_subnormals of this module)
@@ -177,13 +180,13 @@ def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]]) -> 
         return outs
 
     with jax.enable_x64(True), np.errstate(all="ignore"):
-        program = jax.jit(run, compiler_options=xla_options.compiler_options("cpu"))  # (one program, run twice)
+        program = jax.jit(run, compiler_options=xla_options.compiler_options("cpu", kind))  # (one program, run twice)
         got_raw, got_flushed = program(raw), program(flushed)
         if len(_THROUGH) + len(entries) > _THROUGH_BOUND:
             _THROUGH.clear()
         for e, r, f in zip(entries, got_raw, got_flushed):
             pairs = zip(r, f) if isinstance(r, tuple) else [(r, f)]
-            _THROUGH[e] = not all(same_values(np.asarray(a), flush_subnormals(np.asarray(b))) for a, b in pairs)
+            _THROUGH[(kind, e)] = not all(same_values(np.asarray(a), flush_subnormals(np.asarray(b))) for a, b in pairs)
 
 
 def flush_subnormals(value: Any) -> Any:

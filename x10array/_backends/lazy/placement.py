@@ -30,7 +30,6 @@ import numpy as np
 
 from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.mesh import jax_sharding
-from ..._core.xla_options import compiler_options
 from . import spmd
 from .graph import Node
 from .interpreter import as_node_value
@@ -68,10 +67,9 @@ class SingleDevice:
     def key_shardings(self, traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
         return ()
 
-    def jit(self, fn: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
+    def jit(self, fn: Any, key: GraphKey, leaf_values: list[Any], options: dict[str, Any] | None) -> Any:
         import jax
 
-        options = compiler_options(key.device.kind.value)
         return jax.jit(fn, donate_argnums=(1,) if any(key.donate) else (), compiler_options=options)
 
     def checked_runs(self, run: Any, key: GraphKey) -> Any:
@@ -141,8 +139,8 @@ class OnMesh(SingleDevice):
     def key_shardings(self, traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
         return spmd.key_shardings(traced, targets)
 
-    def jit(self, fn: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
-        return spmd.jit(fn, key, leaf_values)
+    def jit(self, fn: Any, key: GraphKey, leaf_values: list[Any], options: dict[str, Any] | None) -> Any:
+        return spmd.jit(fn, key, leaf_values, options)
 
     def checked_runs(self, run: Any, key: GraphKey) -> Any:
         return spmd.checked_runs(run, key)

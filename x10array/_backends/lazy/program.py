@@ -38,10 +38,12 @@ from ..._core.devices import Device
 from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
-from ..._core.policies import COST_LIBRARY, SIGN_STEPS
+from ..._core.policies import COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
+from ..._core.xla_options import NARROW, compiler_options
+from ..._core.xla_options import narrow as xla_narrow
 from .graph import Call, Node
 from .interpreter import Schedule, block_count, blocks_here, interpret, keeps_bits
 from .placement import placement_of
@@ -92,8 +94,8 @@ class Program:
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
-        "operand_dtypes", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best", "demoted",
-        "packing", "plan_tries", "schedule", "run_costs", "keeps",
+        "operand_dtypes", "kind", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best",
+        "demoted", "packing", "plan_tries", "schedule", "run_costs", "keeps",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -101,6 +103,7 @@ class Program:
         # per call, its operands' dtypes (a Python scalar: its type), for the subnormal probe
         # of its elementwise operations (see _flushed_steps)
         self.operand_dtypes = [tuple(i.dtype if type(i) is Node else type(i) for i in c.inputs) for c in calls]
+        self.kind = _options_kind(calls)  # which XLA options it compiles with (_core.xla_options)
         self.outputs = key.outputs  # ((call index, output index), ...)
         self.n_leaves = len(key.leaf_avals)
         self.seen = 0
@@ -233,7 +236,8 @@ class Program:
         from `leaf_values`, the pinned outputs' from the key)."""
         key = self.key
         placement = placement_of(key.device)
-        jitted = placement.jit(self._graph_function(), key, leaf_values)
+        options = compiler_options(key.device.kind.value, self.kind)
+        jitted = placement.jit(self._graph_function(), key, leaf_values, options)
         if self.one is ONE:  # (a barrier's: placed once, where a NumPy 1.0 was converted at every call)
             import jax
 
@@ -293,6 +297,29 @@ def compiled_function(program: Program, leaf_values: list[Any]) -> Any:
     function, so that a test can replace it to inject a fault)."""
     run = program.function(leaf_values)
     return placement_of(program.key.device).checked_runs(run, program.key)
+
+
+def _options_kind(calls: list[Call]) -> Any:
+    """The kind of the program of `calls` for its XLA options (_core.xla_options): NARROW when
+    one of its reductions (an operation with a `keepdims` parameter) is narrow
+    (xla_options.narrow) and none of its operations is a matrix product or other linear
+    algebra, whose fusions XLA's defaults make fast; else None (the defaults). Speed only:
+    both kinds give the same bits (tests/test_xla_options.py)."""
+    kind = None
+    for c in calls:
+        prim = c.prim
+        if prim in MATRIX_PRODUCTS.members:
+            return None
+        params = c.params
+        if kind is None and "keepdims" in params and type(x := c.inputs[0]) is Node:
+            axes = params.get("axes", params.get("axis"))
+            if axes is None:
+                axes = tuple(range(len(x.shape)))
+            elif type(axes) is int:
+                axes = (axes,)
+            if xla_narrow(x.shape, axes):
+                kind = NARROW
+    return kind
 
 
 # -- building programs --------------------------------------------------------------------------
@@ -1174,7 +1201,7 @@ def _flushed_steps(program: Program) -> frozenset[int]:
         entries.append((prim, tuple(sorted(params.items())), probe))
     if not entries:
         return frozenset()
-    through = xla_lets_subnormals_through(entries)
+    through = xla_lets_subnormals_through(entries, program.kind)
     return frozenset(i for i, t in zip(steps, through) if t)
 
 

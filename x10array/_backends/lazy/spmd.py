@@ -38,7 +38,6 @@ from ..._core import settings
 from ..._core.devices import Device, DeviceKind
 from ..._core.lru import LRU
 from ..._core.mesh import Spec, jax_sharding, spec_of, spec_text
-from ..._core.xla_options import compiler_options
 from .graph import Node
 from .trace import GraphKey, Traced
 
@@ -117,11 +116,11 @@ def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
     return leaves, pinned, "shardy" if shardy else "gspmd"
 
 
-def jit(replay: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
+def jit(replay: Any, key: GraphKey, leaf_values: list[Any], options: dict[str, Any] | None) -> Any:
     """The graph function `replay` of a program on a mesh (program.Program.function: of
     (one, donated leaves, kept leaves, scalars)) as jax.jit makes it for one device, with the
-    inputs' shardings given (`in_shardings`: the values' own, which the key holds) and pinned
-    outputs constrained."""
+    inputs' shardings given (`in_shardings`: the values' own, which the key holds), pinned
+    outputs constrained and the program's XLA `options`."""
     import jax
 
     mesh = key.device.mesh
@@ -141,7 +140,6 @@ def jit(replay: Any, key: GraphKey, leaf_values: list[Any]) -> Any:
         [s for s, d in zip(shardings, donate) if not d],
         replicated,  # Python scalars: a prefix for the whole list (or what `unpack` takes)
     )
-    options = compiler_options(key.device.kind.value)
     return jax.jit(
         constrained,
         in_shardings=in_shardings,
