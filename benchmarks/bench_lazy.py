@@ -12,6 +12,10 @@ Every figure is a ratio against a baseline measured in the same run:
   steady state, x10array lazy against the same step under `jax.jit`, waiting for each step and
   in a loop (waiting at the end); target <= 1.2x. The same step under `x10array.compile`
   (recorded once, replayed), with the host's time per step when it does not wait.
+- narrow: k-means' distance step (`argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`,
+  5000 x 5 x 4, float64), compiled (`compile_threshold(1)`) and read, against the same step
+  under `jax.jit` with XLA's default options and NumPy: a program with a narrow reduction,
+  which x10array compiles with options of its own (`_core/xla_options.py`).
 
 Run: python benchmarks/bench_lazy.py [--record]   (--record: the recording figures only)
 """
@@ -252,10 +256,37 @@ def bench_mlp() -> dict[str, float]:
     }
 
 
+def bench_narrow() -> dict[str, float]:
+    from x10array._backends.lazy import compile_threshold
+
+    rng = np.random.default_rng(0)
+    X, C = rng.standard_normal((5000, 4)), rng.standard_normal((5, 4))
+
+    def step(ns, x, c):
+        return ns.argmin(ns.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2), axis=1)
+
+    lx, lc = xp.asarray(X, device=LAZY), xp.asarray(C, device=LAZY)
+    with jax.enable_x64(True):
+        jx, jc = jax.device_put(X), jax.device_put(C)
+        jitted = jax.jit(lambda x, c: step(jnp, x, c))
+        np.asarray(jitted(jx, jc))
+        with compile_threshold(1):
+            np.asarray(step(xp, lx, lc))
+            ours = best(lambda: np.asarray(step(xp, lx, lc)), 50)
+        theirs = best(lambda: np.asarray(jitted(jx, jc)), 50)
+    numpy_time = best(lambda: step(np, X, C), 20)
+    return {
+        "narrow step lazy compiled (us)": ours * 1e6,
+        "narrow step jax.jit (us)": theirs * 1e6,
+        "narrow step numpy (us)": numpy_time * 1e6,
+        "narrow step lazy / jax.jit": ours / theirs,
+    }
+
+
 def main() -> None:
     import sys
 
-    everything = (bench_record, bench_record_steps, bench_chain, bench_mlp)
+    everything = (bench_record, bench_record_steps, bench_chain, bench_mlp, bench_narrow)
     parts = everything[:2] if "--record" in sys.argv[1:] else everything
     start = time.perf_counter()
     results = {}
