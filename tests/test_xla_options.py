@@ -48,15 +48,18 @@ def test_a_lazy_compile_passes_the_options(monkeypatch):
 # -- programs with a narrow reduction ------------------------------------------------------------
 
 
-def test_a_narrow_reduction_is_one_over_a_short_last_axis():
-    """The measured rule (xla_options._MEASURED): YNNPACK's reduce fusion is slow where the
-    reduced array's last axis is short."""
-    narrow = xla_options.narrow
-    assert narrow((500_000, 2), (1,)) and narrow((5000, 5, 4), (2,)) and narrow((125_000, 8), (1,))
-    assert narrow((250_000, 4), (0,))  # (any axis of an array whose last axis has 4 or fewer)
-    assert not narrow((125_000, 8), (0,))  # (8 long and not reduced: as fast either way)
-    assert not narrow((62_500, 16), (1,)) and not narrow((256, 784), (1,)) and not narrow((256, 10), (1,))
-    assert not narrow((1_000_000,), (0,)) and not narrow((5, 4), ())
+def test_a_program_is_narrow_when_its_sizeable_reductions_run_over_a_short_last_axis():
+    """The measured rule (xla_options._MEASURED): YNNPACK's reduce fusion is slow over a short
+    last axis and fast (or machine-dependent) elsewhere."""
+    kind_of, NARROW = xla_options.kind_of, xla_options.NARROW
+    assert kind_of([((500_000, 2), (1,))], False) == NARROW
+    assert kind_of([((5000, 5, 4), (2,)), ((5000, 5), (1,))], False) == NARROW  # k-means' distances
+    assert kind_of([((5000, 5, 4), (2,))], True) is None  # beside a matrix product
+    assert kind_of([((5000, 5, 4), (2,)), ((1_000_000,), (0,))], False) is None  # and a long sum
+    assert kind_of([((5000, 5, 4), (2,)), ((5, 4), (0, 1))], False) == NARROW  # and a small one
+    assert kind_of([((250_000, 4), (0,))], False) is None  # over a leading axis: slower on some CPUs
+    assert kind_of([((62_500, 16), (1,))], False) is None and kind_of([((256, 784), (1,))], False) is None
+    assert kind_of([((256, 10), (1,))], False) is None and kind_of([], False) is None
 
 
 def _kinds(fn, *hosts: np.ndarray) -> list:
@@ -72,13 +75,14 @@ def _kinds(fn, *hosts: np.ndarray) -> list:
     return [entry[0].kind for entry in program.RUNTIME.programs.entries.values()]
 
 
-def test_programs_with_a_narrow_reduction_and_no_matrix_product_are_of_the_narrow_kind():
+def test_a_program_finds_its_kind_from_its_reductions_and_products():
     rng = np.random.default_rng(0)
     X, C, W = rng.standard_normal((500, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
     distances = lambda x, c: xp.argmin(xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2), axis=1)  # noqa: E731
     assert _kinds(distances, X, C) == [xla_options.NARROW]  # k-means' distance program
-    assert _kinds(lambda x: xp.mean(x * 2.0, axis=0), X) == [xla_options.NARROW]
+    assert _kinds(lambda x: xp.mean(x * 2.0, axis=-1), X) == [xla_options.NARROW]
     assert _kinds(lambda x: xp.sum(x * x), X) == [xla_options.NARROW]  # (every axis: the last one too)
+    assert _kinds(lambda x: xp.sum(x * x, axis=0), rng.standard_normal((5000, 4))) == [None]  # a leading axis
     # a matrix product keeps XLA's defaults, whose fusions make it fast (policies.MATRIX_PRODUCTS)
     assert _kinds(lambda x, c, w: xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2) @ w, X, C, W) == [None]
     assert _kinds(lambda x: xp.sum(x * 2.0, axis=1), rng.standard_normal((50, 64))) == [None]  # a long last axis

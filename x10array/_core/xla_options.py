@@ -7,8 +7,9 @@ per-compile options: the user's `XLA_FLAGS` are never read or changed, and a `ja
 function of the user's keeps XLA's defaults. A flag given in `XLA_FLAGS` wins over the same
 option here (jax passes both to XLA; the per-compile value only where the flag is not set).
 
-Options are chosen per program kind: None (every program) or NARROW (a program with a narrow
-reduction and no matrix product, which the lazy backend's Program finds from its calls). An
+Options are chosen per program kind: None (every program) or NARROW (a program whose
+reductions are narrow and that has no matrix product, `kind_of`, which the lazy backend's
+Program asks once from its calls). An
 entry is kept only with its measurement (benchmarks/README.md, "XLA options"), for the
 jaxlib versions it was measured on; another version gets XLA's defaults until measured.
 """
@@ -16,47 +17,55 @@ jaxlib versions it was measured on; another version gets XLA's defaults until me
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import Any
 
 __all__ = ["compiler_options"]
 
 # (jaxlib major.minor, platform) -> {program kind: options}; a kind missing: XLA's defaults.
-# Kind None is every program's; NARROW is a program with a narrow reduction (`narrow`).
+# Kind None is every program's; NARROW is a program whose reductions are narrow (`kind_of`).
 #
-# jaxlib 0.10, CPU (2026-12-06, 2-core x86-64; benchmarks/README.md, "XLA options"):
+# jaxlib 0.10, CPU (2026-12-06; benchmarks/README.md, "XLA options"):
 # `xla_cpu_experimental_ynn_fusion_type` (its default holds YNNPACK's dot, elementwise and
-# reduce fusions). In plain jax.jit, YNNPACK's reduce fusion is fast where the reduced array's
-# last axis is long and slow where it is short: `sum(x * x, axis=-1)` of a (500000, 2) float64
-# array takes 2.15 ms with the default and 0.21 ms with the dot fusion alone, (250000, 4)
-# 1.06 against 0.14, (125000, 8) 0.57 against 0.28, but (62500, 16) 0.33 against 0.33 and
-# (15625, 64) 0.13 against 0.44; over axis 0, (250000, 4) 0.74 against 0.55 and (125000, 8)
-# 0.39 against 0.44; a contiguous `sum(x * x)` of 1e6 0.15 against 0.54 and a float32
-# softmax 256 x 784 0.18 against 0.40, and YNNPACK's elementwise fusion into a dot makes
-# `relu(A @ W)` ~2x faster. So the default stays, and a program whose reductions include a
-# narrow one (`narrow`) and that has no matrix product gets the dot fusion alone: k-means'
-# distance program (5000 x 5 x 4, a sum over the last axis, then argmin) 260 us -> 82 us.
-# Both settings give the same bits on x10array's programs (its reductions' order is its own,
-# and the lazy tiers' bits are checked under both by tests/test_xla_options.py).
+# reduce fusions). In plain jax.jit, YNNPACK's reduce fusion is slow over a short last axis and
+# fast elsewhere. `sum(x * x, axis=-1)` of a float64 array, default against the dot fusion
+# alone, on the 2-core machine (x86-64, AVX-512) and on the quiet host (another x86-64): shape
+# (500000, 2) 2.15 -> 0.21 and 1.86 -> 0.35 ms, (250000, 4) 1.06 -> 0.14 and 0.99 -> 0.29,
+# (125000, 8) 0.57 -> 0.28 and 0.57 -> 0.29; but (15625, 64) 0.13 -> 0.44 and 0.27 -> 1.62, over
+# axis 0 of (250000, 4) 0.74 -> 0.55 on the one and 0.28 -> 1.44 on the other, a contiguous
+# 1e6 sum 0.15 -> 0.54 and 0.25 -> 1.79, a float32 softmax 256 x 784 1.4-2.3x slower, and
+# YNNPACK's elementwise fusion into a dot makes `relu(A @ W)` ~2x faster. So the default
+# stays, and a program whose sizeable reductions are all narrow (over a last axis of at most
+# NARROW_LAST elements) and that has no matrix product gets the dot fusion alone: k-means'
+# distance program (5000 x 5 x 4, a sum over the last axis, then argmin) 260 -> 82 us on the
+# one, 351-373 -> 217-233 us on the other. Both settings give the same bits where the tiers
+# promise bits (tests/test_tiers.py runs under both).
 NARROW = "narrow reductions"
 _MEASURED: dict[tuple[str, str], dict[Any, dict[str, Any]]] = {
     ("0.10", "cpu"): {NARROW: {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}},
 }
 
-# `narrow`'s bounds, from the table above: a reduction over the last axis of at most
-# NARROW_LAST elements, or over other axes of an array whose last axis has at most NARROW_ANY
+# `kind_of`'s bounds, from the measurements above: a reduction over a last axis of at most
+# NARROW_LAST elements is narrow; any other reduction of an array of SMALL elements or fewer
+# is too small to weigh either way
 NARROW_LAST = 8
-NARROW_ANY = 4
+SMALL = 4096
 
 
-def narrow(shape: tuple[int, ...], axes: tuple[int, ...]) -> bool:
-    """Whether reducing an array of `shape` over `axes` (non-negative, sorted or not) is a
-    narrow reduction, the kind YNNPACK's reduce fusion runs slowly (see _MEASURED): an array
-    of two or more axes whose last axis is short."""
-    if len(shape) < 2 or not axes:
-        return False
-    last = shape[-1]
-    return last <= NARROW_ANY or (last <= NARROW_LAST and len(shape) - 1 in axes)
+def kind_of(reductions: list[tuple[tuple[int, ...], tuple[int, ...]]], matrix_product: bool) -> Any:
+    """The kind of a program whose reductions reduce arrays of these shapes over these axes
+    (non-negative): NARROW when at least one is narrow, the others are narrow or small, and
+    the program has no matrix product; else None (XLA's defaults)."""
+    if matrix_product:
+        return None
+    kind = None
+    for shape, axes in reductions:
+        if len(shape) >= 2 and shape[-1] <= NARROW_LAST and len(shape) - 1 in axes:
+            kind = NARROW
+        elif math.prod(shape) > SMALL:
+            return None  # (a reduction YNNPACK's fusion runs faster, or may)
+    return kind
 
 
 @functools.cache

@@ -42,8 +42,8 @@ from ..._core.policies import COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
-from ..._core.xla_options import NARROW, compiler_options
-from ..._core.xla_options import narrow as xla_narrow
+from ..._core.xla_options import compiler_options
+from ..._core.xla_options import kind_of as xla_kind_of
 from .graph import Call, Node
 from .interpreter import Schedule, block_count, blocks_here, interpret, keeps_bits
 from .placement import placement_of
@@ -300,26 +300,24 @@ def compiled_function(program: Program, leaf_values: list[Any]) -> Any:
 
 
 def _options_kind(calls: list[Call]) -> Any:
-    """The kind of the program of `calls` for its XLA options (_core.xla_options): NARROW when
-    one of its reductions (an operation with a `keepdims` parameter) is narrow
-    (xla_options.narrow) and none of its operations is a matrix product or other linear
-    algebra, whose fusions XLA's defaults make fast; else None (the defaults). Speed only:
-    both kinds give the same bits (tests/test_xla_options.py)."""
-    kind = None
+    """The kind of the program of `calls` for its XLA options (_core.xla_options.kind_of):
+    from the shape and axes of each reduction (an operation with a `keepdims` parameter) and
+    whether one of its operations is a matrix product (policies.MATRIX_PRODUCTS). Speed only:
+    every kind gives the bits the tiers promise (tests/test_tiers.py)."""
+    reductions = []
     for c in calls:
         prim = c.prim
         if prim in MATRIX_PRODUCTS.members:
-            return None
+            return xla_kind_of([], True)
         params = c.params
-        if kind is None and "keepdims" in params and type(x := c.inputs[0]) is Node:
+        if "keepdims" in params and type(x := c.inputs[0]) is Node:
             axes = params.get("axes", params.get("axis"))
             if axes is None:
                 axes = tuple(range(len(x.shape)))
             elif type(axes) is int:
                 axes = (axes,)
-            if xla_narrow(x.shape, axes):
-                kind = NARROW
-    return kind
+            reductions.append((x.shape, axes))
+    return xla_kind_of(reductions, False)
 
 
 # -- building programs --------------------------------------------------------------------------
