@@ -110,3 +110,19 @@ def test_a_narrow_program_compiles_with_its_own_options(monkeypatch):
             raise AssertionError("the narrow kind's option did not reach its compile")
         monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {})
         np.testing.assert_array_equal(np.asarray(y), host[:5].sum(axis=1) * 3.0)
+
+
+def test_the_compile_log_names_a_narrow_program_and_its_options(capsys):
+    """X10ARRAY_LOG_COMPILES says which programs got options of their own, and which."""
+    lazy = xp.Device("cpu", 0, "xla")
+    rng = np.random.default_rng(1)
+    with settings.override(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_LOG_COMPILES=True):
+        x = xp.asarray(rng.standard_normal((301, 4)), device=lazy)
+        np.asarray(xp.sum(x * 0.5, axis=1))
+        narrow = capsys.readouterr().out
+        np.asarray(xp.sum(xp.asarray(rng.standard_normal((7, 33)), device=lazy) * 0.5, axis=1))
+        wide = capsys.readouterr().out
+    assert "compiling" in narrow and xla_options.NARROW in narrow, narrow
+    for name, value in (xla_options.compiler_options("cpu", xla_options.NARROW) or {}).items():
+        assert f"{name}" in narrow and str(value) in narrow, narrow
+    assert "compiling" in wide and xla_options.NARROW not in wide and "XLA options" not in wide, wide

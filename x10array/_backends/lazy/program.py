@@ -1231,7 +1231,9 @@ def count_compiled_run(
 def _log_compile(program: Program, key: GraphKey, loaded: bool = False) -> None:
     _, filename, lineno = user_location()
     what = "loaded from the disk cache" if loaded else "compiling"
-    print(f"x10array: {what} ({_compile_reason(key, program)}) at {filename}:{lineno}", flush=True)
+    options = compiler_options(key.device.kind.value, program.kind) if program.kind is not None else None
+    chosen = f"; {program.kind}: XLA options {options}" if options else ""
+    print(f"x10array: {what} ({_compile_reason(key, program)}{chosen}) at {filename}:{lineno}", flush=True)
 
 
 def _compile_reason(key: GraphKey, program: Program) -> str:
