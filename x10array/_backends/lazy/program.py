@@ -310,7 +310,7 @@ def _options_kind(calls: list[Call]) -> Any:
         if prim in MATRIX_PRODUCTS.members:
             return xla_kind_of([], True)
         params = c.params
-        if "keepdims" in params and type(x := c.inputs[0]) is Node:
+        if "keepdims" in params and c.inputs and type(x := c.inputs[0]) is Node:
             axes = params.get("axes", params.get("axis"))
             if axes is None:
                 axes = tuple(range(len(x.shape)))
