@@ -22,6 +22,16 @@ def test_options_are_per_jaxlib_version_and_yield_to_xla_flags(monkeypatch):
     assert ("0.0", "cpu") != (version, "cpu")
 
 
+def _assert_barrier_refused(what: str) -> None:
+    """A barrier whose compile XLA refuses for the invalid YNNPACK option set by the test."""
+    try:
+        xp.lazy_barrier(wait=True)
+    except Exception as e:  # noqa: BLE001 - XLA's error, wrapped or not
+        assert "ynn_fusion_type" in str(e), e
+    else:
+        raise AssertionError(f"{what} did not reach the compile")
+
+
 def test_a_lazy_compile_passes_the_options(monkeypatch):
     """An invalid option makes XLA refuse the compile: proof that the lazy program got it
     (and the failed compile keeps the arrays pending, with their values after the fix)."""
@@ -35,12 +45,7 @@ def test_a_lazy_compile_passes_the_options(monkeypatch):
         monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), bad)
         host = np.arange(11.0) * 0.5  # another shape: another program, compiled now
         y = xp.tanh(xp.asarray(host, device=lazy)) * 3.0 + 1.0
-        try:
-            xp.lazy_barrier(wait=True)
-        except Exception as e:  # noqa: BLE001 - XLA's error, wrapped or not
-            assert "ynn_fusion_type" in str(e), e
-        else:
-            raise AssertionError("the option did not reach the compile")
+        _assert_barrier_refused("the option")
         monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {})
         np.testing.assert_allclose(np.asarray(y), np.tanh(host) * 3.0 + 1.0, rtol=1e-15)
 
@@ -102,12 +107,7 @@ def test_a_narrow_program_compiles_with_its_own_options(monkeypatch):
         wide = xp.sum(xp.asarray(np.ones((3, 40)), device=lazy) * 3.0, axis=1)  # a long last axis
         np.testing.assert_array_equal(np.asarray(wide), np.full(3, 120.0))
         y = xp.sum(xp.asarray(host[:5], device=lazy) * 3.0, axis=1)  # another shape: compiled now
-        try:
-            xp.lazy_barrier(wait=True)
-        except Exception as e:  # noqa: BLE001 - XLA's error, wrapped or not
-            assert "ynn_fusion_type" in str(e), e
-        else:
-            raise AssertionError("the narrow kind's option did not reach its compile")
+        _assert_barrier_refused("the narrow kind's option")
         monkeypatch.setitem(xla_options._MEASURED, (version, "cpu"), {})
         np.testing.assert_array_equal(np.asarray(y), host[:5].sum(axis=1) * 3.0)
 
