@@ -21,7 +21,7 @@ import math
 import os
 from typing import Any
 
-__all__ = ["compiler_options"]
+__all__ = ["NARROW", "compiler_options", "kind_of"]
 
 # (jaxlib major.minor, platform) -> {program kind: options}; a kind missing: XLA's defaults.
 # Kind None is every program's; NARROW is a program whose reductions are narrow (`kind_of`).
@@ -76,7 +76,7 @@ def _jaxlib_version() -> str:
 
 
 def compiler_options(platform: str = "cpu", kind: Any = None) -> dict[str, Any] | None:
-    """The options for a program of `kind` (None, or NARROW: see `narrow`) on `platform`
+    """The options for a program of `kind` (None, or NARROW: see `kind_of`) on `platform`
     ("cpu", "gpu", "tpu"); None for none. Options that the user's XLA_FLAGS set themselves are
     left out (theirs apply)."""
     chosen = _MEASURED.get((_jaxlib_version(), platform), {}).get(kind)
