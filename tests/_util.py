@@ -36,6 +36,15 @@ TOLERANCE = {
 NUMPY_DLPACK_WRITES = bool(np.from_dlpack(np.zeros(1)).flags.writeable)
 
 
+def forget_programs() -> None:
+    """Empty the lazy backend's program cache and plans: later graphs are built afresh (a
+    program keeps its compiled function, its XLA options' kind and its interpreter Schedule)."""
+    from x10array._backends.lazy.runtime import RUNTIME
+
+    RUNTIME.programs.clear()
+    RUNTIME.plans.clear()
+
+
 def host(x: Any) -> np.ndarray:
     """A NumPy copy of an array of any namespace (x10array, array-api-strict, NumPy)."""
     if hasattr(x, "_array") and not isinstance(x, np.ndarray):  # array-api-strict

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _util import forget_programs
 
 import x10array as xp
 from x10array._backends.lazy import interpreter as _interpreter
@@ -37,12 +38,6 @@ def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> Any:
         yield
 
 
-def _forget_programs() -> None:
-    # (a program keeps its Schedule, whose runs remember shapes found too small: start afresh)
-    _program.RUNTIME.programs.entries.clear()
-    _program.RUNTIME.plans.entries.clear()
-
-
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """Record the members of each run computed in blocks."""
     ran: list[tuple[int, ...]] = []
@@ -60,15 +55,15 @@ def _both(
     monkeypatch: pytest.MonkeyPatch, fn: Callable[..., list[Any]], *host: np.ndarray
 ) -> tuple[list[np.ndarray], list[np.ndarray], int]:
     """fn's results on the lazy device, blocked and step by step, and how many runs were blocked."""
-    _forget_programs()
+    forget_programs()
     ran = _spy(monkeypatch)
     blocked = [np.asarray(v) for v in fn(*[xp.asarray(h, device=LAZY) for h in host])]
     n = len(ran)
-    _forget_programs()
+    forget_programs()
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
     plain = [np.asarray(v) for v in fn(*[xp.asarray(h, device=LAZY) for h in host])]
     assert len(ran) == n
-    _forget_programs()
+    forget_programs()
     return blocked, plain, n
 
 
@@ -187,10 +182,10 @@ def test_a_subnormal_python_scalar_and_no_cpu_mode_run_step_by_step(monkeypatch:
     assert ran == 0 and _same(blocked[0], plain[0])
     monkeypatch.setattr(_interpreter, "cpu_flush_mode", lambda: None)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
-    _forget_programs()
+    forget_programs()
     ran_ = _spy(monkeypatch)
     got = np.asarray(((xp.asarray(a, device=LAZY) * 2.0) + 1.0) * 3.0)
-    _forget_programs()
+    forget_programs()
     assert ran_ == [] and _same(got, (a * np.float32(2.0) + np.float32(1.0)) * np.float32(3.0))
 
 
@@ -213,7 +208,7 @@ def test_small_or_broadcasting_runs_keep_todays_path(monkeypatch: pytest.MonkeyP
     they are (BlockedRun.unblocked)."""
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
     ran = _spy(monkeypatch)
-    _forget_programs()
+    forget_programs()
     for _ in range(3):
         u = xp.asarray(np.arange(1000.0), device=LAZY)
         np.testing.assert_array_equal(np.asarray(((u * 2.0) + 1.0) * 3.0), (np.arange(1000.0) * 2.0 + 1.0) * 3.0)
@@ -224,14 +219,14 @@ def test_small_or_broadcasting_runs_keep_todays_path(monkeypatch: pytest.MonkeyP
     assert ran == []
     runs = [p.schedule.blocks for p in _program.RUNTIME.programs.values() if p.schedule is not None]
     assert runs and all(r is not None and all(run.unblocked is not None for run in r.values()) for r in runs)
-    _forget_programs()
+    forget_programs()
 
 
 def _schedule(fn: Callable[[], Any]) -> Any:
-    _forget_programs()
+    forget_programs()
     fn()
     (program,) = [p for p in _program.RUNTIME.programs.values() if p.schedule is not None]
-    _forget_programs()
+    forget_programs()
     return program
 
 
@@ -336,7 +331,7 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
             a = a + float(i)
         return a
 
-    _forget_programs()
+    forget_programs()
     np.asarray(passes(xp.asarray(deep, device=LAZY)))
     (program,) = [p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41]
     n = 64 * 4096
@@ -345,7 +340,7 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
     want = 40 * cost.blocked_step_seconds(blocks, n, 0) + cost.blocked_step_seconds(blocks, n, n)
     assert program.interpret_cost == pytest.approx(want)
     assert want < 41 * cost.step_seconds(OP_TABLE["add"], n) / 5
-    _forget_programs()
+    forget_programs()
     pts = np.random.default_rng(10).random((5000, 2))
     leaf = xp.asarray(pts, device=LAZY)
     col = leaf[:, 0]
@@ -354,7 +349,7 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
     assert type(node.value) is np.ndarray and node.value.base is not None
     assert cost.place_seconds([node]) == pytest.approx(5000 * cost.PLACE_STRIDED_PER_ELEMENT)
     assert cost.place_seconds([leaf._data]) == 0.0  # (a buffer of its own: placed once)
-    _forget_programs()
+    forget_programs()
 
 
 def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,7 +359,7 @@ def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
     cost = _program.COST
-    _forget_programs()
+    forget_programs()
     ran = _spy(monkeypatch)
     host = np.random.default_rng(11).standard_normal((300, 100))
     a = xp.asarray(host, device=LAZY)
@@ -375,7 +370,7 @@ def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPat
     whole = cost.step_seconds(OP_TABLE["permute_dims"], n) + 3 * cost.step_seconds(OP_TABLE["add"], n)
     assert program.interpret_cost == pytest.approx(whole)
     assert not program.schedule.recost
-    _forget_programs()
+    forget_programs()
 
 
 def _tree_sum(a: np.ndarray, limit: int) -> Any:
@@ -559,6 +554,19 @@ def test_exp_of_a_broadcast_operand_is_not_blocked(monkeypatch: pytest.MonkeyPat
     assert _all_same(blocked, plain, _eager(fn, a, b))
 
 
+def _cubature_case(seed: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """scipy.integrate's cubature in small: a (3001, 4) matrix and two (4,) vectors, and a
+    boolean selection of the matrix's shape."""
+    rng = np.random.default_rng(seed)
+    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
+    return host, rng.random((3001, 4)) < 0.5
+
+
+def _cubature_arrays(host: tuple[np.ndarray, ...], device: Any) -> tuple[Any, Any, Any]:
+    m, a, b = (xp.asarray(h, device=device) for h in host)
+    return xp.astype(m, xp.float64), a, b  # (a copy: the chain's first step reads a computed value)
+
+
 def test_a_step_of_broadcast_operands_alone_is_not_a_block_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's member that reads no other member and whose operands all broadcast into the
     run's shape (`b - a` of two vectors beside a chain over a matrix, scipy.integrate's
@@ -567,55 +575,49 @@ def test_a_step_of_broadcast_operands_alone_is_not_a_block_of_the_run(monkeypatc
     `(n, 4)` (found by SciPy's own cubature tests on the lazy device). The graph runs at a
     boolean selection of its chain's result, as there (a read by `numpy.asarray` first would
     run it otherwise)."""
-    rng = np.random.default_rng(7)
-    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
-    keep = rng.random((3001, 4)) < 0.5
+    host, keep = _cubature_case(7)
 
     def fn(device: Any) -> list[np.ndarray]:
-        m, a, b = (xp.asarray(h, device=device) for h in host)
-        m = xp.astype(m, xp.float64)  # (a copy: the chain's first step reads a computed value)
+        m, a, b = _cubature_arrays(host, device)
         lengths = b - a
         half = a * 0.5
         out = [(m + 1.0) * (lengths * 0.5) + a, m * half - b, lengths, half]
         selected = out[0][xp.asarray(keep, device=device)]
         return [np.asarray(v) for v in [*out, selected]]
 
-    _forget_programs()
+    forget_programs()
     ran = _spy(monkeypatch)
     got = fn(LAZY)
     assert len(ran) == 0  # (not blocked: one member's result is smaller than the run's)
     want = fn(EAGER)
     assert [v.shape for v in got] == [(3001, 4), (3001, 4), (4,), (4,), (int(keep.sum()),)]
     assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
-    _forget_programs()
+    forget_programs()
 
 
 def test_a_dead_step_of_broadcast_operands_alone_stays_in_the_blocked_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same member read only inside the run (not held, not an output) is computed into
     each block buffer, broadcast as its reader would broadcast it: the run stays blocked, with
     the bits of eager and of the step-by-step run."""
-    rng = np.random.default_rng(8)
-    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
-    keep = rng.random((3001, 4)) < 0.5
+    host, keep = _cubature_case(8)
 
     def fn(device: Any) -> list[np.ndarray]:
-        m, a, b = (xp.asarray(h, device=device) for h in host)
-        m = xp.astype(m, xp.float64)
+        m, a, b = _cubature_arrays(host, device)
         out = (m + 1.0) * ((b - a) * 0.5) + a
         selected = out[xp.asarray(keep, device=device)]
         return [np.asarray(out), np.asarray(selected)]
 
-    _forget_programs()
+    forget_programs()
     ran = _spy(monkeypatch)
     got = fn(LAZY)
     assert len(ran) == 1
-    _forget_programs()
+    forget_programs()
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
     plain = fn(LAZY)
     assert len(ran) == 1
     want = fn(EAGER)
     assert all([_same(g, w) and _same(g, p) for g, w, p in zip(got, want, plain, strict=True)])
-    _forget_programs()
+    forget_programs()
 
 
 def test_a_live_step_computed_from_a_dead_smaller_one_is_not_a_block_of_the_run(
@@ -625,23 +627,20 @@ def test_a_live_step_computed_from_a_dead_smaller_one_is_not_a_block_of_the_run(
     other member, but `half`, which reads it, is held: its result has the vectors' shape too,
     which a full buffer of the run's shape would not hold, so the run is not blocked (it once
     was, and `half` came back `(n, 4)`)."""
-    rng = np.random.default_rng(9)
-    host = (rng.standard_normal((3001, 4)), rng.standard_normal(4), rng.standard_normal(4))
-    keep = rng.random((3001, 4)) < 0.5
+    host, keep = _cubature_case(9)
 
     def fn(device: Any) -> list[np.ndarray]:
-        m, a, b = (xp.asarray(h, device=device) for h in host)
-        m = xp.astype(m, xp.float64)
+        m, a, b = _cubature_arrays(host, device)
         half = (b - a) * 0.5
         out = (m + 1.0) * half + a
         selected = out[xp.asarray(keep, device=device)]
         return [np.asarray(v) for v in (out, half, selected)]
 
-    _forget_programs()
+    forget_programs()
     ran = _spy(monkeypatch)
     got = fn(LAZY)
     assert len(ran) == 0
     want = fn(EAGER)
     assert [v.shape for v in got] == [(3001, 4), (4,), (int(keep.sum()),)]
     assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
-    _forget_programs()
+    forget_programs()

@@ -17,6 +17,7 @@ import _numerics
 import array_api_extra as xpx
 import numpy as np
 import pytest
+from _util import forget_programs
 from test_numerics import check
 
 import x10array as xp
@@ -55,18 +56,12 @@ def program_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     (_core.xla_options.NARROW: YNNPACK's elementwise and reduce fusions off). The options
     change speed, never the bits the tiers promise."""
     if request.param == "narrow":
-        _forget_programs()
+        forget_programs()
         monkeypatch.setattr(_program, "_options_kind", lambda calls: xla_options.NARROW)
         yield
-        _forget_programs()
+        forget_programs()
     else:
         yield
-
-
-def _forget_programs() -> None:
-    # (a program cached under one kind keeps its compiled function: build them again)
-    _program.RUNTIME.programs.entries.clear()
-    _program.RUNTIME.plans.entries.clear()
 
 
 def on_both_tiers(fn, *hosts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

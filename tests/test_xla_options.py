@@ -4,6 +4,7 @@ user's XLA_FLAGS alone and reach every compile of x10array's (the lazy programs)
 from __future__ import annotations
 
 import numpy as np
+from _util import forget_programs
 
 import x10array as xp
 from x10array._core import xla_options
@@ -71,8 +72,7 @@ def _kinds(fn, *hosts: np.ndarray) -> list:
     """The option kinds of the programs that `fn`'s graph makes (read at a barrier)."""
     from x10array._backends.lazy import program
 
-    program.RUNTIME.programs.entries.clear()
-    program.RUNTIME.plans.entries.clear()
+    forget_programs()
     lazy = xp.Device("cpu", 0, "xla")
     out = fn(*[xp.asarray(h, device=lazy) for h in hosts])
     xp.lazy_barrier()
