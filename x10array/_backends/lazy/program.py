@@ -236,8 +236,7 @@ class Program:
         from `leaf_values`, the pinned outputs' from the key)."""
         key = self.key
         placement = placement_of(key.device)
-        options = compiler_options(key.device.kind.value, self.kind)
-        jitted = placement.jit(self._graph_function(), key, leaf_values, options)
+        jitted = placement.jit(self._graph_function(), key, leaf_values, self.xla_options())
         if self.one is ONE:  # (a barrier's: placed once, where a NumPy 1.0 was converted at every call)
             import jax
 
@@ -245,6 +244,10 @@ class Program:
                 self.one = jax.device_put(ONE, placement.constants_target())
         # (a partial, not a lambda: a cached run must not enter Python code, see executor.run_and_adopt)
         return functools.partial(jitted, self.one)
+
+    def xla_options(self) -> dict[str, Any] | None:
+        """The XLA options it compiles with: its kind's on its device's platform (_core.xla_options)."""
+        return compiler_options(self.key.device.kind.value, self.kind)
 
     def lower(self, leaf_values: list[Any], scalars: list[Any]) -> Any:
         """The jitted function lowered on the leaves' shapes and dtypes (a jax `Lowered`, for
@@ -1231,7 +1234,7 @@ def count_compiled_run(
 def _log_compile(program: Program, key: GraphKey, loaded: bool = False) -> None:
     _, filename, lineno = user_location()
     what = "loaded from the disk cache" if loaded else "compiling"
-    options = compiler_options(key.device.kind.value, program.kind) if program.kind is not None else None
+    options = program.xla_options() if program.kind is not None else None
     chosen = f"; {program.kind}: XLA options {options}" if options else ""
     print(f"x10array: {what} ({_compile_reason(key, program)}{chosen}) at {filename}:{lineno}", flush=True)
 
