@@ -26,7 +26,9 @@ logistic step dispatched against waited for.
 `--credits` measures the saving side of the decision (_CostModel.step_seconds and
 blocked_step_seconds, Program.saving): graphs of bench_dayone's kinds (an elementwise chain,
 contiguous and on a strided column view inside the graph, its sum, Monte-Carlo's
-`mean(exp(-(x * x)))`, `mean(-(x * x))`), of 65,536 and 10^6 float64 elements, read at once,
+`mean(exp(-(x * x)))`, `mean(-(x * x))`; over short trailing axes, `sum(x * x, axis=-1)` of
+(n/4, 4) and k-means' distances `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)` of (n/4, 4)
+and (5, 4), contiguous only), of 65,536 and 10^6 float64 elements, read at once,
 each run interpreted and compiled on a device-resident leaf (wall time, medians of
 two blocks of runs a tier, alternated), against the saving that the model credits an interpreted run of it
 (`Program.saving(read=True)`); est/meas above 1 is a graph credited more than a compile saves.
@@ -175,7 +177,16 @@ CREDIT_KINDS = {  # name: (the graph of `a`, its number of arithmetic results of
     "sum(chain5)": (lambda xp, a: xp.sum(((a * a + 1) * 0.5 - a) * a), 5),
     "mean(exp(-x*x))": (lambda xp, a: xp.mean(xp.exp(-(a * a))), 3),
     "mean(-x*x)": (lambda xp, a: xp.mean(-(a * a)), 2),
+    # over short trailing axes (contiguous only: NumPy's inner loop of 4 elements, _CostModel.PER_LOOP)
+    "sum(x*x,-1) n,4": (lambda xp, a: xp.sum(xp.reshape(a * a, (-1, 4)), axis=-1), 2),
+    "k-means dist": (
+        lambda xp, a: xp.argmin(
+            xp.sum((xp.reshape(a, (-1, 1, 4)) - xp.reshape(a[:20], (1, 5, 4))) ** 2, axis=2), axis=1
+        ),
+        10,
+    ),
 }
+_CONTIGUOUS_ONLY = ("sum(x*x,-1) n,4", "k-means dist")
 
 
 def measure_credits(reps: int) -> None:
@@ -197,6 +208,8 @@ def measure_credits(reps: int) -> None:
             base = xp.asarray(rng.random((n, 2)) if strided else rng.random(n), device=dev)  # type: ignore[attr-defined]
             xp.lazy_barrier(wait=True)  # type: ignore[attr-defined]  # (device-resident: nothing placed per run)
             for name, (f, results) in CREDIT_KINDS.items():
+                if strided and name in _CONTIGUOUS_ONLY:
+                    continue
                 known = set(map(id, RUNTIME.programs.values()))
 
                 def run(f: Any = f, a: Any = base, strided: bool = strided) -> None:

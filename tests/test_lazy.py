@@ -115,9 +115,13 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     program = program_of(5)
     # what interpreting costs more per run: each operation's dispatch, and a pass over the
     # result of each arithmetic one (matmul, add, tanh, multiply: 300 x 300; sum: one
-    # element); not the matmul's 300**3 multiply-adds, which the compiled program does as well
+    # element), with one call of NumPy's inner loop for each elementwise one and the sum (of
+    # contiguous operands of one shape); not the matmul's 300**3 multiply-adds, which the
+    # compiled program does as well
     cost = _program.COST
-    assert program.interpret_cost == pytest.approx(5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 300 * 300 + 1))
+    assert program.interpret_cost == pytest.approx(
+        5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 300 * 300 + 1) + 4 * cost.PER_LOOP
+    )
     # less the fixed cost of a compiled run whose value is read at once (float()): one leaf, one output
     per_run = program.interpret_cost - cost.run_seconds(2, True)
     assert cost.run_seconds(2, True) > cost.run_seconds(2, False) >= 0
@@ -302,7 +306,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     # the same result size, 2048 times the multiply-adds: the same estimate
     step = _program.COST.step_seconds
     assert len(costs) == 2 and costs[0] == costs[1]
-    assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(_compile_prim("add"), 64 * 64))
+    assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(_compile_prim("add"), 64 * 64, 1))
 
     def writes(a: Any) -> Any:
         a = a * 1.0
@@ -324,13 +328,64 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     assert tiers["passes"] == [0, 1, 0, 0]  # 22 ms a run: compiled at its second sighting
     assert tiers["writes"] == [0, 0, 0, 0]  # one pass, then 40 writes: under 1 ms a run
     program = next(p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
-    assert program.interpret_cost == pytest.approx(41 * _program.COST.PER_OP + _program.COST.PER_ELEMENT * 64 * 4096)
+    cost = _program.COST  # (one multiply, its one inner loop; the writes move data)
+    assert program.interpret_cost == pytest.approx(41 * cost.PER_OP + cost.PER_ELEMENT * 64 * 4096 + cost.PER_LOOP)
 
 
 def _compile_prim(name: str) -> Any:
     from x10array._core.primitive import OP_TABLE
 
     return OP_TABLE[name]
+
+
+def test_numpy_inner_loops_are_counted_from_shapes():
+    """_program.inner_loops: how often NumPy calls its inner loop for an interpreted step,
+    the longest run of trailing axes every operand takes alike walked as one loop."""
+    rng = np.random.default_rng(0)
+
+    def loops(a: Any) -> int:
+        return _program.inner_loops(a._data.call)
+
+    def lazy(*shape: int) -> Any:
+        return xp.asarray(rng.standard_normal(shape), device=LAZY)
+
+    X, C, v = lazy(5000, 4), lazy(5, 4), lazy(4)
+    assert loops(X * X) == 1 and loops(X + 1.0) == 1  # one shape, or a scalar: one loop
+    assert loops(X[:, None, :] - C[None, :, :]) == 5000 * 5  # broadcast along the middle axis
+    assert loops(X * v) == 5000  # a row broadcast down the rows: a loop per row
+    col, row = lazy(300, 1), lazy(1, 200)
+    assert loops(col * row) == 300  # an outer product: a loop of 200 per row
+    assert loops(xp.sum(X, axis=-1)) == 5000 and loops(xp.sum(X, axis=0)) == 5000  # 4 per loop either way
+    assert loops(xp.sum(X)) == 1 and loops(xp.sum(lazy(3, 4, 5), axis=(1, 2))) == 3
+    assert loops(xp.argmin(lazy(700, 5), axis=1)) == 700 and loops(xp.argmin(X)) == 1
+    assert loops(X[:, 0]) == 0 and loops(X @ C.T) == 0  # data movement, BLAS: no NumPy ufunc loop
+
+
+def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
+    """What a compile saves counts NumPy's inner-loop calls (_CostModel.PER_LOOP): k-means'
+    distances over (5000, 5, 4), `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`, is
+    interpreted at NumPy's speed over loops of 4 elements and compiled several times faster
+    (benchmarks/README.md), so it is credited its 55,001 loops; the same passes over long rows
+    only their 5,002."""
+    rng = np.random.default_rng(1)
+    X = xp.asarray(rng.standard_normal((5000, 4)), device=LAZY)
+    C = xp.asarray(rng.standard_normal((5, 4)), device=LAZY)
+    flat = xp.asarray(rng.standard_normal((5000, 5 * 4)), device=LAZY)
+
+    def credits(per_loop: float) -> list[float]:
+        monkeypatch.setattr(_program.COST, "PER_LOOP", per_loop)
+        monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+        with _program.compile_threshold(None):
+            np.asarray(xp.argmin(xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=2), axis=1))
+            np.asarray(xp.argmin(xp.sum(flat**2, axis=1), axis=0))  # as many elements in long rows
+        return [p.interpret_cost for p in _program.RUNTIME.programs.values()]
+
+    per_loop = _program.COST.PER_LOOP
+    assert 1e-9 < per_loop < 1e-7
+    with_loops, without = credits(per_loop), credits(0.0)
+    # the difference and the sum, a loop of 4 elements each (25,000 each), argmin one of 5
+    # (5,000), the square one; over long rows, the sum a loop of 20 a row, the square and argmin one each
+    assert [a - b for a, b in zip(with_loops, without)] == pytest.approx([55_001 * per_loop, 5_002 * per_loop])
 
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
