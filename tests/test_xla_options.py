@@ -58,14 +58,19 @@ def test_a_program_is_narrow_when_its_sizeable_reductions_run_over_a_short_last_
     """The measured rule (xla_options._MEASURED): YNNPACK's reduce fusion is slow over a short
     last axis and fast (or machine-dependent) elsewhere."""
     kind_of, NARROW = xla_options.kind_of, xla_options.NARROW
-    assert kind_of([((500_000, 2), (1,))], False) == NARROW
-    assert kind_of([((5000, 5, 4), (2,)), ((5000, 5), (1,))], False) == NARROW  # k-means' distances
-    assert kind_of([((5000, 5, 4), (2,))], True) is None  # beside a matrix product
-    assert kind_of([((5000, 5, 4), (2,)), ((1_000_000,), (0,))], False) is None  # and a long sum
-    assert kind_of([((5000, 5, 4), (2,)), ((5, 4), (0, 1))], False) == NARROW  # and a small one
-    assert kind_of([((250_000, 4), (0,))], False) is None  # over a leading axis: slower on some CPUs
-    assert kind_of([((62_500, 16), (1,))], False) is None and kind_of([((256, 784), (1,))], False) is None
-    assert kind_of([((256, 10), (1,))], False) is None and kind_of([], False) is None
+    assert kind_of([((500_000, 2), (1,), False)], False) == NARROW
+    assert kind_of([((5000, 5, 4), (2,), False), ((5000, 5), (1,), False)], False) == NARROW  # k-means' distances
+    assert kind_of([((5000, 5, 4), (2,), False)], True) is None  # beside a matrix product
+    assert kind_of([((5000, 5, 4), (2,), False), ((1_000_000,), (0,), False)], False) is None  # and a long sum
+    assert kind_of([((5000, 5, 4), (2,), False), ((5, 4), (0, 1), False)], False) == NARROW  # and a small one
+    assert kind_of([((250_000, 4), (0,), False)], False) is None  # over a leading axis: slower on some CPUs
+    assert kind_of([((62_500, 16), (1,), False)], False) is None and kind_of([((256, 784), (1,), False)], False) is None
+    assert kind_of([((256, 10), (1,), False)], False) is None and kind_of([], False) is None
+    # a reduction of elementwise work on a column (policies.COLUMN_READS): narrow wherever it is,
+    # beside a long contiguous sum too, unless small or beside a matrix product
+    column = ((1_000_000,), (0,), True)
+    assert kind_of([column], False) == NARROW and kind_of([column, ((1_000_000,), (0,), False)], False) == NARROW
+    assert kind_of([((4096,), (0,), True)], False) is None and kind_of([column], True) is None
 
 
 def _kinds(fn, *hosts: np.ndarray) -> list:
@@ -92,6 +97,15 @@ def test_a_program_finds_its_kind_from_its_reductions_and_products():
     assert _kinds(lambda x, c, w: xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2) @ w, X, C, W) == [None]
     assert _kinds(lambda x: xp.sum(x * 2.0, axis=1), rng.standard_normal((50, 64))) == [None]  # a long last axis
     assert _kinds(lambda x: xp.exp(x) * 2.0, X) == [None]  # no reduction
+    P = rng.standard_normal((5000, 2))
+    gauss = lambda p: xp.mean(xp.exp(-(p[:, 0] ** 2)))  # noqa: E731  # Monte-Carlo's, on a column
+    assert _kinds(gauss, P) == [xla_options.NARROW]
+    assert _kinds(lambda p: xp.max(xp.tanh(p[..., 1:2]) + 1.0), P) == [xla_options.NARROW]
+    assert _kinds(lambda p: xp.sum(p[:, 0]), P) == [None]  # a column alone: faster with XLA's defaults
+    assert _kinds(lambda p: xp.mean(xp.exp(xp.permute_dims(p, (1, 0))[0])), P) == [None]  # a transposed row
+    assert _kinds(lambda p: xp.mean(xp.exp(xp.reshape(p, (-1,))[::2])), P) == [None]  # a stride, not a column
+    assert _kinds(lambda p: xp.exp(p[:, 0]) * 2.0, P) == [None]  # no reduction
+    assert _kinds(gauss, P[:2000]) == [None]  # 2,000 elements: too small to weigh
 
 
 def test_a_narrow_program_compiles_with_its_own_options(monkeypatch):

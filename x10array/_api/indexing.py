@@ -49,7 +49,7 @@ from .._core.convert import cast, transfer
 from .._core.devices import Device
 from .._core.dtypes import INTEGER, KIND_RANK, DType, promote
 from .._core.kernels import NUMPY
-from .._core.policies import NUMPY_QUIET
+from .._core.policies import COLUMN_READS, NUMPY_QUIET
 from .._core.primitive import WRITE_LOCK, Aval, Primitive, assign, atomic_write, bind, rebind, same_as_first
 from .._core.validation import ScalarOverflowError, broadcast_shapes, check_scalar, common_device, normalize_scalar
 
@@ -282,6 +282,25 @@ GETITEM_MASK = Primitive("getitem_mask", _getitem_kernel, dynamic_shape=True, mo
 SETITEM = Primitive("setitem", _setitem_kernel, rule=same_as_first, in_place=True, moves_data=True)
 SETITEM_MASK = Primitive("setitem_mask", _setitem_mask_kernel, rule=same_as_first, in_place=True, moves_data=True)
 NUMPY_QUIET.add(SETITEM, SETITEM_MASK)
+
+
+def _reads_column(params: dict[str, Any], shape: tuple[int, ...]) -> bool:
+    """policies.COLUMN_READS: whether `x[index]` keeps one element of x's last axis, of more
+    than one: an integer (or an index array) there, `p[:, 0]`, or a slice of one element,
+    `p[:, 0:1]`. (The description indexes every axis, so its last entry that takes an axis, a
+    slice or an operand, is the last axis's.)"""
+    if not shape or shape[-1] <= 1:
+        return False
+    for entry in reversed(params["index"]):
+        if entry[0] in ("n", "e"):  # (no axis of x)
+            continue
+        if entry[0] == "s":
+            return len(range(entry[1], entry[2], entry[3])) == 1
+        return entry[0] == "a"
+    return False
+
+
+COLUMN_READS.register(GETITEM, _reads_column)
 
 
 # -- the public layer -------------------------------------------------------------------------

@@ -8,8 +8,8 @@ function of the user's keeps XLA's defaults. A flag given in `XLA_FLAGS` wins ov
 option here (jax passes both to XLA; the per-compile value only where the flag is not set).
 
 Options are chosen per program kind: None (every program) or NARROW (a program whose
-reductions are narrow and that has no matrix product, `kind_of`, which the lazy backend's
-Program asks once from its calls). An
+reductions are narrow, or that reduces elementwise work on a column, and that has no matrix
+product: `kind_of`, which the lazy backend's Program asks once from its calls). An
 entry is kept only with its measurement (benchmarks/README.md, "XLA options"), for the
 jaxlib versions it was measured on; another version gets XLA's defaults until measured.
 """
@@ -41,6 +41,19 @@ __all__ = ["NARROW", "compiler_options", "kind_of"]
 # distance program (5000 x 5 x 4, a sum over the last axis, then argmin) 260 -> 82 us on the
 # one, 351-373 -> 217-233 us on the other. Both settings give the same bits where the tiers
 # promise bits (tests/test_tiers.py runs under both).
+# A reduction of elementwise work on a column (an integer index on the last axis, `p[:, 0]`
+# of a (1e6, 2) array: the lazy backend's policies.COLUMN_READS) is slow under the default
+# fusions wherever it is (2026-12-06, the same two machines, plain jax.jit, default against
+# the dot fusion alone): `mean(exp(-(p[:, 0] ** 2)))` 10.7 -> 2.2 ms on the quiet host and
+# 24.5 -> 1.8 on the 2-core machine (x10array's compiled Monte-Carlo graph 33.9 -> 2.0 there);
+# `mean(exp(col))` 8.3 -> 2.1 and 8.5 -> 1.8; `mean(tanh(col))` 7.0 -> 2.1 and 11.0 -> 1.7;
+# `mean(col * col + 1)` 4.9 -> 1.7 and 4.3 -> 0.7; `max(exp(col))`, a column of (500000, 4) or
+# `t[:, :, 0]` of (1000, 1000, 2) alike, 3-5x; beside a contiguous `mean(exp(z))` of 1e6, 9.0 ->
+# 3.0 and 9.8 -> 3.3. Not a column alone (`sum(p[:, 0])` 1.24 -> 1.68 on the quiet host), nor a
+# transposed row (`p.T[0]`, 1.80 -> 2.17), nor a stride along one axis (`x[::2]`, 1.71 -> 1.99):
+# those keep the defaults. One miss: `mean(-(p[:, 0] ** 2))` is 1.14 -> 1.64 ms on the quiet
+# host, where the rule gives it the dot fusion (against 2-5x the other way). So a program
+# holding such a reduction (of more than SMALL elements) and no matrix product is NARROW too.
 NARROW = "narrow reductions"
 _MEASURED: dict[tuple[str, str], dict[Any, dict[str, Any]]] = {
     ("0.10", "cpu"): {NARROW: {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}},
@@ -53,14 +66,18 @@ NARROW_LAST = 8
 SMALL = 4096
 
 
-def kind_of(reductions: list[tuple[tuple[int, ...], tuple[int, ...]]], matrix_product: bool) -> Any:
+def kind_of(reductions: list[tuple[tuple[int, ...], tuple[int, ...], bool]], matrix_product: bool) -> Any:
     """The kind of a program whose reductions reduce arrays of these shapes over these axes
-    (non-negative): NARROW when at least one is narrow, the others are narrow or small, and
-    the program has no matrix product; else None (XLA's defaults)."""
+    (non-negative), each of elementwise work on a column or not (see below): NARROW when the
+    program has no matrix product and either one of its reductions of more than SMALL
+    elements is of elementwise work on a column, or at least one is narrow and the others
+    are narrow or small; else None (XLA's defaults)."""
     if matrix_product:
         return None
+    if any(of_column and math.prod(shape) > SMALL for shape, _, of_column in reductions):
+        return NARROW
     kind = None
-    for shape, axes in reductions:
+    for shape, axes, _ in reductions:
         if len(shape) >= 2 and shape[-1] <= NARROW_LAST and len(shape) - 1 in axes:
             kind = NARROW
         elif math.prod(shape) > SMALL:

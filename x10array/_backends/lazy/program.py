@@ -38,7 +38,7 @@ from ..._core.devices import Device
 from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
-from ..._core.policies import COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
+from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
@@ -302,24 +302,40 @@ def compiled_function(program: Program, leaf_values: list[Any]) -> Any:
     return placement_of(program.key.device).checked_runs(run, program.key)
 
 
+_COLUMN_READS = COLUMN_READS.rules  # (the live dict)
+
+
 def _options_kind(calls: list[Call]) -> Any:
     """The kind of the program of `calls` for its XLA options (_core.xla_options.kind_of):
-    from the shape and axes of each reduction (an operation with a `keepdims` parameter) and
-    whether one of its operations is a matrix product (policies.MATRIX_PRODUCTS). Speed only:
-    every kind gives the bits the tiers promise (tests/test_tiers.py)."""
+    from the shape and axes of each reduction (an operation with a `keepdims` parameter),
+    whether it reduces elementwise work on a column (its operand is an elementwise
+    operation's result that depends, through elementwise operations only, on a column read,
+    policies.COLUMN_READS: `mean(exp(-(p[:, 0] ** 2)))`), and whether one of its operations is
+    a matrix product (policies.MATRIX_PRODUCTS). Speed only: every kind gives the bits the
+    tiers promise (tests/test_tiers.py)."""
     reductions = []
+    columns: set[int] = set()  # id() of the calls whose result is a column, or elementwise work on one
     for c in calls:
         prim = c.prim
         if prim in MATRIX_PRODUCTS.members:
             return xla_kind_of([], True)
         params = c.params
-        if "keepdims" in params and c.inputs and type(x := c.inputs[0]) is Node:
+        if prim.elementwise:
+            if any(type(i) is Node and id(i.call) in columns for i in c.inputs):
+                columns.add(id(c))
+            continue
+        if not c.inputs or type(x := c.inputs[0]) is not Node:
+            continue
+        if (rule := _COLUMN_READS.get(prim)) is not None and rule(params, x.shape):
+            columns.add(id(c))
+        elif "keepdims" in params:
             axes = params.get("axes", params.get("axis"))
             if axes is None:
                 axes = tuple(range(len(x.shape)))
             elif type(axes) is int:
                 axes = (axes,)
-            reductions.append((x.shape, axes))
+            of_column = x.call is not None and x.call.prim.elementwise and id(x.call) in columns
+            reductions.append((x.shape, axes, of_column))
     return xla_kind_of(reductions, False)
 
 
