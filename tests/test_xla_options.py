@@ -101,11 +101,30 @@ def test_a_program_finds_its_kind_from_its_reductions_and_products():
     gauss = lambda p: xp.mean(xp.exp(-(p[:, 0] ** 2)))  # noqa: E731  # Monte-Carlo's, on a column
     assert _kinds(gauss, P) == [xla_options.NARROW]
     assert _kinds(lambda p: xp.max(xp.tanh(p[..., 1:2]) + 1.0), P) == [xla_options.NARROW]
+    wide = rng.standard_normal((5000, 64))
+    assert _kinds(lambda p: xp.mean(xp.exp(p[:, 3])), wide) == [xla_options.NARROW]
+    assert _kinds(lambda p: xp.mean(xp.exp(p[:, ::-1])), wide) == [None]  # every element, reversed
     assert _kinds(lambda p: xp.sum(p[:, 0]), P) == [None]  # a column alone: faster with XLA's defaults
     assert _kinds(lambda p: xp.mean(xp.exp(xp.permute_dims(p, (1, 0))[0])), P) == [None]  # a transposed row
     assert _kinds(lambda p: xp.mean(xp.exp(xp.reshape(p, (-1,))[::2])), P) == [None]  # a stride, not a column
     assert _kinds(lambda p: xp.exp(p[:, 0]) * 2.0, P) == [None]  # no reduction
     assert _kinds(gauss, P[:2000]) == [None]  # 2,000 elements: too small to weigh
+
+
+def test_column_reads_are_told_from_the_index_description():
+    """policies.COLUMN_READS of GETITEM: one element kept of a last axis longer than 1, by an
+    integer or a slice (whose stop is None where a negative step runs to the axis' start)."""
+    from x10array._api.indexing import GETITEM
+    from x10array._core.policies import COLUMN_READS
+
+    reads = COLUMN_READS.get(GETITEM)
+    whole = ("s", 0, 10, 1)
+    assert reads({"index": (whole, ("a", 0))}, (10, 2)) and reads({"index": (whole, ("s", 1, 2, 1))}, (10, 2))
+    assert reads({"index": (whole, ("s", 0, None, -1), ("n",))}, (10, 2))  # [:, 0::-1, None]: one element
+    assert not reads({"index": (whole, ("s", 1, None, -1))}, (10, 2))  # [:, ::-1]: both
+    assert not reads({"index": (whole, ("a", 0))}, (10, 1))  # (a last axis of one element: contiguous)
+    assert not reads({"index": (("a", 0), ("s", 0, 2, 1))}, (10, 2))  # a row
+    assert not reads({"index": (whole, ("s", 0, 3, 2))}, (10, 3))  # [:, ::2] of three: two of them
 
 
 def test_a_narrow_program_compiles_with_its_own_options(monkeypatch):

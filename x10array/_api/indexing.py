@@ -294,8 +294,8 @@ def _reads_column(params: dict[str, Any], shape: tuple[int, ...]) -> bool:
     for entry in reversed(params["index"]):
         if entry[0] in ("n", "e"):  # (no axis of x)
             continue
-        if entry[0] == "s":
-            return len(range(entry[1], entry[2], entry[3])) == 1
+        if entry[0] == "s":  # (its stop is None where a negative step runs to the axis' start)
+            return len(range(shape[-1])[slice(entry[1], entry[2], entry[3])]) == 1
         return entry[0] == "a"
     return False
 
