@@ -337,7 +337,8 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
     n = 64 * 4096
     blocks = _interpreter.block_count(n)
     assert blocks == 8
-    want = 40 * cost.blocked_step_seconds(blocks, n, 0, 1) + cost.blocked_step_seconds(blocks, n, n, 1)  # (one inner loop each)
+    # (each step one inner loop: contiguous operands of one shape)
+    want = 40 * cost.blocked_step_seconds(blocks, n, 0, 1) + cost.blocked_step_seconds(blocks, n, n, 1)
     assert program.interpret_cost == pytest.approx(want)
     assert want < 41 * cost.step_seconds(OP_TABLE["add"], n) / 5
     forget_programs()
