@@ -305,6 +305,22 @@ def compiled_function(program: Program, leaf_values: list[Any]) -> Any:
 _COLUMN_READS = COLUMN_READS.rules  # (the live dict)
 
 
+def _reduced_axes(call: Call) -> tuple[int, ...] | None:
+    """The axes `call` reduces, non-negative, if it is a reduction (an operation with a
+    `keepdims` parameter, on an array: `axes`, or an arg reduction's single `axis`; None for
+    every axis); else None."""
+    params = call.params
+    if "keepdims" not in params or not call.inputs or type(x := call.inputs[0]) is not Node:
+        return None
+    ndim = len(x.shape)
+    axes = params.get("axes", params.get("axis"))
+    if axes is None:
+        return tuple(range(ndim))
+    if type(axes) is int:
+        axes = (axes,)
+    return tuple(a % ndim for a in axes)
+
+
 def _options_kind(calls: list[Call]) -> Any:
     """The kind of the program of `calls` for its XLA options (_core.xla_options.kind_of):
     from the shape and axes of each reduction (an operation with a `keepdims` parameter),
@@ -328,12 +344,7 @@ def _options_kind(calls: list[Call]) -> Any:
             continue
         if (rule := _COLUMN_READS.get(prim)) is not None and rule(params, x.shape):
             columns.add(id(c))
-        elif "keepdims" in params:
-            axes = params.get("axes", params.get("axis"))
-            if axes is None:
-                axes = tuple(range(len(x.shape)))
-            elif type(axes) is int:
-                axes = (axes,)
+        elif (axes := _reduced_axes(c)) is not None:
             of_column = x.call is not None and x.call.prim.elementwise and id(x.call) in columns
             reductions.append((x.shape, axes, of_column))
     return xla_kind_of(reductions, False)
@@ -1130,25 +1141,21 @@ def inner_loops(call: Call) -> int:
     loops of 4); of a reduction, axes all reduced or all kept (`sum(x, axis=-1)` of (n, 4): n
     loops of 4; `sum(x, axis=0)`: n loops over the 4 kept; over every axis: one). An arg
     reduction (`argmin(x, axis=1)`: a single `axis` parameter) loops once per result element."""
-    prim = call.prim
-    params = call.params
-    if prim.elementwise:
+    if call.prim.elementwise:
         shapes = [n.shape for n in call.inputs if type(n) is Node]
         if not shapes:
             return 0
         ndim = max([len(s) for s in shapes])
         padded = [(1,) * (ndim - len(s)) + s for s in shapes]
         out = tuple(max([s[j] for s in padded]) for j in range(ndim))
-    elif "keepdims" in params and call.inputs and type(x := call.inputs[0]) is Node:
-        out = x.shape
+    elif (axes := _reduced_axes(call)) is not None:
+        out = call.inputs[0].shape
         ndim = len(out)
-        axes = params.get("axes", params.get("axis"))
-        if axes is None:
+        if len(axes) == ndim:
             return 1
-        if "axes" not in params:  # an arg reduction: a loop per result element
-            return _elements(out) // out[axes] if out[axes] else 0
-        reduced = tuple(j in axes or j - ndim in axes for j in range(ndim))
-        padded = [tuple(1 if r else 2 for r in reduced)]  # (a reduced axis marked as broadcast)
+        if "axes" not in call.params:  # an arg reduction: a loop per result element
+            return _elements(out) // out[axes[0]] if out[axes[0]] else 0
+        padded = [tuple(1 if j in axes else 2 for j in range(ndim))]  # (a reduced axis marked as broadcast)
     else:
         return 0
     size = _elements(out)
