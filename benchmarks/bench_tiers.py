@@ -3,18 +3,20 @@
 The lazy device interprets a graph until interpreting it has cost X10ARRAY_COMPILE_PAYBACK
 times its estimated compile (program._CostModel.compile_seconds, from the graph's operations
 and its chains of elementwise operations). This benchmark builds graphs of 50-3000 recorded
-operations of four kinds,
+operations (by default; `--sizes 3,10,20` for small ones) of these kinds,
 
 - `elementwise`: a chain of float64 arithmetic on a 64 x 64 array (x * c + d, ...);
 - `mixed`: the same with a reduction and a 64 x 64 matmul every 8 operations;
 - `transcendental`: exp, log1p, tanh and sqrt in the chain (lowerings of several XLA ops);
 - `stencil`: bench_dayone's heat stencil without a barrier (slices and a slice write per step),
+- `kmeans` (not in the default kinds; one graph of 7 operations whatever the size): bench_dayone's
+  k-means distances and labels, `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`,
 
 compiles each at its first sighting (compile_threshold(1)), a structure never seen before,
 and reports the measured first run (trace, lowering, XLA's compile, one run: what
 `metrics().compile_seconds` counts) against the estimate, their ratio, and the measured time
-per operation. Nothing is asserted: a unit test checks only the properties of the model that
-cannot flake (tests/test_tiers.py).
+per operation. Nothing is asserted here: tests/test_lazy.py checks the properties of the model
+that cannot flake, and a slow test (`-m slow`) the estimate against measured compiles.
 
 `--runs` measures instead the fixed cost of a compiled run that an interpreted run does not
 have (_CostModel.run_seconds): graphs of 1-32 additions of 16-element leaves, and a 2000 x 50
@@ -34,6 +36,7 @@ two blocks of runs a tier, alternated), against the saving that the model credit
 (`Program.saving(read=True)`); est/meas above 1 is a graph credited more than a compile saves.
 
 Run: python benchmarks/bench_tiers.py [--sizes 50,200,800,3000] [--kinds elementwise,mixed]
+     python benchmarks/bench_tiers.py --sizes 3,10,20,50 --kinds elementwise,mixed,stencil,kmeans  (small graphs)
      python benchmarks/bench_tiers.py --runs
      python benchmarks/bench_tiers.py --credits [--repeat 40]
 """
@@ -57,6 +60,11 @@ def build(xp: object, kind: str, n_target: int, salt: int) -> object:
     w = xp.asarray(rng.random((64, 64)) / 64, device=dev)  # type: ignore[attr-defined]
     ops = 0
     i = 0
+    if kind == "kmeans":  # bench_dayone's k-means distances and labels (and their sum: 7 operations)
+        X = xp.asarray(rng.standard_normal((5000, 4)), device=dev)  # type: ignore[attr-defined]
+        C = xp.asarray(rng.standard_normal((3 + salt % 5, 4)), device=dev)  # type: ignore[attr-defined]
+        d = xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=2)  # type: ignore[attr-defined]
+        return xp.argmin(d, axis=1)  # type: ignore[attr-defined]
     if kind == "stencil":  # bench_dayone's heat stencil without a barrier: slices, a slice write
         u = xp.asarray(np.pad(rng.random((62, 62)), 1), device=dev)  # type: ignore[attr-defined]
         while ops < n_target:
@@ -84,8 +92,10 @@ def measure(kind: str, n: int, salt: int) -> tuple[int, float, float]:
     import x10array as xp
     from x10array._backends.lazy.program import compile_threshold
     from x10array._backends.lazy.runtime import RUNTIME
+    from x10array.extend import settings
 
-    with compile_threshold(1):
+    # (REPEAT_CUT off: a stencil of a few steps is one graph, not cut where it repeats)
+    with compile_threshold(1), settings.override(X10ARRAY_REPEAT_CUT=False):
         x = build(xp, kind, n, salt)
         before = xp.metrics()
         float(xp.sum(x))

@@ -240,7 +240,8 @@ def test_the_compile_estimate_charges_writes_apart(monkeypatch, override_setting
 @pytest.mark.slow  # a clock against the estimate: run on an idle machine (`-m slow`), not in the default run
 def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeypatch, override_settings):
     """The compile estimate against the compile it estimates, on graphs never seen (a heat
-    stencil without a barrier, 5 and 40 steps; an unbroken chain of additions): estimate over
+    stencil without a barrier, 5 and 40 steps; an unbroken chain of 3 and of 200 additions;
+    100 one-element writes; k-means' distances and labels, 8 operations): estimate over
     measured between 0.05 and 5. Load only slows the measured compile (bench_tiers.py measures
     0.4-1.6 idle; 0.19-0.29 on the 2-core machine shared by four sessions, 2026-12-03), so the
     lower bound is loose; the upper one catches an estimate as far above as issue 26's former
@@ -265,13 +266,19 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
             u[i % 29, i % 31] += 1.0
         return u
 
+    def kmeans(u: Any, k: int) -> Any:  # bench_dayone's distances and labels: a small graph
+        d = xp.sum((u[:, None, :] - u[:k][None, :, :]) ** 2, axis=2)
+        return xp.argmin(d, axis=1) == 0
+
     ratios = {}
     for name, fn, n in (
         ("warm-up", stencil, 1),
         ("stencil", stencil, 5),
         ("stencil", stencil, 40),
+        ("chain", chain, 3),
         ("chain", chain, 200),
         ("writes", writes, 100),
+        ("kmeans", kmeans, 5),
     ):
         _program.RUNTIME.programs.clear()
         u = xp.asarray(rng.random((29, 31)), device=LAZY)  # (a shape of its own: no cached program)

@@ -972,7 +972,17 @@ class _CostModel:
       previous model, 0.1 s + 5 ms per operation, estimated 14.1 s); chains cut by a matmul
       and a reduction every 8 operations 0.15 s / 52, 0.56 s / 401, 1.53 s / 1,501; one
       unbroken float64 chain 0.13 s / 51, 1.14 s / 401, 8.6 s / 1,501 (exp, tanh, log1p, sqrt
-      in it alike: 8.5 s / 1,501);
+      in it alike: 8.5 s / 1,501). COMPILE_FIXED was 0.1 s, the intercept of those graphs of 50
+      operations and more on a loaded machine; small graphs, measured on the same machine idle
+      (2026-12-06, `bench_tiers.py --sizes 3,10,20 --kinds elementwise,mixed,stencil,kmeans`,
+      medians of 3-5 compiles), take 30-65 ms: an elementwise chain 44 ms for 5 operations, 43
+      for 11, 63 for 21; with a matmul and a reduction 46 / 5, 63 / 12, 84 / 21; one addition
+      30-34, a sum 14; k-means' distances and labels (7 operations, a reduction and an arg
+      reduction) 47-65 ms, 86-95 with a sum of the labels; a heat stencil step with its slice
+      write 120-132 (the write term, below, covers part of it). So 0.05 s: the small graphs'
+      estimate over measured 0.5-1.3 (it was 1.1-3.3; the k-means graph compiled at ~85
+      sightings, ~44 now); graphs of hundreds of operations are estimated by their other
+      terms as before;
     - what interpreting one operation costs *more than* running it compiled, i.e. what a
       compile saves (never the work both tiers do alike):
       - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
@@ -1006,8 +1016,8 @@ class _CostModel:
         ~3 us a step and block + ~0.1 ns a step and element; `count_nonzero(((a * a + 1) *
         0.5 - a) <= 0.3)` over 1e6 1.1 / 1.2 ms (estimated saving 1.0 ms: XLA's count of a
         comparison is slow, which the model does not know); Monte-Carlo's count (strided
-        columns) 1.8 / 2.3-3.0 ms, estimated 1.0 ms a run, so it compiles at about its 75th
-        sighting, where it compiled at its 8th.
+        columns) 1.8 / 2.3-3.0 ms, estimated 1.0 ms a run, so it compiled at about its 75th
+        sighting, where it compiled at its 8th (its 41st since COMPILE_FIXED is 0.05 s).
     - what a compiled run costs that an interpreted run does not, where its values are read at
       once (a read: float(), a host or DLPack export; a barrier with wait=True): RUN_FIXED for
       the jitted call (x10array's hand-over of its leaves and outputs and jax's dispatch) +
@@ -1025,7 +1035,8 @@ class _CostModel:
       nobody waits for, nothing is charged: the compiled run is dispatched (~20 us more host
       work than the interpreter's own per-graph cost, measured as above), within this model's
       error, and charging it would delay graphs that do gain (the Adam fit's 32-operation step:
-      from its 177th to its ~203rd sighting);
+      from its 177th to its ~203rd sighting; it compiles at its 107th since COMPILE_FIXED is
+      0.05 s);
       Not counted, because a compiled program spends the same on it: the multiply-adds of a
       matmul, tensordot or convolution (the same GEMM, ~7.6 ms `jax.jit` against 7.0 ms NumPy
       for a float64 10,000 x 100 by 100 x 100 product); data movement (`moves_data`: views and
@@ -1041,7 +1052,7 @@ class _CostModel:
     within tens of steps.
     """
 
-    COMPILE_FIXED = 0.1
+    COMPILE_FIXED = 0.05
     COMPILE_PER_OP = 7e-4
     COMPILE_PER_FUSED = 7.5e-6
     COMPILE_PER_WRITE = 1e-2
