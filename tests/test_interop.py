@@ -102,6 +102,33 @@ def test_writes_into_numpy_asarray_of_a_lazy_array_reach_it(tier: Any) -> None:
         assert float(x[0, 0]) == 7.0
 
 
+def test_numpy_asarray_of_a_lazy_result_held_alone_is_its_buffer_not_a_copy() -> None:
+    """numpy.asarray of a computed lazy result that nothing else holds hands the host the
+    interpreter's own buffer, as the eager device hands out its own (a copy of 10^6 float64
+    cost more than computing them: `numpy.asarray(a + 1.0)` was 20x eager). A value something
+    else holds (here a reference kept from outside; in practice a view of it that is alive,
+    another node's value) is copied instead: the holder's read-only buffer never becomes
+    writable, and the host's writes do not reach it."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a, device=LAZY)
+    y = x * 2.0
+    xp.lazy_barrier()
+    address = y._data.value.__array_interface__["data"][0]  # (no reference kept)
+    got = np.asarray(y)
+    assert got.__array_interface__["data"][0] == address and got.flags.writeable
+    got[0, 0] = 5.0
+    assert float(y[0, 0]) == 5.0 and float(x[0, 0]) == 0.0
+    np.testing.assert_array_equal(np.asarray(y + 1.0)[0], [6.0, 3.0, 5.0, 7.0])
+
+    z = x + 1.0
+    xp.lazy_barrier()
+    held = z._data.value  # another holder of z's value
+    mine = np.asarray(z)
+    assert not np.shares_memory(mine, held) and not held.flags.writeable and mine.flags.writeable
+    mine[0, 0] = -1.0
+    assert held[0, 0] == 1.0 and float(z[0, 0]) == -1.0
+
+
 def test_subnormals_written_through_numpy_asarray_are_treated_alike_on_both_tiers() -> None:
     """A buffer the host may write is scanned for subnormals at every interpreted read, not
     once: a subnormal written into numpy.asarray(x) (or into a view's buffer) after x was read
