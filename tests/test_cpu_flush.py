@@ -143,6 +143,36 @@ def test_a_result_that_rounds_up_to_tiny_is_flushed_as_the_compiled_tier_flushes
 
 
 @needs_mode
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+def test_one_operation_read_at_once_runs_under_the_mode_as_a_graph_step_does(dtype, monkeypatch):
+    """One operation on computed operands, read at once (`numpy.asarray(x * y)`: run without a
+    graph, interpreter.run_single), runs under the CPU mode where a graph's step would: its
+    result is not scanned (the scan of 10^6 float64 cost three times the addition), and in the
+    band of products that round up to tiny it gives the compiled tier's bits, where the scan
+    kept tiny (as it still does with the mode switched off)."""
+    t = np.dtype(dtype).type
+    tiny = np.finfo(t).tiny
+    a = np.linspace(0.5, 1.0, 4001, endpoint=False).astype(t)
+    b = np.maximum((tiny / a.astype(np.float64)).astype(t), tiny)
+    x, y = xp.asarray(a, device=LAZY), xp.asarray(b, device=LAZY)
+    with _lazy.compile_threshold(1):
+        compiled = np.asarray(x * y)
+    scanned = []  # (shape, writable) of each array scanned: operands are read-only node values,
+    real = interpreter.flush_subnormals  # a result is the kernel's fresh buffer
+    monkeypatch.setattr(
+        interpreter, "flush_subnormals", lambda v: scanned.append((v.shape, v.flags.writeable)) or real(v)
+    )
+    with _lazy.compile_threshold(None):
+        single = np.asarray(x * y)
+        assert (a.shape, True) not in scanned
+        assert xla_numerics.same_values(single, compiled)
+        monkeypatch.setattr(interpreter, "cpu_flush_mode", lambda: None)
+        kept = np.asarray(x * y)
+    assert (kept == tiny).any() and not xla_numerics.same_values(kept, compiled)
+    assert same_up_to_the_band(compiled, kept)
+
+
+@needs_mode
 def test_the_mode_is_used_and_the_probe_refuses_a_kernel_that_makes_subnormals():
     """add and multiply run under the mode; nextafter makes a subnormal from normal operands
     with integer steps (the mode does not flush it): it keeps its scan; and the probe refuses
