@@ -87,7 +87,7 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     prim = call.prim
     if prim.multiple_results or device.kind is not DeviceKind.CPU or node.checks:
         return None
-    args = []
+    args: list[Any] = []
     for i in call.inputs:
         if type(i) is Node:
             if i.value is None:
