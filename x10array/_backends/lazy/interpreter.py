@@ -9,9 +9,11 @@ run without tracing a graph.
 
 from __future__ import annotations
 
+import collections
 import functools
 import types
 from collections.abc import Iterator
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -42,11 +44,25 @@ from .graph import Node
 from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, replay
 
 
-def interpret(traced: Traced, targets: list[Node], device: Device, schedule: Schedule | None = None) -> tuple[Any, ...]:
+def interpret(
+    traced: Traced,
+    targets: list[Node],
+    device: Device,
+    schedule: Schedule | None = None,
+    donate: tuple[bool, ...] | None = None,
+) -> tuple[Any, ...]:
     """Run the graph `traced` primitive by primitive through the NumPy kernels (cold graphs):
     the values of `targets`, owned (see as_node_value) and on `device`. `schedule`: what the
-    run needs of the graph's key, kept by its program across runs (see Schedule)."""
+    run needs of the graph's key, kept by its program across runs (see Schedule). `donate`:
+    the leaves the run may consume (the key's donation mask, program.donation: nothing outside
+    the graph sees them): a write that is the only use of such a leaf writes into its buffer
+    where nothing else holds that buffer (`x[i] = v` then a read of `x`, at every step of a
+    loop: a copy of `x` each time otherwise), as the compiled tier's donation does."""
     flush = xla_flushes()
+    own = None
+    if donate is not None and True in donate and schedule is not None and schedule.written_leaves:
+        leaves = traced.leaves
+        own = frozenset([j for j in schedule.written_leaves.values() if donate[j] and _buffer_alone(leaves[j])])
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     with np.errstate(all="ignore"):
         out, clean = _replay(
@@ -58,6 +74,7 @@ def interpret(traced: Traced, targets: list[Node], device: Device, schedule: Sch
             flush=flush,
             leaves=traced.leaves,
             schedule=schedule,
+            own=own,
         )
     results = []
     for node, value, known in zip(targets, out, clean):
@@ -117,6 +134,16 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     return as_node_value(value, node.dtype)
 
 
+def _buffer_alone(node: Node) -> bool:
+    """Whether `node`'s value is a NumPy buffer of its own that nothing else holds (no other
+    node's value, no view of it alive: each holds a reference; the node's, `value`'s and
+    getrefcount's are the only ones) and that was never handed to the host."""
+    if node.host or node.exported:
+        return False
+    value = node.value
+    return type(value) is np.ndarray and value.base is None and value.flags.owndata and getrefcount(value) == 3
+
+
 def _replay(
     ops: tuple[Op, ...],
     leaf_values: list[Any],
@@ -126,15 +153,17 @@ def _replay(
     flush: bool,
     leaves: list[Node],
     schedule: Schedule | None = None,
+    own: frozenset[int] | None = None,
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
     share, with the NumPy steps of `NumpySteps`), and whether each is known to hold no
     subnormal (the result of a clean step). `schedule`: the graph's (see Schedule), else one
-    made for this run."""
+    made for this run. `own`: the leaves whose buffers their one write may take (interpret)."""
     if schedule is None or schedule.outputs != outputs:
         schedule = Schedule(ops, outputs)
     steps = NumpySteps(flush, leaves, schedule.last_use, schedule.keep, ops, schedule)
+    steps.own = own
     out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, steps.dropped, schedule.drops)
     return out, [c in steps.clean for c, _ in outputs]
 
@@ -151,11 +180,21 @@ class Schedule:
     NumpySteps._statics), for the numerics it was made under (`made_for`: whether XLA flushes,
     the CPU mode). The lazy lock serializes the runs that share it."""
 
-    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for", "recost")
+    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for", "recost", "written_leaves")
 
     def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
         self.outputs = outputs
         self.last_use = last_uses(ops)
+        # step -> leaf, for a write (`in_place`) into a leaf that no other step reads and that it
+        # reads once: the leaf's buffer may be written in place if it is donated (interpret).
+        # Its only use, so a run that fails after it and is run again reads nothing of the
+        # leaf but the write's own target, which the write sets again to the same values.
+        uses = collections.Counter([r for _, _, refs in ops for r in refs if r[0] == "l"])
+        self.written_leaves = {
+            index: refs[0][1]
+            for index, (prim, _, refs) in enumerate(ops)
+            if prim.in_place and refs and refs[0][0] == "l" and uses[refs[0]] == 1
+        }
         self.keep = set(outputs)
         self.blocks = blocked_runs(ops, self.last_use, self.keep)
         self.drops = drops_after(ops, self.last_use, self.keep)
@@ -319,7 +358,7 @@ class NumpySteps:
 
     __slots__ = (
         "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics",
-        "runs", "deferred", "avals", "schedule",
+        "runs", "deferred", "avals", "schedule", "own",
     )  # fmt: skip
 
     def __init__(
@@ -348,6 +387,7 @@ class NumpySteps:
         self.deferred: dict[int, tuple[list[Any], dict[str, Any], list[Any]]] = {}
         self.avals: Any = None  # the leaves' (shape, dtype), once a blocked run asks (_avals)
         self.schedule = schedule
+        self.own: frozenset[int] | None = None  # leaves whose buffers their one write may take (interpret)
         # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
         # across runs made under the same numerics
         if schedule is None:
@@ -707,6 +747,8 @@ class NumpySteps:
             and refs[0][0] == "c"
             and self.buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
+        if in_place and not private and self.own and refs[0][0] == "l" and refs[0][1] in self.own:
+            private = self._takes_leaf(index, args[0])
         into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
@@ -723,6 +765,17 @@ class NumpySteps:
             if type(o) is np.ndarray and o.base is not None:
                 self.buffers.view(index, i, o)
         return outs
+
+    def _takes_leaf(self, index: int, first: Any) -> bool:
+        """Whether the write of step `index` may go into `first`, the buffer of a leaf in
+        `own` (its only use, Schedule.written_leaves): no view of it made by an earlier step
+        is alive, and no kernel passed it through as another step's result. Made writable."""
+        assert self.schedule is not None and index in self.schedule.written_leaves
+        buffers = self.buffers
+        if type(first) is not np.ndarray or buffers.viewers.get(id(first)) or id(first) in buffers.passed_through:
+            return False
+        first.flags.writeable = True  # (a node's value is read-only; this one is nobody else's now)
+        return True
 
     def _raw_step(
         self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]

@@ -164,7 +164,7 @@ class Program:
         schedule = self.schedule
         if schedule is None:
             schedule = self.schedule = Schedule(self.key.ops, traced.outputs)
-        out = interpret(traced, targets, device, schedule)
+        out = interpret(traced, targets, device, schedule, self.key.donate)
         self.interpret_best = min(self.interpret_best, time.perf_counter() - start)
         if schedule.recost:  # (a run it credited as blocked was not: credited whole from now on)
             schedule.recost = False
