@@ -688,7 +688,9 @@ def test_a_long_graph_of_writes_holds_one_buffer():
         for i in range(300):
             X[i, :] += 1.0
         np.testing.assert_array_equal(np.asarray(X), np.ones((300, 1000)))
-    assert len(peak) == 300 and sum(peak) >= 299  # all but the first (the leaf) in place
+    # all but the first in place; the first, into the leaf, takes the leaf's own buffer where nothing
+    # else holds it (interpreter._Undo, not through _numpy_step): then all 300
+    assert (len(peak), sum(peak)) in ((300, 299), (300, 300), (299, 299))
 
 
 def test_writes_through_a_view_are_made_in_place(override_settings):

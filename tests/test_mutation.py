@@ -501,7 +501,10 @@ def _writes_read_at_once(d: xp.Device, addresses: list[int] | None) -> list[Any]
     x = xp.asarray(np.zeros(n), device=d)
     seen: list[Any] = []
     for i in range(30):
-        x[i] = float(i + 1)
+        if i % 2:
+            x[i] = x[i - 1] + 1.0  # (x's value read, then written: the write is its last use)
+        else:
+            x[i] = float(i + 1)
         seen.append(float(x[i - 1]) if i else float(x[0]))
         if addresses is not None:
             addresses.append(_address(x))
@@ -520,12 +523,12 @@ def _writes_read_at_once(d: xp.Device, addresses: list[int] | None) -> list[Any]
 
 
 def test_a_write_read_at_once_takes_the_buffer_nothing_else_holds(override_settings: Any) -> None:
-    """`x[i] = v` then a read, at each step of a loop: on the lazy device's interpreter the
-    write goes into x's buffer when nothing else holds it (the key's donation, and the buffer
-    held by no other value, view or host), as on the eager device; it was a copy of x at each
-    step (75x eager for 10^6 elements). With other holders of x's values alive (the same value
-    under another name, a view, a pending result, a NumPy export) every read sees what it sees
-    on the eager device."""
+    """`x[i] = v` or `x[i] = x[i - 1] + 1` then a read, at each step of a loop: on the lazy
+    device's interpreter the write goes into x's buffer when nothing else holds it (the key's
+    donation, and the buffer held by no other value, view or host), as on the eager device;
+    it was a copy of x at each step (55-75x eager for 10^6 elements). With other holders of
+    x's values alive (the same value under another name, a view, a pending result, a NumPy
+    export) every read sees what it sees on the eager device."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1_000_000)  # (interpreted: the tier this is about)
     addresses: list[int] = []
     lazy = _writes_read_at_once(xp.Device("cpu", 0, "xla"), addresses)
@@ -536,10 +539,10 @@ def test_a_write_read_at_once_takes_the_buffer_nothing_else_holds(override_setti
 def test_a_write_that_takes_its_buffer_is_run_again_right_after_a_fault(
     override_settings: Any, monkeypatch: Any
 ) -> None:
-    """A graph whose write takes the written array's buffer (its only use in the graph) and
-    that fails after the write is run again from that buffer: the write sets the same values
-    again and nothing else reads it. A buffer read by another operation of the graph is never
-    taken: run again after a fault, that operation would read the written values."""
+    """A graph whose write takes the written array's buffer (its last use in the graph) and
+    that fails after the write leaves the buffer as it was (the overwritten values are kept
+    until the run's outputs are made, interpreter._Undo): run again, an operation that read
+    the array before the write reads what it read the first time, not the written values."""
     from x10array._backends.lazy import interpreter as _interpreter
 
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1_000_000)

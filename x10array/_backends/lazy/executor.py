@@ -404,7 +404,8 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
     # (a structure seen before is run from its plan; bounds-checked targets are always walked)
     traced, program = barrier_program(targets, device, plans=requested is None)
     if program.interprets():  # cold, or not yet worth a compile: run it op by op
-        _run_and_adopt(targets, False, program.interpret, traced, targets, device, read)
+        # (handed over as a donating run's: a write may have taken a leaf's buffer, interpreter.interpret)
+        _run_and_adopt(targets, any(program.key.donate), program.interpret, traced, targets, device, read)
         COUNTERS.interpreted_graphs += 1
     else:
         run_compiled(program, traced, targets, device)

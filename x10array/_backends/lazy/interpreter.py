@@ -9,7 +9,6 @@ run without tracing a graph.
 
 from __future__ import annotations
 
-import collections
 import functools
 import types
 from collections.abc import Iterator
@@ -55,32 +54,41 @@ def interpret(
     the values of `targets`, owned (see as_node_value) and on `device`. `schedule`: what the
     run needs of the graph's key, kept by its program across runs (see Schedule). `donate`:
     the leaves the run may consume (the key's donation mask, program.donation: nothing outside
-    the graph sees them): a write that is the only use of such a leaf writes into its buffer
-    where nothing else holds that buffer (`x[i] = v` then a read of `x`, at every step of a
-    loop: a copy of `x` each time otherwise), as the compiled tier's donation does."""
+    the graph sees them): a write that is the last use of such a leaf writes into its buffer
+    where nothing else holds that buffer (`x[i] = x[i - 1] + 1` then a read of `x`, at every
+    step of a loop: a copy of `x` each time otherwise), as the compiled tier's donation does;
+    what it overwrites is kept until the run's outputs are made, and written back if it fails
+    (so the caller hands them over as a donating run's, executor._run_and_adopt)."""
     flush = xla_flushes()
     own = None
     if donate is not None and True in donate and schedule is not None and schedule.written_leaves:
         leaves = traced.leaves
         own = frozenset([j for j in schedule.written_leaves.values() if donate[j] and _buffer_alone(leaves[j])])
+        del leaves
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
-    with np.errstate(all="ignore"):
-        out, clean = _replay(
-            traced.ops,
-            host_leaves,
-            traced.scalars,
-            traced.outputs,
-            [c.params for c in traced.calls],
-            flush=flush,
-            leaves=traced.leaves,
-            schedule=schedule,
-            own=own,
-        )
-    results = []
-    for node, value, known in zip(targets, out, clean):
-        if known and getattr(value, "dtype", None) == node.dtype:
-            node.clean = True  # (a later graph reads it as a leaf without a scan)
-        results.append(as_node_value(value, node.dtype))
+    undo = _Undo(own) if own else None
+    try:
+        with np.errstate(all="ignore"):
+            out, clean = _replay(
+                traced.ops,
+                host_leaves,
+                traced.scalars,
+                traced.outputs,
+                [c.params for c in traced.calls],
+                flush=flush,
+                leaves=traced.leaves,
+                schedule=schedule,
+                undo=undo,
+            )
+        results = []
+        for node, value, known in zip(targets, out, clean):
+            if known and getattr(value, "dtype", None) == node.dtype:
+                node.clean = True  # (a later graph reads it as a leaf without a scan)
+            results.append(as_node_value(value, node.dtype))
+    except BaseException:
+        if undo is not None:  # (every leaf written in place as it was: a later run starts again from it)
+            undo.restore()
+        raise
     # On the CPU a host buffer is the device's memory: keep it until a compiled program reads
     # it (then it is placed once, see executor.run_compiled).
     if device.kind is not DeviceKind.CPU:
@@ -153,17 +161,18 @@ def _replay(
     flush: bool,
     leaves: list[Node],
     schedule: Schedule | None = None,
-    own: frozenset[int] | None = None,
+    undo: _Undo | None = None,
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
     share, with the NumPy steps of `NumpySteps`), and whether each is known to hold no
     subnormal (the result of a clean step). `schedule`: the graph's (see Schedule), else one
-    made for this run. `own`: the leaves whose buffers their one write may take (interpret)."""
+    made for this run. `undo`: where the writes into leaves' buffers keep what they overwrite
+    (interpret)."""
     if schedule is None or schedule.outputs != outputs:
         schedule = Schedule(ops, outputs)
     steps = NumpySteps(flush, leaves, schedule.last_use, schedule.keep, ops, schedule)
-    steps.own = own
+    steps.undo = undo
     out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, steps.dropped, schedule.drops)
     return out, [c in steps.clean for c, _ in outputs]
 
@@ -185,15 +194,25 @@ class Schedule:
     def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
         self.outputs = outputs
         self.last_use = last_uses(ops)
-        # step -> leaf, for a write (`in_place`) into a leaf that no other step reads and that it
-        # reads once: the leaf's buffer may be written in place if it is donated (interpret).
-        # Its only use, so a run that fails after it and is run again reads nothing of the
-        # leaf but the write's own target, which the write sets again to the same values.
-        uses = collections.Counter([r for _, _, refs in ops for r in refs if r[0] == "l"])
+        # step -> leaf, for a write (`in_place`, moving data) into a leaf that it reads once and
+        # that no later step reads: the leaf's buffer may be written in place if it is donated
+        # and nothing else holds it (interpret, NumpySteps._takes_leaf), the values it
+        # overwrites kept aside until the run ends (_Undo), so that a run that fails after it
+        # leaves the leaf as it was and can be run again
+        last: dict[Ref, int] = {}
+        for index, (_, _, refs) in enumerate(ops):
+            for r in refs:
+                if r[0] == "l":
+                    last[r] = index
         self.written_leaves = {
             index: refs[0][1]
             for index, (prim, _, refs) in enumerate(ops)
-            if prim.in_place and refs and refs[0][0] == "l" and uses[refs[0]] == 1
+            if prim.in_place
+            and prim.moves_data
+            and refs
+            and refs[0][0] == "l"
+            and last[refs[0]] == index
+            and refs.count(refs[0]) == 1
         }
         self.keep = set(outputs)
         self.blocks = blocked_runs(ops, self.last_use, self.keep)
@@ -358,7 +377,7 @@ class NumpySteps:
 
     __slots__ = (
         "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics",
-        "runs", "deferred", "avals", "schedule", "own",
+        "runs", "deferred", "avals", "schedule", "undo",
     )  # fmt: skip
 
     def __init__(
@@ -387,7 +406,7 @@ class NumpySteps:
         self.deferred: dict[int, tuple[list[Any], dict[str, Any], list[Any]]] = {}
         self.avals: Any = None  # the leaves' (shape, dtype), once a blocked run asks (_avals)
         self.schedule = schedule
-        self.own: frozenset[int] | None = None  # leaves whose buffers their one write may take (interpret)
+        self.undo: _Undo | None = None  # the leaves whose buffers their last write may take (interpret)
         # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
         # across runs made under the same numerics
         if schedule is None:
@@ -747,8 +766,9 @@ class NumpySteps:
             and refs[0][0] == "c"
             and self.buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
-        if in_place and not private and self.own and refs[0][0] == "l" and refs[0][1] in self.own:
-            private = self._takes_leaf(index, args[0])
+        if in_place and not private and self.undo is not None and refs[0][0] == "l" and refs[0][1] in self.undo.own:
+            if self._takes_leaf(index, args[0]):  # (a write moves data: no flushing, see Schedule)
+                return [prim.kernel(self.undo, *args, **params)]
         into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
         if arithmetic or library:  # (library calls are arithmetic)
@@ -767,9 +787,10 @@ class NumpySteps:
         return outs
 
     def _takes_leaf(self, index: int, first: Any) -> bool:
-        """Whether the write of step `index` may go into `first`, the buffer of a leaf in
-        `own` (its only use, Schedule.written_leaves): no view of it made by an earlier step
-        is alive, and no kernel passed it through as another step's result. Made writable."""
+        """Whether the write of step `index` may go into `first`, the buffer of a leaf it may
+        take (its last use, Schedule.written_leaves; interpret): no view of it made by an
+        earlier step is alive, and no kernel passed it through as another step's result.
+        Made writable."""
         assert self.schedule is not None and index in self.schedule.written_leaves
         buffers = self.buffers
         if type(first) is not np.ndarray or buffers.viewers.get(id(first)) or id(first) in buffers.passed_through:
@@ -925,6 +946,31 @@ _RUN_DEAD = 2
 # than it saves (lane km: k-means' 800 KB `(X - c) ** 2` allocated anew each iteration was ~3,600
 # page faults a fit when the C library had handed the last one back to the system).
 _INTO_BYTES = 1 << 16
+
+
+class _Undo:
+    """The kernel namespace of a write into a leaf's own buffer (interpret): NumPy's, but its
+    `index_update` keeps the values it overwrites, which `restore` writes back, last first,
+    if the run fails (so that the leaf is as it was, and the graph can run again). `own`: the
+    leaves whose buffers writes may take."""
+
+    def __init__(self, own: frozenset[int] = frozenset()) -> None:
+        self.own = own
+        self.kept: list[tuple[np.ndarray, Any, np.ndarray]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(NUMPY, name)
+
+    def index_update(self, x: np.ndarray, index: Any, value: Any) -> np.ndarray:
+        self.kept.append((x, index, np.array(x[index], copy=True)))
+        x[index] = value
+        return x
+
+    def restore(self) -> None:
+        for x, index, before in reversed(self.kept):
+            x[index] = before
+            x.flags.writeable = False  # (a node's value again)
+        self.kept.clear()
 
 
 class _Buffers:
