@@ -61,9 +61,9 @@ def main() -> int:
     captured: dict[tuple[str, ...], tuple[Any, ...]] = {}
     real = program.interpret
 
-    def spy(traced: Any, targets: Any, device: Any, schedule: Any = None) -> Any:
+    def spy(traced: Any, targets: Any, device: Any, schedule: Any = None, donate: Any = None) -> Any:
         captured.setdefault(tuple([p.name for p, _, _ in traced.ops]), (traced, targets, device))
-        return real(traced, targets, device, schedule)
+        return real(traced, targets, device, schedule, donate)
 
     runner = bench_dayone.Runner(args.quick)
     program.interpret = spy  # type: ignore[assignment]

@@ -45,3 +45,19 @@ def test_profile_interp_quick_run():
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert len(cells) == 7 and int(cells[0]) >= 4 and all(float(c) > 0 for c in cells[1:5]), row
+
+
+def test_reads_benchmark_quick_run():
+    """`bench_reads.py` on small arrays: every case runs on both devices, and each line is one
+    that benchmarks/ab.py reads as figures (a label without digits, then the numbers)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import ab
+    finally:
+        sys.path.pop(0)
+    proc = run_benchmark("bench_reads.py", "--n", "4000", "--repeat", "1", "--number", "1")
+    figures = ab.parse_generic(proc.stdout)
+    assert len(figures) == 10 * 3, proc.stdout  # ten cases: eager ms, lazy ms, lazy/eager
+    assert all(v > 0 for v in figures.values()), figures
