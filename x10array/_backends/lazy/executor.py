@@ -21,7 +21,6 @@ import types
 import warnings
 import weakref
 from itertools import compress
-from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
 from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
-from .interpreter import moves_clean, run_single
+from .interpreter import held_alone, moves_clean, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
@@ -93,7 +92,7 @@ class LazyBackend:
             COUNTERS.transfers_to_host += 1
             node.exported = True
             if not node.host:
-                if _held_alone(node):  # (a buffer of its own that nothing else holds: handed over as it is)
+                if held_alone(node):  # (a buffer of its own that nothing else holds: handed over as it is)
                     node.value.flags.writeable = True
                 else:  # (shared: another node's value too, a view of it held, a device buffer)
                     node.value = np.array(node.value, copy=True)
@@ -198,17 +197,6 @@ def materialize(x: Array) -> Any:
     note("read")
     _noted_read()
     return _computed(x)
-
-
-def _held_alone(node: Node) -> bool:
-    """Whether `node`'s value is a NumPy buffer that owns its memory and that nothing but the
-    node holds (no other node's value is the same array, no view of it is alive anywhere, no
-    device buffer aliases it: each would hold a reference), so that host_buffer may hand it
-    over as the host's buffer instead of a copy: a result the interpreter just computed,
-    `numpy.asarray(a + 1.0)`. (The copy of 10^6 float64 cost more than the addition.)"""
-    value = node.value
-    # the references: the node's, `value`'s and getrefcount's argument
-    return type(value) is np.ndarray and value.base is None and value.flags.owndata and getrefcount(value) == 3
 
 
 def _noted_read() -> None:

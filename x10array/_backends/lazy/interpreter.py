@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Iterator
-from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from ..._core.xla_numerics import (
     xla_flushes,
 )
 from .graph import Node
-from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, replay
+from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, outside_references, replay
 
 
 def interpret(
@@ -63,7 +62,11 @@ def interpret(
     own = None
     if donate is not None and True in donate and schedule is not None and schedule.written_leaves:
         leaves = traced.leaves
-        own = frozenset([j for j in schedule.written_leaves.values() if donate[j] and _buffer_alone(leaves[j])])
+        written = schedule.written_leaves.values()
+        # (a leaf handed to the host, `host`, or exported is never written: whoever holds it sees it)
+        own = frozenset(
+            [j for j in written if donate[j] and not (leaves[j].host or leaves[j].exported) and held_alone(leaves[j])]
+        )
         del leaves
     host_leaves = [np.asarray(n.value) for n in traced.leaves]
     undo = _Undo(own) if own else None
@@ -124,6 +127,7 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     params = call.params
     arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
     cpu = None
+    flush_args = arithmetic
     if arithmetic and prim.elementwise and prim.name in CPU_MODE_KERNELS and (mode := cpu_flush_mode()) is not None:
         if not any([_subnormal_scalar(a) for a in args if type(a) is float or type(a) is complex]):
             cpu = (mode, *mode.envs())  # (as NumpySteps._statics decides a graph's step)
@@ -131,25 +135,27 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
             if not level:
                 cpu = None
             elif level == 2:  # (the mode reads the operands' subnormals as zeros: no scan of them)
-                arithmetic = False
-    if arithmetic:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
+                flush_args = False
+    if flush_args:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
         args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, params, flush, args_clean=True, cpu=cpu)
-    arithmetic = arithmetic or cpu is not None
     if arithmetic and getattr(value, "dtype", None) == node.dtype:
         node.clean = True  # (an arithmetic result, flushed: a later graph reads it without a scan)
     return as_node_value(value, node.dtype)
 
 
-def _buffer_alone(node: Node) -> bool:
-    """Whether `node`'s value is a NumPy buffer of its own that nothing else holds (no other
-    node's value, no view of it alive: each holds a reference; the node's, `value`'s and
-    getrefcount's are the only ones) and that was never handed to the host."""
-    if node.host or node.exported:
-        return False
+def held_alone(node: Node) -> bool:
+    """Whether `node`'s value is a NumPy buffer that owns its memory and that nothing but the
+    node holds: no other node's value is the same array, no view of it is alive anywhere, no
+    device buffer aliases it (each would hold a reference; the node's, `value`'s and
+    getrefcount's argument are the only ones). Such a buffer may be handed over instead of
+    copied: to the host (executor's host_buffer) or to a write (interpret)."""
     value = node.value
-    return type(value) is np.ndarray and value.base is None and value.flags.owndata and getrefcount(value) == 3
+    if type(value) is not np.ndarray or value.base is not None or not value.flags.owndata:
+        return False
+    del value
+    return outside_references(node.value, 1) == 0  # (known: the node's own reference)
 
 
 def _replay(
@@ -767,7 +773,7 @@ class NumpySteps:
             and self.buffers.writable(args[0], (refs[0][1], refs[0][2]), index, refs, self.last_use, self.keep)
         )
         if in_place and not private and self.undo is not None and refs[0][0] == "l" and refs[0][1] in self.undo.own:
-            if self._takes_leaf(index, args[0]):  # (a write moves data: no flushing, see Schedule)
+            if self._takes_leaf(index, refs[0][1], args[0]):  # (a write moves data: no flushing, see Schedule)
                 return [prim.kernel(self.undo, *args, **params)]
         into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
         out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
@@ -786,14 +792,19 @@ class NumpySteps:
                 self.buffers.view(index, i, o)
         return outs
 
-    def _takes_leaf(self, index: int, first: Any) -> bool:
-        """Whether the write of step `index` may go into `first`, the buffer of a leaf it may
-        take (its last use, Schedule.written_leaves; interpret): no view of it made by an
-        earlier step is alive, and no kernel passed it through as another step's result.
-        Made writable."""
-        assert self.schedule is not None and index in self.schedule.written_leaves
+    def _takes_leaf(self, index: int, leaf: int, first: Any) -> bool:
+        """Whether the write of step `index` may go into `first`, the buffer of `leaf`, one the
+        run may take (interpret): the write is the leaf's last use (Schedule.written_leaves; an
+        earlier write of the same leaf is not), no view of it made by an earlier step is
+        alive, and no kernel passed it through as another step's result. Made writable."""
         buffers = self.buffers
-        if type(first) is not np.ndarray or buffers.viewers.get(id(first)) or id(first) in buffers.passed_through:
+        if (
+            self.schedule is None
+            or self.schedule.written_leaves.get(index) != leaf
+            or type(first) is not np.ndarray
+            or buffers.viewers.get(id(first))
+            or id(first) in buffers.passed_through
+        ):
             return False
         first.flags.writeable = True  # (a node's value is read-only; this one is nobody else's now)
         return True
