@@ -273,6 +273,16 @@ def blocks_here() -> bool:
     return not xla_flushes() or cpu_flush_mode() is not None
 
 
+def scans_result(prim: Primitive) -> bool:
+    """Whether the interpreter scans the result of an elementwise arithmetic step of `prim`
+    for subnormals in this process (NumpySteps): not where XLA keeps subnormals, nor where the
+    kernel runs under the CPU's flush-to-zero mode (CPU_MODE_KERNELS; about: its probe,
+    _cpu_level, may still send a dtype to the scan). (The cost model reads it: a graph's
+    output that both tiers store and that the interpreter does not scan costs it nothing
+    more, program._interpret_cost.)"""
+    return xla_flushes() and (cpu_flush_mode() is None or prim.name not in CPU_MODE_KERNELS)
+
+
 def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> dict[int, BlockedRun] | None:
     """The graph's BlockedRuns, by member step (None where there is none), and `last_use`
     moved to each run's end for the values it reads from outside it. A run: the steps of
