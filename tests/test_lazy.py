@@ -292,6 +292,36 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
     assert all(0.05 < r < 5 for r in ratios.values()), ratios
 
 
+def test_an_elementwise_result_both_tiers_store_is_not_credited(monkeypatch):
+    """A graph's elementwise result is stored by both tiers; where the interpreter does not
+    scan it for subnormals (under the CPU's flush-to-zero mode, interpreter.scans_result), a
+    compile saves nothing on it: `(x + 1.0) * 2.0` is credited its addition's pass, not its
+    product's. So `x += 1.0; float(x[0])` over a large x, whose compiled program only adds a
+    jitted call and a wait, stays interpreted however often it runs (it compiled at its 17th
+    sighting, into a program ~1.4x slower, when the result was credited), with eager's bits."""
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)  # (passes run whole: not blocked)
+    monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
+    n = 1_000_000
+    host = np.random.default_rng(12).standard_normal(n)
+    x = xp.asarray(host, device=LAZY)
+    np.asarray((x + 1.0) * 2.0)
+    (program,) = _program.RUNTIME.programs.values()
+    step, add, mul = _program.COST.step_seconds, _compile_prim("add"), _compile_prim("multiply")
+    unscanned = not _interpreter.scans_result(mul)
+    assert program.interpret_cost == pytest.approx(step(add, n, 1) + step(mul, 0 if unscanned else n, 1))
+    if not unscanned:
+        pytest.skip("no CPU flush-to-zero mode here: the interpreter scans the result, which a compile saves")
+    before = xp.metrics()
+    eager = xp.asarray(host, device=EAGER)
+    for _ in range(100):
+        x += 1.0
+        eager += 1.0
+        assert float(x[0]) == float(eager[0])
+    d = delta(before)
+    assert d.compile_count == d.disk_cache_loads == d.cache_hits == 0 and d.interpreted_graphs == 100
+    assert np.asarray(x).tobytes() == np.asarray(eager).tobytes()
+
+
 def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     """A compile is credited with what it saves (dispatch, passes over arithmetic results),
     not with the multiply-adds of a matmul (the same GEMM in both tiers) nor with one-element
