@@ -39,7 +39,7 @@ from ..._core.xla_numerics import (
     xla_flushes,
 )
 from .graph import Node
-from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, outside_references, replay
+from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, leaf_last_uses, outside_references, replay
 
 
 def interpret(
@@ -128,14 +128,12 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
     cpu = None
     flush_args = arithmetic
-    if arithmetic and prim.elementwise and prim.name in CPU_MODE_KERNELS and (mode := cpu_flush_mode()) is not None:
-        if not any([_subnormal_scalar(a) for a in args if type(a) is float or type(a) is complex]):
-            cpu = (mode, *mode.envs())  # (as NumpySteps._statics decides a graph's step)
-            level = _cpu_level(prim, call.key_params, params, args, cpu)
-            if not level:
-                cpu = None
-            elif level == 2:  # (the mode reads the operands' subnormals as zeros: no scan of them)
-                flush_args = False
+    if arithmetic and _mode_kernel(prim) and (mode := cpu_flush_mode()) is not None:
+        envs = (mode, *mode.envs())
+        level = _mode_level(prim, call.key_params, params, args, envs)  # (as NumpySteps._statics decides)
+        if level is not None and level[0]:
+            cpu = envs
+            flush_args = level[0] != 2  # (2: the mode reads the operands' subnormals as zeros: no scan of them)
     if flush_args:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
         args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
@@ -205,11 +203,7 @@ class Schedule:
         # and nothing else holds it (interpret, NumpySteps._takes_leaf), the values it
         # overwrites kept aside until the run ends (_Undo), so that a run that fails after it
         # leaves the leaf as it was and can be run again
-        last: dict[Ref, int] = {}
-        for index, (_, _, refs) in enumerate(ops):
-            for r in refs:
-                if r[0] == "l":
-                    last[r] = index
+        last = leaf_last_uses(ops)
         self.written_leaves = {
             index: refs[0][1]
             for index, (prim, _, refs) in enumerate(ops)
@@ -217,7 +211,7 @@ class Schedule:
             and prim.moves_data
             and refs
             and refs[0][0] == "l"
-            and last[refs[0]] == index
+            and last[refs[0][1]] == index
             and refs.count(refs[0]) == 1
         }
         self.keep = set(outputs)
@@ -280,7 +274,7 @@ def scans_result(prim: Primitive) -> bool:
     _cpu_level, may still send a dtype to the scan). (The cost model reads it: a graph's
     output that both tiers store and that the interpreter does not scan costs it nothing
     more, program._interpret_cost.)"""
-    return xla_flushes() and (cpu_flush_mode() is None or prim.name not in CPU_MODE_KERNELS)
+    return xla_flushes() and (cpu_flush_mode() is None or not _mode_kernel(prim))
 
 
 def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> dict[int, BlockedRun] | None:
@@ -442,13 +436,12 @@ class NumpySteps:
         (a subnormal one, checked at each run, takes the scan: _subnormal_scalar); None, not to be
         kept, when one is subnormal now (the step then takes the scan, unprobed)."""
         arithmetic = _arithmetic(self.flush, prim, params, args[0] if prim is ASTYPE and refs[0][0] in "lc" else None)
-        level = 0
-        floats: tuple[int, ...] = ()
-        if arithmetic and self.cpu is not None and prim.name in CPU_MODE_KERNELS and prim.elementwise:
-            floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
-            if any([_subnormal_scalar(args[k]) for k in floats]):
-                return None  # (not probed with such a scalar, as _cpu_level does not: the scan, this run)
-            level = _cpu_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
+        level, floats = 0, _NO_FLOATS
+        if arithmetic and self.cpu is not None and _mode_kernel(prim):
+            found = _mode_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
+            if found is None:
+                return None  # (the scan, this run)
+            level, floats = found
         return arithmetic, prim in _LIBRARY, level, floats
 
     def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
@@ -1244,6 +1237,29 @@ def _subnormal_scalar(a: float | complex) -> bool:
     """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
     float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
     return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
+
+
+_NO_FLOATS: tuple[int, ...] = ()
+
+
+def _mode_kernel(prim: Primitive) -> bool:
+    """Whether an arithmetic step of `prim` is one the CPU's flush-to-zero mode may run
+    (an elementwise kernel of CPU_MODE_KERNELS; _cpu_level probes it)."""
+    return prim.elementwise and prim.name in CPU_MODE_KERNELS
+
+
+def _mode_level(
+    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
+) -> tuple[int, tuple[int, ...]] | None:
+    """For an arithmetic step of a _mode_kernel on `args`, the CPU mode's level (_cpu_level)
+    and the positions of its Python float or complex scalars (a run checks them again:
+    NumpySteps._step); None when one of those is subnormal now, with which _cpu_level does not
+    probe (the step takes the scan, unprobed). One decision for a graph's step
+    (NumpySteps._statics) and a single read (run_single)."""
+    floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
+    if any([_subnormal_scalar(args[k]) for k in floats]):
+        return None
+    return _cpu_level(prim, key_params, params, args, cpu), floats
 
 
 def _cpu_level(

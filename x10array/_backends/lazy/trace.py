@@ -237,6 +237,16 @@ def last_uses(ops: tuple[Op, ...]) -> dict[Slot, int]:
     return last_use
 
 
+def leaf_last_uses(ops: tuple[Op, ...]) -> dict[int, int]:
+    """leaf -> the index of the last step that reads it (last_uses of the leaves)."""
+    last_use: dict[int, int] = {}
+    for index, (_, _, refs) in enumerate(ops):
+        for r in refs:
+            if r[0] == "l":
+                last_use[r[1]] = index
+    return last_use
+
+
 def drops_after(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> list[tuple[tuple[Ref, Slot], ...]]:
     """Per step of `ops`, the values (ref, slot) that no later step reads and that are not
     outputs (`keep`): what `replay` drops after it. A function of the key alone, so a caller
