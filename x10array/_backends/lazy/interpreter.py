@@ -130,10 +130,11 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     flush_args = arithmetic
     if arithmetic and _mode_kernel(prim) and (mode := cpu_flush_mode()) is not None:
         envs = (mode, *mode.envs())
-        level = _mode_level(prim, call.key_params, params, args, envs)  # (as NumpySteps._statics decides)
-        if level is not None and level[0]:
+        found = _mode_level(prim, call.key_params, params, args, envs)  # (as NumpySteps._statics decides)
+        level = 0 if found is None else found[0]
+        if level:
             cpu = envs
-            flush_args = level[0] != 2  # (2: the mode reads the operands' subnormals as zeros: no scan of them)
+            flush_args = level != 2  # (2: the mode reads the operands' subnormals as zeros: no scan of them)
     if flush_args:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
         args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
     with np.errstate(all="ignore"):
@@ -436,7 +437,8 @@ class NumpySteps:
         (a subnormal one, checked at each run, takes the scan: _subnormal_scalar); None, not to be
         kept, when one is subnormal now (the step then takes the scan, unprobed)."""
         arithmetic = _arithmetic(self.flush, prim, params, args[0] if prim is ASTYPE and refs[0][0] in "lc" else None)
-        level, floats = 0, _NO_FLOATS
+        level = 0
+        floats: tuple[int, ...] = ()
         if arithmetic and self.cpu is not None and _mode_kernel(prim):
             found = _mode_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
             if found is None:
@@ -1237,9 +1239,6 @@ def _subnormal_scalar(a: float | complex) -> bool:
     """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
     float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
     return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
-
-
-_NO_FLOATS: tuple[int, ...] = ()
 
 
 def _mode_kernel(prim: Primitive) -> bool:
