@@ -504,6 +504,39 @@ def test_a_select_by_a_comparison_of_its_own_operands_keeps_subnormals_on_both_t
         assert_same(fn, [x, y], f"{what} {dtype}")
 
 
+SUMS = {  # name: (the reduction, its terms: what the rounding error of a sum is bounded by)
+    "sum, axis 0": (lambda x: xp.sum(x * 1.0, axis=0), lambda h: np.abs(h).sum(axis=0), 0),
+    "sum, axis 1": (lambda x: xp.sum(x * 1.0, axis=1), lambda h: np.abs(h).sum(axis=1), 1),
+    "sum, whole": (lambda x: xp.sum(x * 1.0), lambda h: np.abs(h).sum(), None),
+    "mean, axis 0": (lambda x: xp.mean(x * 1.0, axis=0), lambda h: np.abs(h).mean(axis=0), 0),
+    "cumulative_sum": (lambda x: xp.cumulative_sum(x * 1.0, axis=1), lambda h: np.abs(h).cumsum(axis=1), 1),
+    "vecdot": (lambda x: xp.vecdot(x * 1.0, x * 1.0), lambda h: (h * h).sum(axis=-1), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUMS))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_floating_point_sums_agree_within_the_rounding_of_a_sum(name, dtype):
+    """Each tier adds in its own order (the interpreter NumPy's: pairwise along a contiguous
+    axis; XLA its own tree), so a floating-point sum is not promised the same bits on both
+    tiers (docs/eager-and-lazy.md, "What the tiers guarantee"), only what any summation order
+    gives: each within (n - 1) u of the sum of magnitudes of the exact sum, so the two within
+    twice that, plus an ulp of the result for a mean's quotient. Integer sums are exact: the
+    same bits."""
+    reduce, magnitude, axis = SUMS[name]
+    rng = np.random.default_rng(17)
+    h = rng.standard_normal((300, 257)).astype(dtype)
+    a, b = on_both_tiers(reduce, h)
+    assert a.dtype == b.dtype == np.dtype(dtype) and a.shape == b.shape, name
+    n = h.size if axis is None else h.shape[axis]
+    eps = float(np.finfo(dtype).eps)
+    bound = 2 * n * eps * magnitude(h.astype(np.float64)) + eps * np.abs(a.astype(np.float64))
+    assert np.all(np.abs(a.astype(np.float64) - b) <= bound), f"{name} {dtype}: {np.max(np.abs(a - b))}"
+    ints = (h * 1000).astype(np.int64)
+    i, c = on_both_tiers(lambda x: xp.sum(x * 1, axis=axis), ints)
+    assert same_bits(i, c), f"integer {name}"
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_a_0d_quotient_by_a_python_float_keeps_its_dtype_on_both_tiers(dtype):
     """`vector_norm(x) / -4.25` of a float32 `x`: the compiled tier gave a float64 (the Python

@@ -144,7 +144,7 @@ class Program:
         compile has not paid yet, see _compile_pays), else compiled (or run compiled). A mesh always compiles.
         A graph of more than X10ARRAY_COMPILE_LIMIT operations is always interpreted (the
         compile refusal: XLA's compile memory grows with the graph, gigabytes for ten thousand
-        operations; the tiers give the same bits, so only the speed differs)."""
+        operations; a rule of the graph alone, so a script gives the same bits on every run)."""
         if not placement_of(self.key.device).interprets:
             return False
         threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
@@ -199,13 +199,15 @@ class Program:
         where they are, and a view leaf is placed again at every compiled run). After
         FEEDBACK_RUNS of them, a program whose fastest compiled run was slower than its fastest
         interpreted run goes back to interpreting for good (`demoted`), and
-        X10ARRAY_LOG_COMPILES says why. The tiers give the same bits, so a decision from the
-        clock changes speed, never values; but every process of a multi-process run must run
-        the same programs (see `agree`), so there and where the cost rule is off
+        X10ARRAY_LOG_COMPILES says why. Where the tiers give the same bits (elementwise
+        arithmetic, comparisons, casts, data movement, integer work), a decision from the clock
+        changes speed, never values; but every process of a multi-process run must run the same
+        programs (see `agree`), so there and where the cost rule is off
         (X10ARRAY_COMPILE_THRESHOLD=1) the deterministic rule alone decides. Opt-in
-        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ within their ulp bounds (real tanh,
-        exp, expm1, float32 sin and log in their last bits at some values, docs/eager-and-lazy.md
-        "Cold code is not compiled"), a result's last bits would depend on the clock, which the default keeps out."""
+        (X10ARRAY_TIER_FEEDBACK=1): where the tiers differ in the last bits (real tanh, exp,
+        expm1, float32 sin and log at some values; every floating-point sum, which each tier
+        adds in its own order: docs/eager-and-lazy.md "What the tiers guarantee"), a result's
+        last bits would depend on the clock, which the default keeps out."""
         if self.demoted or self.interpret_best == math.inf or self.compiled_runs >= FEEDBACK_RUNS:
             return
         self.compiled_runs += 1
