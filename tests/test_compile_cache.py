@@ -201,6 +201,41 @@ def test_the_size_bound_holds_after_a_write(tmp_path):
     assert 0 < sum(e.stat().st_size for e in _entries(tmp_path)) <= 2**20
 
 
+def test_a_write_lists_the_directory_only_when_the_bound_or_the_time_asks(monkeypatch, tmp_path):
+    # listing a cache of 4,600 entries took 30 ms, at every compile; a full one holds far more
+    top = str(tmp_path)
+    folder = _version_folder(tmp_path, "1.0")
+    (folder / "old-cache").write_bytes(b"x" * 1000)
+    scans = []
+    evict = compile_cache.evict
+    monkeypatch.setattr(compile_cache, "evict", lambda top, limit: scans.append(limit) or evict(top, limit))
+    clock = [1000.0]
+    monkeypatch.setattr(compile_cache.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(compile_cache, "_USAGE", {})
+    compile_cache.written(top, 500, 5000)  # a process's first write lists the directory
+    assert len(scans) == 1 and compile_cache._USAGE[top][2] == 1000
+    for _ in range(6):  # within the bound and the minute: counted, not listed
+        compile_cache.written(top, 500, 5000)
+    assert len(scans) == 1 and compile_cache._USAGE[top][2] == 4000
+    os.utime(folder / "old-cache", (0, 0))
+    (folder / "new-cache").write_bytes(b"x" * 4500)  # a write that would pass the bound lists it
+    compile_cache.written(top, 4500, 5000)
+    assert len(scans) == 2 and not (folder / "old-cache").exists() and (folder / "new-cache").exists()
+    assert compile_cache._USAGE[top][2] == 4500
+    clock[0] += compile_cache._RESCAN_SECONDS  # another process may have written meanwhile
+    compile_cache.written(top, 10, 5000)
+    assert len(scans) == 3
+    compile_cache._USAGE[top][1] = 2.0  # a listing that took 2 s is not repeated within 200 s
+    clock[0] += compile_cache._RESCAN_SECONDS
+    compile_cache.written(top, 10, 5000)
+    assert len(scans) == 3
+    clock[0] += 200.0
+    compile_cache.written(top, 10, 5000)
+    assert len(scans) == 4
+    compile_cache.written(top, 10, 2000)  # a smaller bound (the setting changed): listed at once
+    assert len(scans) == 5 and compile_cache._USAGE[top][2] <= 2000
+
+
 def test_the_cache_directory_setting(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with settings.override(X10ARRAY_COMPILE_CACHE_DIR=None):

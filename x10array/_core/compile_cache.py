@@ -29,10 +29,13 @@ What the store adds to jax's file cache:
   write lands last is as good;
 - a size bound, `X10ARRAY_COMPILE_CACHE_MB`, over x10array's own files under the directory
   (every version's folder, nothing else: pointed at a shared directory such as `~/.cache`, it
-  never touches another tool's files): after a write, the least recently used entries (file
-  modification time, touched at each load) are removed until the total fits. Temporary files
-  count too; one older than `_STALE_SECONDS` (a write killed midway) is removed at the next
-  eviction, a younger one is left to the process writing it;
+  never touches another tool's files): the least recently used entries (file modification
+  time, touched at each load) are removed until the total fits. A process lists the
+  directory at its first write, then only when the total it knows (that scan's plus its own
+  writes since) would pass the bound, or a minute or more after its last scan (`written`):
+  listing costs ~6.5 us an entry, which at every write would cost seconds per compile in a
+  full cache. Temporary files count too; one older than `_STALE_SECONDS` (a write killed
+  midway) is removed at the next scan, a younger one is left to the process writing it;
 - counts of loads and writes per thread (`thread_counts`), from which the lazy backend tells
   a program loaded from the disk from a program compiled (`metrics().disk_cache_loads`).
 """
@@ -281,7 +284,41 @@ class _Store:
         _count("writes")
         top = root()
         if top is not None:
-            evict(top, settings.get("X10ARRAY_COMPILE_CACHE_MB") * 2**20)
+            written(top, _HEAD + len(value), settings.get("X10ARRAY_COMPILE_CACHE_MB") * 2**20)
+
+
+# What this process knows of the size of the cache under a directory without listing it (see
+# `written`): {directory: [monotonic time of its last scan, that scan's seconds, total bytes
+# at that scan plus what this process wrote since]}; one entry per cache directory used.
+_USAGE: dict[str, list[float]] = {}
+_USAGE_LOCK = threading.Lock()
+_RESCAN_SECONDS = 60.0  # the least time between two scans of one directory by a process...
+_RESCAN_FACTOR = 100.0  # ...and the least multiple of the last scan's duration
+
+
+def written(top: str, size: int, limit: int) -> None:
+    """After this process wrote an entry of `size` bytes under `top`: keep x10array's files
+    there within `limit` bytes. Listing the directory costs ~6.5 us an entry (30 ms for 4,600
+    entries, 2,048 MB would hold ~300,000 of ~7 KB), so it is not done at every write: each
+    process keeps the total of its last scan (`evict`) plus what it wrote since, and scans again
+    only when that total would pass `limit`, or when the last scan is older than
+    _RESCAN_SECONDS and than _RESCAN_FACTOR times its own duration (other processes write too,
+    and stale temporary files are removed at scans). So a cache shared by several processes can
+    pass its bound by what the others wrote since this one's last scan, until the next scan,
+    and scanning costs a compiling process at most ~1% of its time."""
+    now = time.monotonic()
+    with _USAGE_LOCK:
+        usage = _USAGE.get(top)
+        if (
+            usage is not None
+            and usage[2] + size <= limit
+            and now - usage[0] < max(_RESCAN_SECONDS, _RESCAN_FACTOR * usage[1])
+        ):
+            usage[2] += size
+            return
+    total = evict(top, limit)
+    with _USAGE_LOCK:
+        _USAGE[top] = [now, time.monotonic() - now, float(total)]
 
 
 def entries(top: str) -> list[tuple[float, int, str]]:
@@ -309,11 +346,11 @@ def entries(top: str) -> list[tuple[float, int, str]]:
     return found
 
 
-def evict(top: str, limit: int) -> None:
+def evict(top: str, limit: int) -> int:
     """Remove the temporary files of writes that never finished (older than _STALE_SECONDS),
     then the least recently used entries under `top` until x10array's files total at most
-    `limit` bytes (a temporary file being written counts, and is left alone). Several
-    processes may evict at once: a file already removed is skipped."""
+    `limit` bytes (a temporary file being written counts, and is left alone): the total
+    left. Several processes may evict at once: a file already removed is skipped."""
     stale = time.time() - _STALE_SECONDS
     found = []
     for used, size, path in entries(top):
@@ -323,7 +360,7 @@ def evict(top: str, limit: int) -> None:
             found.append((used, size, path))
     total = sum(size for _, size, _ in found)
     if total <= limit:
-        return
+        return total
     for _, size, path in sorted(found):
         if path.endswith(".tmp"):
             continue  # a write in progress: its process renames or removes it
@@ -331,6 +368,7 @@ def evict(top: str, limit: int) -> None:
         total -= size
         if total <= limit:
             break
+    return total
 
 
 def _unlink(path: str) -> None:
