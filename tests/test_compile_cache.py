@@ -75,17 +75,29 @@ def _finish_output(out: str, err: str) -> tuple[list[str], tuple[int, int], str]
 
 
 def _entries(top: Path) -> list[Path]:
-    return sorted(top.rglob("*-cache"))
+    """The entries under `top`, but the subnormal probes' (_core.xla_numerics._probe)."""
+    return sorted(p for p in top.rglob("*-cache") if not p.name.startswith(_PROBE))
+
+
+_PROBE = "jit_subnormal_probe-"
 
 
 def test_a_second_process_loads_the_programs_from_the_disk(tmp_path):
     # (with a jax.jit program of the user's own, which stays out of x10array's cache)
     users_own = SCRIPT + "import jax, jax.numpy as jnp\nprint(jax.jit(lambda a: jnp.sin(a) * 2)(jnp.ones(3)))\n"
-    first_values, (compiled, loaded), log = _run(str(tmp_path), script=users_own)
+    disk = "from x10array._core import compile_cache\nprint('disk', *compile_cache.thread_counts())\n"
+    first_values, (compiled, loaded), log = _run(str(tmp_path), script=users_own + disk)
     assert compiled == 3 and loaded == 0, log
     assert "loaded from the disk cache" not in log
     entries = _entries(tmp_path)
     assert len(entries) == 3 and all(e.name.startswith("jit_replay") for e in entries), entries
+    # the subnormal probes of the programs' operations are compiled once, and loaded by later
+    # processes with the programs (a probe costs as much as a compile; more than a program's load)
+    probes = sorted(tmp_path.rglob(_PROBE + "*-cache"))
+    assert probes and all(p.parent == entries[0].parent for p in probes), probes
+    assert f"disk 0 {len(entries) + len(probes)}" in log, log
+    _, _, log = _run(str(tmp_path), script=SCRIPT + disk)
+    assert f"disk {len(entries) + len(probes)} 0" in log, log  # all loaded, nothing written
     # under a subdirectory naming the x10array, jax and jaxlib versions: another version never reads them
     import jax
 
@@ -94,6 +106,20 @@ def test_a_second_process_loads_the_programs_from_the_disk(tmp_path):
     assert values == first_values
     assert (compiled, loaded) == (0, 3), log
     assert log.count("x10array: loaded from the disk cache") == 3, log
+
+
+def test_a_process_on_another_cpu_compiles_its_own_programs(tmp_path):
+    # XLA's CPU code is generated for the host's instruction set, which jax's key does not name:
+    # a cache shared by machines of different CPUs must not hand one the other's programs
+    first_values, (compiled, _), _ = _run(str(tmp_path))
+    assert compiled == 3
+    other_cpu = "from x10array._core import compile_cache\ncompile_cache._host = lambda: 'othercpu'\n" + SCRIPT
+    values, (compiled, loaded), log = _run(str(tmp_path), script=other_cpu)
+    assert values == first_values and (compiled, loaded) == (3, 0), log
+    tags = {e.parent.name.rpartition("-cpu-")[2] for e in _entries(tmp_path)}
+    assert tags == {"othercpu", compile_cache._host()}, tags
+    _, (compiled, loaded), log = _run(str(tmp_path))  # this CPU's entries are still there
+    assert (compiled, loaded) == (0, 3), log
 
 
 def test_off_when_empty_or_zero_and_xdg_cache_home_is_the_default(tmp_path):

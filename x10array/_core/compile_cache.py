@@ -13,10 +13,11 @@ What the store adds to jax's file cache:
 
 - the directory: `X10ARRAY_COMPILE_CACHE_DIR`, else `$XDG_CACHE_HOME/x10array/xla`, else
   `~/.cache/x10array/xla`; empty or `0` turns the cache off. Entries go to a subdirectory
-  named after the x10array, entry format, jax and jaxlib versions
-  (`x10array-<version>-entry<format>-jax-<version>-jaxlib-<version>`), so an entry written by
-  another version is never read (jax's key already covers jaxlib, the XLA flags, the device
-  kind and the compression, zstd or zlib);
+  named after the x10array, entry format, jax and jaxlib versions and the CPU
+  (`x10array-<version>-entry<format>-jax-<version>-jaxlib-<version>-cpu-<hash>`, `_host`), so
+  an entry written by another version or for another CPU is never read (jax's key already
+  covers jaxlib, the XLA flags, the device kind and the compression, zstd or zlib, but not
+  the host's instruction set, which XLA's CPU code is generated for);
 - a checksum of its own: jax compresses an entry with zstd when the `zstandard` package is
   installed, and a zstd frame has no checksum, so a damaged entry could reach XLA's
   deserializer (which crashes on some damage, or loads a wrong program). Every file is
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import os
 import re
@@ -84,11 +86,36 @@ def root() -> str | None:
 
 
 def directory() -> str | None:
-    """Where this version of x10array, jax and jaxlib keeps its entries, or None when off."""
+    """Where this version of x10array, jax and jaxlib keeps its entries for this CPU, or None
+    when off."""
     top = root()
-    return None if top is None else os.path.join(top, _version_tag())
+    return None if top is None else os.path.join(top, f"{_version_tag()}-cpu-{_host()}")
 
 
+@functools.cache  # (one entry: the CPU of this process)
+def _host() -> str:
+    """The CPU that compiled programs are compiled for, as a short hash: its architecture and
+    the instruction-set features the OS reports (/proc/cpuinfo's `flags` on x86, `Features` on
+    ARM; the processor's name elsewhere). XLA's CPU compiler generates code for the host's
+    instruction set, and jax's key names the platform only ("cpu"): a cache directory shared by
+    machines of different CPUs (a home directory on a network) must not hand one the other's
+    programs (an instruction it lacks, or other roundings; the subnormal probes,
+    xla_numerics._probe, are programs too)."""
+    import platform
+
+    text = platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    text += " " + " ".join(sorted(line.partition(":")[2].split()))
+                    break
+    except OSError:
+        text += " " + platform.processor()
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+@functools.cache  # (one entry: the versions of this process)
 def _version_tag() -> str:
     import jax
     from jax._src.lib import version_str as jaxlib_version

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import xla_options
+from . import compile_cache, xla_options
 
 
 @functools.cache  # no arguments: one entry
@@ -172,15 +172,18 @@ def _probe(entries: list[tuple[Any, tuple[Any, ...], tuple[np.dtype, ...]]], kin
         raw.append(ops)
         flushed.append([flush_subnormals(o) for o in ops])
 
-    def run(operands: list[list[Any]]) -> list[Any]:
+    def subnormal_probe(operands: list[list[Any]]) -> list[Any]:  # (its disk cache entries: jit_subnormal_probe-*)
         outs = []
         for (prim, items, _), ops in zip(entries, operands):
             out = prim.lowering(k, *ops, **dict(items))
             outs.append(out if not prim.multiple_results else tuple(out))
         return outs
 
-    with jax.enable_x64(True), np.errstate(all="ignore"):
-        program = jax.jit(run, compiler_options=xla_options.compiler_options("cpu", kind))  # (one program, run twice)
+    # (compiled through the persistent cache, as the graphs it serves: a later process loads
+    # the probe's program instead of compiling it, and still runs it on this CPU)
+    with jax.enable_x64(True), np.errstate(all="ignore"), compile_cache.scope():
+        options = xla_options.compiler_options("cpu", kind)
+        program = jax.jit(subnormal_probe, compiler_options=options)  # (one program, run twice)
         got_raw, got_flushed = program(raw), program(flushed)
         if len(_THROUGH) + len(entries) > _THROUGH_BOUND:
             _THROUGH.clear()
