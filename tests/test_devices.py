@@ -188,6 +188,37 @@ def test_environment_variable_sets_the_default_device() -> None:
     ]
 
 
+def test_a_cpu_only_session_computes_eagerly_without_starting_jax() -> None:
+    # importing jax and starting its backends took ~1 s before the first eager operation (the
+    # default device asked jax for accelerators); where none can exist it needs no jax at all
+    code = """
+        import sys
+        import x10array as xp
+        from x10array._core.devices import accelerators_possible
+        a = xp.asarray([[1.0, 2.0], [3.0, 4.5]])
+        b = xp.linalg.matmul(a, xp.ones((2, 2))) + xp.sum(a)
+        print(float(b[1, 1]), repr(a.device), xp.Device("cpu", 0) == a.device, accelerators_possible())
+        print("jax" in sys.modules)
+        xp.Device("cpu", 1, "xla")  # (a device jax must count: now it starts)
+        print("jax" in sys.modules)
+    """
+    result = _run(code, JAX_PLATFORMS="cpu")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "18.0 Device(kind=CPU, ordinal=0, backend=EAGER) True False",
+        "False",
+        "True",
+    ], result.stdout
+    # with jax imported first, asking it is cheap: it decides, as before
+    result = _run(
+        "import jax, x10array as xp\nfrom x10array._core.devices import accelerators_possible\n"
+        "print(accelerators_possible(), xp.Device.default.kind.name)",
+        JAX_PLATFORMS="",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "True" and result.stdout.split()[1] == xp.Device.default.kind.name
+
+
 def test_environment_variable_rejects_garbage() -> None:
     result = _run("import x10array as xp; xp.zeros(3)", X10ARRAY_DEFAULT_DEVICE="cpu-zero")
     assert result.returncode != 0

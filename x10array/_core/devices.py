@@ -61,6 +61,44 @@ def jax_devices(kind: DeviceKind) -> tuple[Any, ...]:
         return ()
 
 
+# jax's accelerator plugins and what makes it look for one (xla_bridge's discovery): where none
+# is installed or asked for, jax's only devices are CPUs, and the default device is known
+# without importing jax (~0.5-1 s: the first eager operation of a CPU-only session needs none)
+_PLUGIN_MODULES = ("jax_plugins", "jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm_plugin", "libtpu")
+
+
+@functools.cache  # bounded by construction: one entry
+def accelerators_possible() -> bool:
+    """Whether jax could have a GPU or TPU here: an accelerator plugin installed (a package of
+    _PLUGIN_MODULES, a `jax_rocm*` one, an entry point of the `jax_plugins` group), TPU_LIBRARY_PATH
+    set, or jax already imported (then asking it is cheap). JAX_PLATFORMS naming only `cpu`:
+    none."""
+    import importlib.util
+    import os
+    import sys
+    from importlib.metadata import entry_points
+
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
+    if platforms and {p.strip() for p in platforms.split(",")} <= {"cpu"}:
+        return False
+    if "jax" in sys.modules or os.environ.get("TPU_LIBRARY_PATH"):
+        return True
+    if any(importlib.util.find_spec(m) is not None for m in _PLUGIN_MODULES):
+        return True
+    if any(_rocm_plugin(p) for p in sys.path):
+        return True
+    return bool(entry_points(group="jax_plugins"))
+
+
+def _rocm_plugin(folder: str) -> bool:
+    import os
+
+    try:
+        return any(n.startswith("jax_rocm") for n in os.listdir(folder or "."))
+    except OSError:
+        return False
+
+
 class _DefaultDescriptor:
     """`Device.default` / `Device.default_xla`: resolved on first use, then cached (one
     class attribute each: bounded by construction)."""
@@ -74,7 +112,8 @@ class _DefaultDescriptor:
     def __get__(self, obj: object, owner: type[Device]) -> Device:
         cached = owner.__dict__.get(self.name)
         if cached is None:
-            kind = next((k for k in (DeviceKind.GPU, DeviceKind.TPU) if jax_devices(k)), DeviceKind.CPU)
+            kinds = (DeviceKind.GPU, DeviceKind.TPU) if accelerators_possible() else ()
+            kind = next((k for k in kinds if jax_devices(k)), DeviceKind.CPU)
             cached = owner(kind, 0, self.backend)
             setattr(owner, self.name, cached)
         return cached
@@ -109,7 +148,8 @@ class Device:
             raise ValueError(f"Device: unknown backend {backend!r}; expected EAGER or XLA") from None
         if not isinstance(ordinal, int) or isinstance(ordinal, bool) or ordinal < 0:
             raise ValueError(f"Device: ordinal must be a non-negative int, got {ordinal!r}")
-        available = len(jax_devices(kind))
+        # (the first CPU always exists: no need to start jax to know it)
+        available = 1 if kind is DeviceKind.CPU and ordinal == 0 else len(jax_devices(kind))
         if ordinal >= available:
             raise ValueError(
                 f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine ({available} available)"
