@@ -24,7 +24,21 @@ def _numpy_index_update(x: np.ndarray, index: Any, value: Any) -> np.ndarray:
     return x
 
 
-NUMPY = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+class NumpyNamespace(types.SimpleNamespace):
+    """NumPy's API as a kernel namespace (`NUMPY`, and the interpreter's variants of it,
+    made from its `vars`). NumPy's submodules that NumPy itself imports only when first asked
+    (`fft`, `ma`, `testing`, `f2py`, `polynomial`, ...) are looked up when a kernel first asks
+    too: reading them all when the namespace was made cost ~100 ms of `import x10array`."""
+
+    def __getattr__(self, name: str) -> Any:  # (a name not set yet: never the hot path)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(np, name)
+        setattr(self, name, value)
+        return value
+
+
+NUMPY = NumpyNamespace(**{k: np.__dict__[k] for k in dir(np) if not k.startswith("__") and k in np.__dict__})
 NUMPY.is_jax = False
 NUMPY.index_update = _numpy_index_update
 NUMPY.lax = None

@@ -10,7 +10,6 @@ run without tracing a graph.
 from __future__ import annotations
 
 import functools
-import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
-from ..._core.kernels import NUMPY
+from ..._core.kernels import NUMPY, NumpyNamespace
 from ..._core.policies import (
     COST_LIBRARY,
     INTERPRETER_BLOCK_COUNTS,
@@ -1370,9 +1369,9 @@ def _flush_leaf(node: Node, value: Any) -> Any:
 
 # The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
 # `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
-_NUMPY_FLUSHING = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_FLUSHING = NumpyNamespace(**vars(NUMPY))
 _NUMPY_FLUSHING.rounded = flush_subnormals
 _NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
 # ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
-_NUMPY_TIERED = types.SimpleNamespace(**vars(NUMPY))
+_NUMPY_TIERED = NumpyNamespace(**vars(NUMPY))
 _NUMPY_TIERED.tiered = True
