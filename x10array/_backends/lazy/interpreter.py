@@ -114,14 +114,11 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     prim = call.prim
     if prim.multiple_results or device.kind is not DeviceKind.CPU or node.checks:
         return None
-    args: list[Any] = []
-    for i in call.inputs:
-        if type(i) is Node:
-            if i.value is None:
-                return None
-            args.append(np.asarray(i.value))
-        else:
-            args.append(i)
+    inputs = call.inputs
+    for i in inputs:  # (all of them before reading any: a read of a compiled program's value
+        if type(i) is Node and i.value is None:  # waits for it, and a pending one ends here)
+            return None
+    args: list[Any] = [np.asarray(i.value) if type(i) is Node else i for i in inputs]
     flush = xla_flushes()
     params = call.params
     arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
@@ -135,7 +132,7 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
             cpu = envs
             flush_args = level != 2  # (2: the mode reads the operands' subnormals as zeros: no scan of them)
     if flush_args:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
-        args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(call.inputs, args)]
+        args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(inputs, args)]
     with np.errstate(all="ignore"):
         value = _numpy_step(prim, args, params, flush, args_clean=True, cpu=cpu)
     if arithmetic and getattr(value, "dtype", None) == node.dtype:
