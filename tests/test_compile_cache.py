@@ -75,11 +75,11 @@ def _finish_output(out: str, err: str) -> tuple[list[str], tuple[int, int], str]
 
 
 def _entries(top: Path) -> list[Path]:
-    """The entries under `top`, but the subnormal probes' (_core.xla_numerics._probe)."""
-    return sorted(p for p in top.rglob("*-cache") if not p.name.startswith(_PROBE))
+    """The entries under `top`, but the subnormal probes' (_core.xla_numerics)."""
+    return sorted(p for p in top.rglob("*-cache") if not p.name.startswith(_PROBES))
 
 
-_PROBE = "jit_subnormal_probe-"
+_PROBES = ("jit_subnormal_probe-", "jit_flush_probe-")  # xla_numerics._probe's, xla_flushes'
 
 
 def test_a_second_process_loads_the_programs_from_the_disk(tmp_path):
@@ -93,8 +93,9 @@ def test_a_second_process_loads_the_programs_from_the_disk(tmp_path):
     assert len(entries) == 3 and all(e.name.startswith("jit_replay") for e in entries), entries
     # the subnormal probes of the programs' operations are compiled once, and loaded by later
     # processes with the programs (a probe costs as much as a compile; more than a program's load)
-    probes = sorted(tmp_path.rglob(_PROBE + "*-cache"))
-    assert probes and all(p.parent == entries[0].parent for p in probes), probes
+    probes = sorted(p for p in tmp_path.rglob("*-cache") if p.name.startswith(_PROBES))
+    assert {p.name.partition("-")[0] for p in probes} == {"jit_subnormal_probe", "jit_flush_probe"}, probes
+    assert all(p.parent == entries[0].parent for p in probes), probes
     assert f"disk 0 {len(entries) + len(probes)}" in log, log
     _, _, log = _run(str(tmp_path), script=SCRIPT + disk)
     assert f"disk {len(entries) + len(probes)} 0" in log, log  # all loaded, nothing written

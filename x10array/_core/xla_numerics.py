@@ -32,9 +32,12 @@ def xla_flushes() -> bool:
     of it: the lazy interpreter, the compiled tier and the eager XLA host kernels read it."""
     import jax
 
-    with jax.enable_x64(True):
+    def flush_probe(a: Any, b: Any) -> Any:  # (its disk cache entry: jit_flush_probe-*, see _probe)
+        return a * b
+
+    with jax.enable_x64(True), compile_cache.scope():
         tiny = np.finfo(np.float32).tiny
-        product = jax.jit(lambda a, b: a * b, compiler_options=xla_options.compiler_options("cpu"))
+        product = jax.jit(flush_probe, compiler_options=xla_options.compiler_options("cpu"))
         return float(product(np.float32(tiny), np.float32(0.25))) == 0.0
 
 
