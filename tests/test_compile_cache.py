@@ -237,7 +237,7 @@ def test_a_write_lists_the_directory_only_when_the_bound_or_the_time_asks(monkey
     evict = compile_cache.evict
     monkeypatch.setattr(compile_cache, "evict", lambda top, limit: scans.append(limit) or evict(top, limit))
     clock = [1000.0]
-    monkeypatch.setattr(compile_cache.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(compile_cache, "_clock", lambda: clock[0])
     monkeypatch.setattr(compile_cache, "_USAGE", {})
     compile_cache.written(top, 500, 5000)  # a process's first write lists the directory
     assert len(scans) == 1 and compile_cache._USAGE[top][2] == 1000

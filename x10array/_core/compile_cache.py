@@ -321,6 +321,7 @@ _USAGE: dict[str, list[float]] = {}
 _USAGE_LOCK = threading.Lock()
 _RESCAN_SECONDS = 60.0  # the least time between two scans of one directory by a process...
 _RESCAN_FACTOR = 100.0  # ...and the least multiple of the last scan's duration
+_clock = time.monotonic  # (a test's fake clock replaces it)
 
 
 def written(top: str, size: int, limit: int) -> None:
@@ -333,7 +334,7 @@ def written(top: str, size: int, limit: int) -> None:
     and stale temporary files are removed at scans). So a cache shared by several processes can
     pass its bound by what the others wrote since this one's last scan, until the next scan,
     and scanning costs a compiling process at most ~1% of its time."""
-    now = time.monotonic()
+    now = _clock()
     with _USAGE_LOCK:
         usage = _USAGE.get(top)
         if (
@@ -345,7 +346,7 @@ def written(top: str, size: int, limit: int) -> None:
             return
     total = evict(top, limit)
     with _USAGE_LOCK:
-        _USAGE[top] = [now, time.monotonic() - now, float(total)]
+        _USAGE[top] = [now, _clock() - now, float(total)]
 
 
 def entries(top: str) -> list[tuple[float, int, str]]:
