@@ -148,8 +148,9 @@ class Device:
             raise ValueError(f"Device: unknown backend {backend!r}; expected EAGER or XLA") from None
         if not isinstance(ordinal, int) or isinstance(ordinal, bool) or ordinal < 0:
             raise ValueError(f"Device: ordinal must be a non-negative int, got {ordinal!r}")
-        # (the first CPU always exists: no need to start jax to know it)
-        available = 1 if kind is DeviceKind.CPU and ordinal == 0 else len(jax_devices(kind))
+        # (where jax can only have CPUs, the first exists: no need to start jax to know it)
+        first_cpu = kind is DeviceKind.CPU and ordinal == 0 and not accelerators_possible()
+        available = 1 if first_cpu else len(jax_devices(kind))
         if ordinal >= available:
             raise ValueError(
                 f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine ({available} available)"
