@@ -305,27 +305,37 @@ _OUT_OF_CORE = textwrap.dedent(
             if event.peak_measured_mem_end is not None:
                 self.tasks.append((event.name, event.peak_measured_mem_start, event.peak_measured_mem_end))
 
+    def run(path, spec, executor):  # the sum and the matmul of the array stored at `path`
+        a = cubed.from_zarr(path, spec=spec)
+        s = cxp.sum(a * 2.0, axis=0)
+        g = cxp.matmul(cxp.permute_dims(a, (1, 0)), a)
+        peaks = Peaks()
+        out = cubed.compute(s, g, executor=executor, callbacks=[peaks], compile_function=xc.compile_function)
+        return out, peaks
+
     def main():
         budget = int(sys.argv[1])                       # memory for data, per worker
         executor = create_executor("processes", dict(max_workers=2))
         work = tempfile.mkdtemp()
+        loose = cubed.Spec(work, allowed_mem="1GB")
         cols = 64
         rows = 8 * budget // (8 * cols) + 64 * 16       # float64: more than 8x the data budget
         rows -= rows % 64
-        a = cubed.random.random((rows, cols), chunks=(rows // 64, cols), spec=cubed.Spec(work, allowed_mem="1GB"))
-        cubed.to_zarr(a, work + "/a.zarr", executor=executor)
-        # as cubed's own test_mem_utilization: the worker's baseline (Python, NumPy, x10array and,
-        # lazily, jax) measured on this machine, with 10% wiggle room, rounded up to 10 MB. The
-        # client holds no data while workers start: a spawned worker's peak RSS starts at its
-        # parent's RSS (Linux keeps the high-water mark across exec), which would hide its own.
-        reserved = cubed.measure_reserved_mem(executor, compile_function=xc.compile_function) * 1.1
+        for name, shape in (("a", (rows, cols)), ("tiny", (64 * 64, cols))):
+            a = cubed.random.random(shape, chunks=(shape[0] // 64, cols), spec=loose)
+            cubed.to_zarr(a, f"{work}/{name}.zarr", executor=executor)
+        # The worker's baseline, as cubed.measure_reserved_mem measures it (the peak RSS of a
+        # worker running a computation on almost no data) but on the same computation over a
+        # tiny array (64 chunks of 32 KB): Python, NumPy, x10array and, on the lazy device, jax
+        # and XLA compiling programs of the same structure. With 10% wiggle room, rounded up to
+        # 10 MB, as cubed's own test_mem_utilization. The client holds no data while workers
+        # start: a spawned worker's peak RSS starts at its parent's RSS (Linux keeps the
+        # high-water mark across exec), which would hide its own.
+        _, warm = run(f"{work}/tiny.zarr", loose, executor)
+        reserved = max(end for _, _, end in warm.tasks) * 1.1
         reserved = -(-int(reserved) // 10_000_000) * 10_000_000
         spec = cubed.Spec(work, allowed_mem=reserved + budget, reserved_mem=reserved)
-        a = cubed.from_zarr(work + "/a.zarr", spec=spec)
-        peaks = Peaks()
-        s = cxp.sum(a * 2.0, axis=0)
-        g = cxp.matmul(cxp.permute_dims(a, (1, 0)), a)
-        s_out, g_out = cubed.compute(s, g, executor=executor, callbacks=[peaks], compile_function=xc.compile_function)
+        (s_out, g_out), peaks = run(f"{work}/a.zarr", spec, executor)
         import zarr
         an = np.asarray(zarr.open_array(work + "/a.zarr", mode="r")[...])
         print("RESULT" + json.dumps({
@@ -352,7 +362,7 @@ def test_out_of_core_reduction_and_matmul(device, tmp_path):
     proc = subprocess.run(
         [sys.executable, str(script), str(budget)],
         env={**os.environ, "PYTHONPATH": str(ROOT), "CUBED_BACKEND_ARRAY_API_MODULE": "x10array.cubed",
-             "X10ARRAY_DEFAULT_DEVICE": device},
+             "X10ARRAY_DEFAULT_DEVICE": device, "X10ARRAY_COMPILE_CACHE_DIR": str(tmp_path / "cache")},
         capture_output=True, text=True, timeout=1800, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -362,14 +372,16 @@ def test_out_of_core_reduction_and_matmul(device, tmp_path):
     assert out["sum"] and out["matmul"]
     assert all(t.startswith("x10array") for t in out["types"])
     # cubed's bounds, as its own test_mem_utilization checks them (a worker's peak RSS at each
-    # task's end, against the baseline measured in the same run): no task's peak grew by more than
-    # its op's projected memory (which counts reserved_mem: a task may be the first to need a module
-    # or a compiled program), and no worker's peak passes the baseline plus twice the data budget,
-    # while the array is over 8x that budget. Twice: glibc keeps freed chunks for reuse, so a
-    # worker's peak creeps past its largest task; NumPy chunks on this plan creep the same way
-    # (69 MB baseline, 104 MB peak, reserved_mem 80 MB, on the 2-core development machine).
+    # task's end, against the baseline measured in the same run, see the script): no task's peak
+    # grew by more than its op's projected memory (which counts reserved_mem: a task may be the
+    # first to need a module or a compiled program), and no worker's peak passes the baseline plus
+    # 3x the data budget while the array is over 8x that budget. Not 1x: glibc keeps freed chunks
+    # for reuse, so a worker's peak creeps past its largest task (NumPy chunks on this plan the same
+    # way: 69 MB baseline, 104 MB peak, reserved_mem 80 MB), and the lazy device's compiles add
+    # tens of MB now and then (2-core development machine: eager 104-110 MB against 140; lazy
+    # 251-300 MB against 340). A chunk function that keeps its inputs reaches 329 MB eager, 528 lazy.
     assert len(out["tasks"]) >= 32
     for projected, start, end in out["tasks"]:
         assert projected <= out["allowed"]
-        assert end <= out["reserved"] + 2 * budget, (out["reserved"], end)
+        assert end <= out["reserved"] + 3 * budget, (out["reserved"], end)
         assert end - start <= projected, (projected, start, end)
