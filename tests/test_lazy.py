@@ -1493,3 +1493,64 @@ def test_a_barrier_does_not_wait_for_the_program_still_computing_its_input(monke
     expected = np.arange(4096.0)
     expected[1:-1] += 7.0
     assert np.array_equal(np.asarray(u), expected)
+
+
+def test_a_read_of_a_compiled_result_polls_it_briefly_where_that_pays(monkeypatch, override_settings):
+    """A read of a compiled run's result polls it for up to READ_SPIN seconds before it sleeps
+    in jax (a sleeping reader's wake-up costs about as much as a small program runs); a barrier
+    nobody waits for does not poll. A program whose reads keep missing the window stops
+    polling: its runs are longer, and a poll would take a core from them."""
+    from x10array._backends.lazy import executor as _executor
+
+    polled: list[tuple[Any, Any]] = []
+    real = _executor.await_read
+
+    def spy(program: Any, value: Any) -> None:
+        polled.append((program, value))
+        real(program, value)
+
+    monkeypatch.setattr(_executor, "await_read", spy)
+    override_settings(X10ARRAY_COMPILE_THRESHOLD=1)  # every graph compiled at once
+    a = xp.asarray(np.arange(1000.0), device=LAZY)
+    kept = []
+    for _ in range(3):
+        kept.append(xp.sum(a * 2.0 + 1.0))
+        xp.lazy_barrier()
+    assert xp.metrics().compile_count >= 1 and polled == []  # barriers nobody waits for
+    for _ in range(2):  # the first run compiles (no poll), the second polls
+        assert float(xp.sum(a * 2.0 - 1.0)) == 1000.0 * 999.0 - 1000.0
+    assert len(polled) == 1  # the compiled read polled its result
+    program, value = polled[0]
+    assert hasattr(value, "is_ready") and value.is_ready()
+
+    class Ready:  # a result found ready at the first poll
+        def is_ready(self) -> bool:
+            return True
+
+    class Late:  # a result that is never ready within the window
+        calls = 0
+
+        def is_ready(self) -> bool:
+            Late.calls += 1
+            return False
+
+    monkeypatch.setattr(_executor, "READ_SPIN", 0.0)
+    for k in range(1, _executor.SPIN_MISSES + 1):
+        real(program, Late())
+        assert program.spin_misses == k
+    calls = Late.calls
+    real(program, Late())  # no longer polled
+    assert Late.calls == calls and program.spin_misses == _executor.SPIN_MISSES
+    program.spin_misses = 0
+    monkeypatch.setattr(_executor, "READ_SPIN", 1.0)
+    turns = iter([False, False, True])  # ready at the third poll: caught within the window
+
+    class Soon:
+        def is_ready(self) -> bool:
+            return next(turns)
+
+    program.spin_misses = 2
+    real(program, Soon())  # a catch takes one miss back
+    assert program.spin_misses == 1
+    real(program, Ready())  # ready already: nothing to learn
+    assert program.spin_misses == 1

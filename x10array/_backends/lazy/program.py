@@ -95,7 +95,7 @@ class Program:
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
         "operand_dtypes", "kind", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best",
-        "demoted", "packing", "plan_tries", "schedule", "run_costs", "keeps",
+        "demoted", "packing", "plan_tries", "schedule", "run_costs", "keeps", "spin_misses",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
@@ -128,6 +128,7 @@ class Program:
         self.demoted = False
         self.plan_tries = 0  # the barrier's plans of it that could not be kept (see barrier_program)
         self.schedule: Any = None  # what its interpreted runs need of its key (interpreter.Schedule)
+        self.spin_misses = 0  # reads of its results that spun in vain (executor.await_read)
 
     def agree(self) -> None:
         """Before its first run (or anything placed for it across processes): on a mesh of
