@@ -1534,7 +1534,7 @@ def test_a_read_of_a_compiled_result_polls_it_briefly_where_that_pays(monkeypatc
             Late.calls += 1
             return False
 
-    monkeypatch.setattr(_executor, "READ_SPIN", 0.0)
+    monkeypatch.setattr(_executor, "READ_SPIN", 1e-9)
     for k in range(1, _executor.SPIN_MISSES + 1):
         real(program, Late())
         assert program.spin_misses == k
@@ -1554,3 +1554,7 @@ def test_a_read_of_a_compiled_result_polls_it_briefly_where_that_pays(monkeypatc
     assert program.spin_misses == 1
     real(program, Ready())  # ready already: nothing to learn
     assert program.spin_misses == 1
+    monkeypatch.setattr(_executor, "READ_SPIN", 0.0)  # a single core: no poll
+    calls = Late.calls
+    real(program, Late())
+    assert Late.calls == calls and program.spin_misses == 1

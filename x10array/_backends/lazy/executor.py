@@ -411,8 +411,16 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
 # the result for up to 50-200 us). So a read polls for up to READ_SPIN seconds before it sleeps,
 # for a program whose reads mostly finished within it: one whose results missed it
 # SPIN_MISSES times more than they were caught sleeps at once from then on (its runs take
-# longer; a poll would only take a core from them).
-READ_SPIN = 1e-4
+# longer; a poll would only take a core from them). Not on a single core, where the poll would
+# hold up the very thread it waits for.
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not Linux)
+        return os.cpu_count() or 1
+
+
+READ_SPIN = 1e-4 if _cores() > 1 else 0.0
 SPIN_MISSES = 4
 
 
@@ -420,10 +428,11 @@ def await_read(program: Program, value: Any) -> None:
     """Before a read of `value`, a result of `program`'s compiled run just dispatched: poll it
     for up to READ_SPIN seconds (see above); the caller's read then finds it ready, or sleeps."""
     misses = program.spin_misses
-    if misses >= SPIN_MISSES or (is_ready := getattr(value, "is_ready", None)) is None or is_ready():
+    spin = READ_SPIN
+    if not spin or misses >= SPIN_MISSES or (is_ready := getattr(value, "is_ready", None)) is None or is_ready():
         return
     clock = time.perf_counter
-    end = clock() + READ_SPIN
+    end = clock() + spin
     while not is_ready():
         if clock() > end:
             program.spin_misses = misses + 1
