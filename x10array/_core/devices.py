@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import os
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any, overload
@@ -74,8 +76,6 @@ def accelerators_possible() -> bool:
     set, or jax already imported (then asking it is cheap). JAX_PLATFORMS naming only `cpu`:
     none."""
     import importlib.util
-    import os
-    import sys
     from importlib.metadata import entry_points
 
     platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
@@ -91,8 +91,6 @@ def accelerators_possible() -> bool:
 
 
 def _rocm_plugin(folder: str) -> bool:
-    import os
-
     try:
         return any(n.startswith("jax_rocm") for n in os.listdir(folder or "."))
     except OSError:
