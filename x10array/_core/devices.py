@@ -123,11 +123,12 @@ class Device:
     Hashable and comparable; two devices are equal when kind, ordinal and backend are.
     """
 
-    __slots__ = ("kind", "ordinal", "backend", "_hash")
+    __slots__ = ("kind", "ordinal", "backend", "_hash", "_cmp")
     kind: DeviceKind
     ordinal: int
     backend: Backend
     _hash: int
+    _cmp: tuple[Any, ...]  # what equality and order compare
 
     default = _DefaultDescriptor(Backend.EAGER)
     default_xla = _DefaultDescriptor(Backend.XLA)
@@ -157,24 +158,25 @@ class Device:
         object.__setattr__(self, "ordinal", ordinal)
         object.__setattr__(self, "backend", backend)
         object.__setattr__(self, "_hash", hash((kind, ordinal, backend)))
+        object.__setattr__(self, "_cmp", (kind.value, ordinal, backend.value))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Device is immutable")
 
-    def _key(self) -> tuple[str, int, str]:
-        return (self.kind.value, self.ordinal, self.backend.value)
-
+    # (a device equal to another is often not the same object, `Device("cpu", 0, "xla")` made
+    # by the user against the runtime's own: every dict lookup keyed by device compares them,
+    # several per graph run, so the comparison reads one precomputed tuple)
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if not isinstance(other, Device):
             return NotImplemented
-        return self._key() == other._key()
+        return self._cmp == other._cmp
 
     def __lt__(self, other: Device) -> bool:
         if not isinstance(other, Device):
             return NotImplemented
-        return self._key() < other._key()
+        return self._cmp < other._cmp
 
     def __hash__(self) -> int:
         return self._hash

@@ -41,9 +41,7 @@ class MeshDevice(Device):
         object.__setattr__(self, "backend", Backend.XLA)
         object.__setattr__(self, "mesh", mesh)
         object.__setattr__(self, "_hash", hash(("mesh", mesh.key)))
-
-    def _key(self) -> tuple[Any, ...]:
-        return (self.kind.value, self.ordinal, self.backend.value, self.mesh.key)
+        object.__setattr__(self, "_cmp", (mesh.kind.value, 0, Backend.XLA.value, mesh.key))
 
     def __repr__(self) -> str:
         return f"MeshDevice({self.mesh.text()})"
