@@ -154,11 +154,17 @@ class Device:
             raise ValueError(
                 f"Device: there is no {kind.name} device with ordinal {ordinal} on this machine ({available} available)"
             )
+        self._fields(kind, ordinal, backend)
+
+    def _fields(self, kind: DeviceKind, ordinal: int, backend: Backend, *more: Any) -> None:
+        """Set the immutable fields, and what equality, order and hashing read: `_cmp` (with
+        `more`, a subclass's own identity: a mesh's key) and its hash, each made once."""
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "ordinal", ordinal)
         object.__setattr__(self, "backend", backend)
-        object.__setattr__(self, "_hash", hash((kind, ordinal, backend)))
-        object.__setattr__(self, "_cmp", (kind.value, ordinal, backend.value))
+        cmp = (kind.value, ordinal, backend.value, *more)
+        object.__setattr__(self, "_cmp", cmp)
+        object.__setattr__(self, "_hash", hash(cmp))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Device is immutable")

@@ -36,12 +36,8 @@ class MeshDevice(Device):
     mesh: Mesh  # (None on plain devices: see Device.mesh)
 
     def __init__(self, mesh: Mesh) -> None:  # (not Device.__init__: there is no one ordinal)
-        object.__setattr__(self, "kind", mesh.kind)
-        object.__setattr__(self, "ordinal", 0)
-        object.__setattr__(self, "backend", Backend.XLA)
+        self._fields(mesh.kind, 0, Backend.XLA, mesh.key)
         object.__setattr__(self, "mesh", mesh)
-        object.__setattr__(self, "_hash", hash(("mesh", mesh.key)))
-        object.__setattr__(self, "_cmp", (mesh.kind.value, 0, Backend.XLA.value, mesh.key))
 
     def __repr__(self) -> str:
         return f"MeshDevice({self.mesh.text()})"
