@@ -124,9 +124,10 @@ _binary("copysign", lambda xp, ans, a, b: xp.sign(a) * xp.sign(ans), lambda xp, 
 
 @defvjp("where")
 def _where(xp: Any, g: Any, ans: Any, condition: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any]:
-    zero = xp.zeros_like(g)
-    g1 = unbroadcast(xp, xp.where(condition, g, zero), x1) if _is_array(x1) else None
-    g2 = unbroadcast(xp, xp.where(condition, zero, g), x2) if _is_array(x2) else None
+    # (zeros as a Python 0.0, not an array of them: the same values and dtype, one operation
+    # less, and a compiled lazy graph lowers such a select without its min/max guard)
+    g1 = unbroadcast(xp, xp.where(condition, g, 0.0), x1) if _is_array(x1) else None
+    g2 = unbroadcast(xp, xp.where(condition, 0.0, g), x2) if _is_array(x2) else None
     return None, g1, g2
 
 
