@@ -57,6 +57,10 @@ ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_g
 # product (a quotient's, then its step's) would be one more multiplication per element for
 # nothing. Set beside ROUNDING_GUARD.
 ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("rounded_values", default=None)
+# Set (True) while that graph's tracing lowers an elementwise select (`where`) that cannot
+# become a floating-point minimum or maximum, so needs no guard against one (_api/searching's
+# where kernel; the compiled tier decides which: _backends/lazy/program.free_selects).
+FREE_SELECT: contextvars.ContextVar[bool] = contextvars.ContextVar("free_select", default=False)
 
 
 def _rounded(x: Any) -> Any:

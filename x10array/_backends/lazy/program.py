@@ -35,7 +35,7 @@ import numpy as np
 from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
+from ..._core.kernels import FREE_SELECT, ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
@@ -281,6 +281,7 @@ class Program:
             leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
             if unpack is not None:
                 scalars = unpack(scalars)
+            steps.scalars = scalars  # (this trace's: see XlaSteps)
             token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
             done = ROUNDED_VALUES.set({})
             try:
@@ -1267,14 +1268,21 @@ class XlaSteps:
     square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
     And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
     through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
-    every operation doubled the time of a compiled LeNet step (it splits XLA's fusions)."""
+    every operation doubled the time of a compiled LeNet step (it splits XLA's fusions).
 
-    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum")
+    A select that cannot become a minimum or maximum (free_selects) is lowered with FREE_SELECT
+    set: without the guard the where kernel puts on the others (_api/searching). `scalars`: the
+    graph's Python scalars as the trace being made has them (set by its function at each trace),
+    which that decision compares."""
+
+    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum", "free", "scalars")
 
     def __init__(self, k: Any, ops: tuple[Any, ...], flush: bool, flushed_steps: frozenset[int]):
         self.k = k
         self.flush = flush
         self.flushed_steps = flushed_steps
+        self.free = free_selects(ops)
+        self.scalars: list[Any] = []
         feeds_sum: set[int] = set()  # the products that an addition reads
         for prim, _, refs in ops:
             if prim.name in _SUMS:
@@ -1286,7 +1294,15 @@ class XlaSteps:
         rounds = self.flush and (prim.passes_bits or index in self.flushed_steps)
         if rounds:
             args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
-        out = prim.lowering(k, *args, **params)
+        free = self.free.get(index)
+        if free is not None and _free_now(free, self.scalars):
+            token = FREE_SELECT.set(True)
+            try:
+                out = prim.lowering(k, *args, **params)
+            finally:
+                FREE_SELECT.reset(token)
+        else:
+            out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
         if rounds and index not in self.feeds_sum:
             sign_step = _SIGN_STEPS.get(prim)
@@ -1294,6 +1310,74 @@ class XlaSteps:
         if rounds or index in self.feeds_sum:
             outs = [k.rounded(o) for o in outs]
         return outs
+
+
+# The most steps free_selects walks back from one select's condition (then it keeps the guard):
+# a bound on the trace's work for a graph of many selects on long chains.
+_CONE_LIMIT = 4096
+
+
+def free_selects(ops: tuple[Any, ...]) -> dict[int, tuple[tuple[int, ...] | None, frozenset[int]]]:
+    """The elementwise selects (`where`: its condition first, then the two values) of a graph
+    that may need no guard against becoming a floating-point minimum or maximum (see the where
+    kernel in _api/searching: LLVM turns `select(x < y, x, y)` into MINPD/MAXPD, which read
+    subnormals as zero while XLA runs). That takes a comparison whose operands are the very
+    values selected. So a select is free when its condition is a leaf (a runtime input: no
+    comparison in the program), or when one of its values is a Python float, a runtime input of
+    the program, that nothing the condition is computed from reads: no operand of the
+    comparison can then be that value, whatever XLA folds or merges (relu's
+    `where(x <= 0, 0.0, x)`, and its gradient's `where(x <= 0, 0.0, g)`). Per such step: (the
+    slots of those floats, None for a leaf condition; the slots of the scalars the condition is
+    computed from). Whether each float is a runtime input, and not the same input as one the
+    condition reads (x10array.compile passes one argument once however often the graph reads
+    it), is known only while tracing (_free_now)."""
+    found: dict[int, tuple[tuple[int, ...] | None, frozenset[int]]] = {}
+    for index, (prim, _, refs) in enumerate(ops):
+        if not (prim.selects and prim.elementwise) or len(refs) != 3:
+            continue
+        condition = refs[0]
+        if condition[0] == "l":
+            found[index] = (None, frozenset())
+            continue
+        floats = tuple([r[1] for r in refs[1:] if r[0] == "s" and r[2] is float])
+        if not floats or condition[0] != "c":
+            continue
+        cone = _scalars_read(ops, condition[1])
+        if cone is not None:
+            found[index] = (floats, cone)
+    return found
+
+
+def _scalars_read(ops: tuple[Any, ...], start: int) -> frozenset[int] | None:
+    """The slots of the Python scalars that step `start` of `ops` is computed from, or None past
+    _CONE_LIMIT steps."""
+    seen = {start}
+    stack = [start]
+    slots: set[int] = set()
+    while stack:
+        for r in ops[stack.pop()][2]:
+            if r[0] == "s":
+                slots.add(r[1])
+            elif r[0] == "c" and r[1] not in seen:
+                if len(seen) >= _CONE_LIMIT:
+                    return None
+                seen.add(r[1])
+                stack.append(r[1])
+    return frozenset(slots)
+
+
+def _free_now(free: tuple[tuple[int, ...] | None, frozenset[int]], scalars: list[Any]) -> bool:
+    """free_selects' decision for one select, in the trace being made (its `scalars`)."""
+    floats, cone = free
+    if floats is None:
+        return True
+    from jax.core import Tracer
+
+    for j in floats:
+        value = scalars[j]
+        if isinstance(value, Tracer) and all(scalars[c] is not value for c in cone):
+            return True
+    return False
 
 
 def _flushed_steps(program: Program) -> frozenset[int]:
