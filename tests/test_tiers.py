@@ -537,6 +537,28 @@ def test_a_select_that_cannot_become_a_minimum_or_maximum_is_compiled_without_it
     # (a float the condition reads too is one runtime input only under x10array.compile: below)
 
 
+def test_a_compiled_program_keeps_no_tracer_of_its_trace():
+    """The compiled tier's steps see the trace's scalars while it is made (free_selects); a
+    tracer kept after it would keep the whole trace alive, with every program in the cache."""
+    import gc
+
+    import jax
+
+    from x10array.nn import functional
+
+    def tracers() -> set[int]:
+        gc.collect()
+        return {id(o) for o in gc.get_objects() if isinstance(o, jax.core.Tracer)}
+
+    forget_programs()
+    before = tracers()  # (any that something else left)
+    with _lazy.compile_threshold(1):
+        a = xp.asarray(np.linspace(-1.0, 1.0, 12).reshape(3, 4), device=LAZY)
+        out = np.asarray(functional.relu(a * 2.0 + 1.0))
+    assert out.shape == (3, 4)
+    assert not tracers() - before
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_a_captured_select_of_an_argument_its_condition_reads_keeps_its_guard(dtype):
     """Under x10array.compile a scalar argument is one runtime input however often the graph

@@ -289,6 +289,7 @@ class Program:
             finally:
                 ROUNDED_VALUES.reset(done)
                 ROUNDING_GUARD.reset(token)
+                steps.scalars = []  # (a tracer kept past its trace would keep the whole trace alive)
 
         replay_graph.__name__ = replay_graph.__qualname__ = "replay"  # (jax names the program after it)
         return replay_graph
