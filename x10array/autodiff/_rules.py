@@ -134,7 +134,7 @@ def _where(xp: Any, g: Any, ans: Any, condition: Any, x1: Any, x2: Any) -> tuple
 @defvjp("clip")
 def _clip(xp: Any, g: Any, ans: Any, x: Any, min: Any = None, max: Any = None) -> tuple[Any, ...]:  # noqa: A002
     inside = ans == x
-    return (xp.where(inside, g, xp.zeros_like(g)), None, None)
+    return (xp.where(inside, g, 0.0), None, None)  # (a Python 0.0, as where's own rule)
 
 
 @defvjp("astype")
@@ -580,7 +580,7 @@ def _inverse_gaps(xp: Any, values: Any) -> Any:
     k = values.shape[-1]
     gaps = values[..., None, :] - values[..., :, None]
     on = xp.eye(k, dtype=xp.bool, device=values.device)
-    return xp.where(on, xp.zeros_like(gaps), 1.0 / xp.where(on, xp.ones_like(gaps), gaps))
+    return xp.where(on, 0.0, 1.0 / xp.where(on, 1.0, gaps))
 
 
 @defvjp("linalg.slogdet")
