@@ -396,7 +396,10 @@ def test_numpy_inner_loops_are_counted_from_shapes():
     assert loops(X * v) == 5000  # a row broadcast down the rows: a loop per row
     col, row = lazy(300, 1), lazy(1, 200)
     assert loops(col * row) == 300  # an outer product: a loop of 200 per row
-    assert loops(xp.sum(X, axis=-1)) == 5000 and loops(xp.sum(X, axis=0)) == 5000  # 4 per loop either way
+    assert loops(xp.prod(X, axis=-1)) == 5000 and loops(xp.sum(X, axis=0)) == 5000  # 4 per loop either way
+    # (a float sum or mean over a short last axis adds its columns as whole arrays: kernels.short_axis_sum)
+    assert loops(xp.sum(X, axis=-1)) == 4 and loops(xp.mean(X, axis=-1)) == 4
+    assert loops(xp.sum(xp.astype(X, xp.int64), axis=-1)) == 5000
     assert loops(xp.sum(X)) == 1 and loops(xp.sum(lazy(3, 4, 5), axis=(1, 2))) == 3
     assert loops(xp.argmin(lazy(700, 5), axis=1)) == 700 and loops(xp.argmin(X)) == 1
     assert loops(X[:, 0]) == 0 and loops(X @ C.T) == 0  # data movement, BLAS: no NumPy ufunc loop
@@ -406,8 +409,8 @@ def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
     """What a compile saves counts NumPy's inner-loop calls (_CostModel.PER_LOOP): k-means'
     distances over (5000, 5, 4), `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`, is
     interpreted at NumPy's speed over loops of 4 elements and compiled several times faster
-    (benchmarks/README.md), so it is credited its 55,001 loops; the same passes over long rows
-    only their 5,002."""
+    (benchmarks/README.md), so it is credited its 30,005 loops (its sum adds 4 columns:
+    kernels.short_axis_sum); the same passes over long rows only their 5,002."""
     rng = np.random.default_rng(1)
     X = xp.asarray(rng.standard_normal((5000, 4)), device=LAZY)
     C = xp.asarray(rng.standard_normal((5, 4)), device=LAZY)
@@ -424,9 +427,9 @@ def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
     per_loop = _program.COST.PER_LOOP
     assert 1e-9 < per_loop < 1e-7
     with_loops, without = credits(per_loop), credits(0.0)
-    # the difference and the sum, a loop of 4 elements each (25,000 each), argmin one of 5
-    # (5,000), the square one; over long rows, the sum a loop of 20 a row, the square and argmin one each
-    assert [a - b for a, b in zip(with_loops, without)] == pytest.approx([55_001 * per_loop, 5_002 * per_loop])
+    # the difference a loop of 4 elements each (25,000), the sum 4 (one per column), argmin one of
+    # 5 (5,000), the square one; over long rows, the sum a loop of 20 a row, the square and argmin one each
+    assert [a - b for a, b in zip(with_loops, without)] == pytest.approx([30_005 * per_loop, 5_002 * per_loop])
 
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):

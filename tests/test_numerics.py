@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 
 import _numerics
 import array_api_strict as strict
@@ -372,6 +373,52 @@ def test_floor_divide_signed_zeros_and_their_min(tier, dtype):
     for (name, axis), got in zip(parts, _reductions_on_tier(tier, xp.floor_divide, parts, a, b), strict=True):
         expected = _ordered_zeros(getattr(np, name)(want, axis=axis), want, axis, False, name)
         assert_bits(got, np.asarray(expected), f"{name}(floor_divide) over {axis} on {tier}")
+
+
+@pytest.mark.parametrize("name", ["sum", "mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_sum_over_a_short_last_axis_is_numpys_bit_for_bit(name, dtype, monkeypatch):
+    """The NumPy kernels' sum and mean over one short last axis (kernels._numpy_sum: the axis's
+    columns added as whole arrays, several times faster than numpy.sum there) give NumPy's
+    bits on the NumPy and the CPU this runs on: signed zeros (a row of -0.0 sums to +0.0),
+    infinities, NaN, subnormals and magnitudes that cancel, for every length they take (2 to
+    7) and the ones beside them, row counts around the threshold, keepdims and every spelling
+    of the axis; and the eager device's, which call them, too."""
+    from x10array._core import kernels
+
+    rng = np.random.default_rng(7)
+    info = np.finfo(dtype)
+    specials = np.array(
+        [0.0, -0.0, 1.0, -1.0, 3.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny, info.tiny / 4, info.max, -info.max],
+        dtype,
+    )
+    scales = np.array([1.0, 1e-3, 1e3, info.eps], dtype)
+    checked = 0
+    for n in range(1, 10):
+        for lead in [(1,), (7,), (8,), (9,), (1000,), (5, 7), (3, 2, 4), (0,)]:
+            with np.errstate(over="ignore"):
+                x = rng.choice(specials, (*lead, n)) * rng.choice(scales, (*lead, n))
+            plain = rng.random(x.shape) < 0.5  # (and ordinary values of mixed magnitudes)
+            x[plain] = rng.standard_normal(plain.sum()) * 10.0 ** rng.integers(-4, 5, plain.sum())
+            route = 2 <= n <= kernels._SHORT_AXIS_MAX and x.size >= kernels._SHORT_AXIS_ROWS * n
+            for axis, keepdims in [(-1, False), (x.ndim - 1, True), ((-1,), False), ((x.ndim - 1,), True)]:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's mean of nothing)
+                    want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+                    if route:  # (the route taken: NumPy's own is not called)
+                        with monkeypatch.context() as m:
+                            m.setattr(kernels.np, name, None)
+                            got = getattr(kernels.NUMPY, name)(x, axis=axis, keepdims=keepdims)
+                        checked += 1
+                    else:
+                        got = getattr(kernels.NUMPY, name)(x, axis=axis, keepdims=keepdims)
+                assert_bits(got, want, f"{name} of {x.shape} {dtype} over {axis}, keepdims={keepdims}")
+            if x.size:
+                eager = np.asarray(getattr(xp, name)(xp.asarray(x, device=xp.Device("cpu", 0, "eager")), axis=-1))
+                with np.errstate(all="ignore"):
+                    want = getattr(np, name)(x, axis=-1)
+                assert_bits(eager, want, f"eager xp.{name} of {x.shape} {dtype}")
+    assert checked > 100
 
 
 # -- last: it waits for the run that _first_training_run started ---------------------------

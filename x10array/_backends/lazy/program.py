@@ -35,7 +35,7 @@ import numpy as np
 from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import FREE_SELECT, ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace
+from ..._core.kernels import FREE_SELECT, ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace, short_axis_sum
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
@@ -1150,6 +1150,9 @@ def _elements(shape: tuple[int, ...]) -> int:
     return n
 
 
+_COLUMN_SUMS = frozenset(["sum", "mean"])  # (the reductions whose NumPy kernel may add columns: kernels.NUMPY)
+
+
 def inner_loops(call: Call) -> int:
     """How many times NumPy's inner loop runs when the interpreter runs `call`, from shapes
     alone (operands taken as C-contiguous, as the interpreter's values mostly are): 0 for an
@@ -1158,9 +1161,11 @@ def inner_loops(call: Call) -> int:
     loop the longest run of trailing axes (of length above 1) that every operand takes alike:
     of an elementwise function, broadcast along all of them or along none
     (`X[:, None, :] - C[None]` of (5000, 1, 4) and (1, 5, 4): the last axis alone, 25,000
-    loops of 4); of a reduction, axes all reduced or all kept (`sum(x, axis=-1)` of (n, 4): n
-    loops of 4; `sum(x, axis=0)`: n loops over the 4 kept; over every axis: one). An arg
-    reduction (`argmin(x, axis=1)`: a single `axis` parameter) loops once per result element."""
+    loops of 4); of a reduction, axes all reduced or all kept (`prod(x, axis=-1)` of (n, 4): n
+    loops of 4; `sum(x, axis=0)`: n loops over the 4 kept; over every axis: one), except a float
+    sum or mean over a short last axis, whose columns the kernel adds as whole arrays
+    (kernels.short_axis_sum: 4 loops of n). An arg reduction (`argmin(x, axis=1)`: a single
+    `axis` parameter) loops once per result element."""
     if call.prim.elementwise:
         shapes = [n.shape for n in call.inputs if type(n) is Node]
         if not shapes:
@@ -1173,6 +1178,8 @@ def inner_loops(call: Call) -> int:
         ndim = len(out)
         if len(axes) == ndim:
             return 1
+        if call.prim.name in _COLUMN_SUMS and axes == (ndim - 1,) and short_axis_sum(out, call.inputs[0].dtype):
+            return out[-1]  # (its columns added as whole arrays, a loop each: kernels._numpy_sum)
         if "axes" not in call.params:  # an arg reduction: a loop per result element
             return _elements(out) // out[axes[0]] if out[axes[0]] else 0
         padded = [tuple(1 if j in axes else 2 for j in range(ndim))]  # (a reduced axis marked as broadcast)
