@@ -46,10 +46,11 @@ class NumpyNamespace(types.SimpleNamespace):
 # Both give the same bits: for such an axis NumPy adds the elements in order, starting from
 # +0.0 (its reduction either starts from the identity and adds row by row, or calls its
 # pairwise sum, which is a plain in-order loop below 8 elements, on the row and adds that to
-# the identity; the two agree, signed zeros included). `_numpy_sum` takes the faster route for
-# exactly that case (real float32 or float64, C-contiguous, no dtype, out or initial) and hands
-# anything else to numpy.sum; tests/test_numerics.py compares the two bit for bit on the
-# NumPy and CPU it runs on (complex sums pair their parts otherwise, and are left to NumPy).
+# the identity; the two agree, signed zeros included). `_numpy_sum` and `_numpy_mean` take the
+# faster route for exactly that case (real float32 or float64, C-contiguous, no dtype, out or
+# initial) and hand anything else to NumPy; tests/test_numerics.py compares them with NumPy's
+# bit for bit on the NumPy and CPU it runs on (complex sums pair their parts otherwise, and
+# are left to NumPy).
 _SHORT_AXIS_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
 _SHORT_AXIS_MAX = 7  # (from 8 elements on NumPy's pairwise sum unrolls into 8 partial sums)
 _SHORT_AXIS_ROWS = 8  # (fewer rows: numpy.sum's own call costs less than the column loop)
@@ -66,9 +67,11 @@ def short_axis_sum(shape: tuple[int, ...], dtype: Any) -> bool:
     )
 
 
-def _numpy_sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """numpy.sum, with the same bits; see _SHORT_AXIS_DTYPES."""
-    if (
+def _columns_route(a: Any, axis: Any, dtype: Any, out: Any, kw: dict[str, Any]) -> bool:
+    """Whether numpy.sum or numpy.mean called so is one `_columns_sum` computes: over the last
+    axis alone of a C-contiguous ndarray that short_axis_sum takes, with no dtype, out,
+    initial or where."""
+    return (
         dtype is None
         and out is None
         and not kw
@@ -76,7 +79,12 @@ def _numpy_sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, kee
         and (axis == -1 or axis == a.ndim - 1 or axis == (-1,) or axis == (a.ndim - 1,))
         and a.flags.c_contiguous
         and short_axis_sum(a.shape, a.dtype)
-    ):
+    )
+
+
+def _numpy_sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """numpy.sum, with the same bits; see _SHORT_AXIS_DTYPES."""
+    if _columns_route(a, axis, dtype, out, kw):
         total = _columns_sum(a)
         return total[..., None] if keepdims else total
     return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
@@ -86,15 +94,7 @@ def _numpy_mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ke
     """numpy.mean, with the same bits: over a short last axis (see _SHORT_AXIS_DTYPES) its sum
     by `_columns_sum`, then what NumPy's `_methods._mean` does with the sum: a true division,
     in place, by the count as an intp."""
-    if (
-        dtype is None
-        and out is None
-        and not kw
-        and type(a) is np.ndarray
-        and (axis == -1 or axis == a.ndim - 1 or axis == (-1,) or axis == (a.ndim - 1,))
-        and a.flags.c_contiguous
-        and short_axis_sum(a.shape, a.dtype)
-    ):
+    if _columns_route(a, axis, dtype, out, kw):
         total = _columns_sum(a)
         np.true_divide(total, np.intp(a.shape[-1]), out=total, casting="unsafe")
         return total[..., None] if keepdims else total
