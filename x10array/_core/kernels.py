@@ -85,8 +85,7 @@ def _columns_route(a: Any, axis: Any, dtype: Any, out: Any, kw: dict[str, Any]) 
 def _numpy_sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """numpy.sum, with the same bits; see _SHORT_AXIS_DTYPES."""
     if _columns_route(a, axis, dtype, out, kw):
-        total = _columns_sum(a)
-        return total[..., None] if keepdims else total
+        return _columns_sum(a, keepdims)[0]
     return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
@@ -95,18 +94,22 @@ def _numpy_mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ke
     by `_columns_sum`, then what NumPy's `_methods._mean` does with the sum: a true division,
     in place, by the count as an intp."""
     if _columns_route(a, axis, dtype, out, kw):
-        total = _columns_sum(a)
+        result, total = _columns_sum(a, keepdims)
         np.true_divide(total, np.intp(a.shape[-1]), out=total, casting="unsafe")
-        return total[..., None] if keepdims else total
+        return result
     return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
 
 
-def _columns_sum(a: np.ndarray) -> np.ndarray:
-    """The sum over the last axis of `a` (short_axis_sum), its columns added in order."""
-    total = np.add(a[..., 0], 0.0, dtype=a.dtype)  # (+0.0 first, as NumPy's reduction: -0.0 + -0.0 sums to +0.0)
+def _columns_sum(a: np.ndarray, keepdims: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The sum over the last axis of `a` (short_axis_sum), its columns added in order: the
+    result (an array of its own, of length 1 along that axis if `keepdims`) and the same
+    memory without that axis."""
+    result = np.empty(a.shape[:-1] + ((1,) if keepdims else ()), a.dtype)
+    total = result[..., 0] if keepdims else result
+    np.add(a[..., 0], 0.0, out=total)  # (+0.0 first, as NumPy's reduction: -0.0 + -0.0 sums to +0.0)
     for j in range(1, a.shape[-1]):
         np.add(total, a[..., j], out=total)
-    return total
+    return result, total
 
 
 NUMPY = NumpyNamespace(**{k: np.__dict__[k] for k in dir(np) if not k.startswith("__") and k in np.__dict__})
