@@ -112,9 +112,14 @@ def _columns_sum(a: np.ndarray, keepdims: bool) -> tuple[np.ndarray, np.ndarray]
     return result, total
 
 
+# NUMPY's reductions that take the short-axis route, by name (the lazy cost model reads the names:
+# program.inner_loops)
+_SHORT_AXIS_KERNELS = {"sum": _numpy_sum, "mean": _numpy_mean}
+SHORT_AXIS_REDUCTIONS = frozenset(_SHORT_AXIS_KERNELS)
+
 NUMPY = NumpyNamespace(**{k: np.__dict__[k] for k in dir(np) if not k.startswith("__") and k in np.__dict__})
-NUMPY.sum = _numpy_sum
-NUMPY.mean = _numpy_mean
+for _name, _kernel in _SHORT_AXIS_KERNELS.items():
+    setattr(NUMPY, _name, _kernel)
 NUMPY.is_jax = False
 NUMPY.index_update = _numpy_index_update
 NUMPY.lax = None

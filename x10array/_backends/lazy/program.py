@@ -35,7 +35,14 @@ import numpy as np
 from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
-from ..._core.kernels import FREE_SELECT, ROUNDED_VALUES, ROUNDING_GUARD, jax_namespace, short_axis_sum
+from ..._core.kernels import (
+    FREE_SELECT,
+    ROUNDED_VALUES,
+    ROUNDING_GUARD,
+    SHORT_AXIS_REDUCTIONS,
+    jax_namespace,
+    short_axis_sum,
+)
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
@@ -1150,9 +1157,6 @@ def _elements(shape: tuple[int, ...]) -> int:
     return n
 
 
-_COLUMN_SUMS = frozenset(["sum", "mean"])  # (the reductions whose NumPy kernel may add columns: kernels.NUMPY)
-
-
 def inner_loops(call: Call) -> int:
     """How many times NumPy's inner loop runs when the interpreter runs `call`, from shapes
     alone (operands taken as C-contiguous, as the interpreter's values mostly are): 0 for an
@@ -1178,7 +1182,8 @@ def inner_loops(call: Call) -> int:
         ndim = len(out)
         if len(axes) == ndim:
             return 1
-        if call.prim.name in _COLUMN_SUMS and axes == (ndim - 1,) and short_axis_sum(out, call.inputs[0].dtype):
+        short = call.prim.name in SHORT_AXIS_REDUCTIONS and axes == (ndim - 1,)
+        if short and short_axis_sum(out, call.inputs[0].dtype):
             return out[-1]  # (its columns added as whole arrays, a loop each: kernels._numpy_sum)
         if "axes" not in call.params:  # an arg reduction: a loop per result element
             return _elements(out) // out[axes[0]] if out[axes[0]] else 0
