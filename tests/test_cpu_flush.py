@@ -267,3 +267,37 @@ def test_a_graph_run_again_keeps_its_steps_facts_but_checks_its_scalars_each_run
         assert len(levels) == probed  # (the steps' facts are the program's, kept)
         again = run(1e-40)
     assert again.tobytes() == subnormal.tobytes()
+
+
+def test_an_integer_operation_read_at_once_takes_neither_the_mode_nor_the_scan(monkeypatch):
+    """One operation on integer or boolean operands with an integer or boolean result (k-means'
+    `labels == j`, read by the selection `X[labels == j]`), run without a graph
+    (interpreter.run_single), needs no flush: only floating-point values have subnormals. It
+    probes no mode and scans nothing, and gives what the compiled tier gives; an integer
+    operation whose result is floating (a true division) still takes the numerics of
+    arithmetic."""
+    labels = np.random.default_rng(26).integers(-3, 5, 1000)
+    x = xp.asarray(labels, device=LAZY)
+    m = xp.asarray(labels > -2, device=LAZY)
+    cases = {
+        "equal": lambda: x == 2,
+        "logical_and": lambda: xp.logical_and(m, True),
+        "where, int scalar": lambda: xp.where(m, x, 0),
+        "add": lambda: x + 7,
+        "bitwise_and": lambda: x & 6,
+        "floor_divide": lambda: x // 3,
+        "negative": lambda: -x,
+    }
+    with _lazy.compile_threshold(1):
+        compiled = {name: np.asarray(make()) for name, make in cases.items()}
+    flushed, probed = [], []
+    real_flush, real_level = interpreter.flush_subnormals, interpreter._mode_level
+    monkeypatch.setattr(interpreter, "flush_subnormals", lambda v: flushed.append(v) or real_flush(v))
+    monkeypatch.setattr(interpreter, "_mode_level", lambda *a: probed.append(a[0].name) or real_level(*a))
+    with _lazy.compile_threshold(None):
+        for name, make in cases.items():
+            got = np.asarray(make())
+            assert got.dtype == compiled[name].dtype and np.array_equal(got, compiled[name]), name
+        assert flushed == [] and probed == []
+        assert np.array_equal(np.asarray(x / 2), labels / 2)
+    assert flushed or probed  # (the division's float64 result: arithmetic as before)

@@ -122,6 +122,8 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     flush = xla_flushes()
     params = call.params
     arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
+    if arithmetic and node.dtype.kind in "biu" and _integral(args):
+        arithmetic = flush = False  # (k-means' `labels == j`: no mode to set, nothing to scan)
     cpu = None
     flush_args = arithmetic
     if arithmetic and _mode_kernel(prim) and (mode := cpu_flush_mode()) is not None:
@@ -1229,6 +1231,20 @@ def _arithmetic(flush: bool, prim: Primitive, params: dict[str, Any], first: Any
     if not flush or prim.moves_data or prim.selects:
         return False
     return not (prim is ASTYPE and first is not None and keeps_bits(prim, params, (np.asarray(first).dtype,)))
+
+
+def _integral(args: list[Any]) -> bool:
+    """Whether every operand is an integer or boolean array or a Python int or bool: a step on
+    them whose result is integral too flushes nothing (only floating-point values have
+    subnormals), so it runs as it is, the same bits under either numerics."""
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            if a.dtype.kind not in "biu":
+                return False
+        elif t is not int and t is not bool:
+            return False
+    return True
 
 
 def _subnormal_scalar(a: float | complex) -> bool:
