@@ -21,6 +21,7 @@ from x10array._backends.lazy import interpreter as _interpreter
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
 from x10array._backends.lazy import trace as _trace
+from x10array._core import kernels as _kernels
 from x10array._core import lru as _lru
 from x10array._core import settings
 from x10array._core import xla_numerics as _xla_numerics
@@ -392,8 +393,15 @@ def test_numpy_inner_loops_are_counted_from_shapes():
 
     X, C, v = lazy(5000, 4), lazy(5, 4), lazy(4)
     assert loops(X * X) == 1 and loops(X + 1.0) == 1  # one shape, or a scalar: one loop
-    assert loops(X[:, None, :] - C[None, :, :]) == 5000 * 5  # broadcast along the middle axis
-    assert loops(X * v) == 5000  # a row broadcast down the rows: a loop per row
+    Xi, Ci = xp.astype(X, xp.int64), xp.astype(C, xp.int64)
+    assert loops(Xi[:, None, :] - Ci[None, :, :]) == 5000 * 5  # broadcast along the middle axis
+    assert loops(Xi * xp.astype(v, xp.int64)) == 5000  # a row broadcast down the rows: a loop per row
+    assert loops(lazy(100, 4) * v) == 100
+    # (float arithmetic of enough elements whose loop would be short takes kernels._broadcast_route)
+    for a, b in [(X[:, None, :], C[None, :, :]), (X, v)]:
+        plan = _kernels.broadcast_route(a.shape, b.shape)
+        numpy_own = _kernels.numpy_loops([a.shape, b.shape])
+        assert plan is not None and loops(a - b) == _kernels.route_loops(plan) < numpy_own // 3
     col, row = lazy(300, 1), lazy(1, 200)
     assert loops(col * row) == 300  # an outer product: a loop of 200 per row
     assert loops(xp.prod(X, axis=-1)) == 5000 and loops(xp.sum(X, axis=0)) == 5000  # 4 per loop either way
@@ -408,9 +416,9 @@ def test_numpy_inner_loops_are_counted_from_shapes():
 def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
     """What a compile saves counts NumPy's inner-loop calls (_CostModel.PER_LOOP): k-means'
     distances over (5000, 5, 4), `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`, is
-    interpreted at NumPy's speed over loops of 4 elements and compiled several times faster
-    (benchmarks/README.md), so it is credited its 30,005 loops (its sum adds 4 columns:
-    kernels.short_axis_sum); the same passes over long rows only their 5,002."""
+    credited its differences' loops by the broadcast route (kernels.route_loops), the square's
+    one, the sum's 4 (it adds 4 columns: kernels.short_axis_sum) and argmin's 5,000 (one of 5
+    a row); the same passes over long rows only their 5,002."""
     rng = np.random.default_rng(1)
     X = xp.asarray(rng.standard_normal((5000, 4)), device=LAZY)
     C = xp.asarray(rng.standard_normal((5, 4)), device=LAZY)
@@ -427,9 +435,11 @@ def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
     per_loop = _program.COST.PER_LOOP
     assert 1e-9 < per_loop < 1e-7
     with_loops, without = credits(per_loop), credits(0.0)
-    # the difference a loop of 4 elements each (25,000), the sum 4 (one per column), argmin one of
-    # 5 (5,000), the square one; over long rows, the sum a loop of 20 a row, the square and argmin one each
-    assert [a - b for a, b in zip(with_loops, without)] == pytest.approx([30_005 * per_loop, 5_002 * per_loop])
+    # over long rows, the sum a loop of 20 a row, the square and argmin one each
+    differences = _kernels.route_loops(_kernels.broadcast_route((5000, 1, 4), (1, 5, 4)))
+    assert differences < 25_000 // 3  # (NumPy's own: a loop of 4 elements each)
+    expected = [(differences + 1 + 4 + 5_000) * per_loop, 5_002 * per_loop]
+    assert [a - b for a, b in zip(with_loops, without)] == pytest.approx(expected)
 
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):

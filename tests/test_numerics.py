@@ -421,6 +421,59 @@ def test_a_sum_over_a_short_last_axis_is_numpys_bit_for_bit(name, dtype, monkeyp
     assert checked > 100
 
 
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_arithmetic_broadcast_in_long_loops_is_numpys_bit_for_bit(name, dtype, monkeypatch):
+    """The NumPy kernels' add, subtract, multiply and divide of operands that broadcast into a
+    short inner loop (kernels._broadcast_route: `P - c` of (n, 3) and (3,), k-means'
+    `X[:, None, :] - C[None]`, computed in long loops over a tiled operand) give NumPy's bits on
+    the NumPy and the CPU this runs on, in either operand order, with signed zeros, infinities,
+    NaN, subnormals and results that overflow or underflow; shapes beside the route's bounds
+    take NumPy's own loop, with the same results; and the eager device, which calls them, too.
+    The route is seen taken (its function counted), so the check cannot pass on NumPy alone."""
+    from x10array._core import kernels
+
+    rng = np.random.default_rng(11)
+    info = np.finfo(dtype)
+    specials = np.array(
+        [0.0, -0.0, 1.0, -1.0, 3.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny, info.tiny / 4, info.max, -info.max],
+        dtype,
+    )
+    eager_cpu = xp.Device("cpu", 0, "eager")
+    taken = []
+    route = kernels._broadcast_route
+    monkeypatch.setattr(kernels, "_broadcast_route", lambda *a: taken.append(a[3]) or route(*a))
+    pairs = [
+        ((6000, 3), (3,)),  # centring coordinates
+        ((5000, 1, 4), (1, 5, 4)),  # k-means' differences
+        ((700, 1, 3), (1, 40, 3)),  # pairwise differences, blocks with a last partial one
+        ((4099, 5), (1, 5)),  # rows that the tile does not divide
+        ((20000, 2), (2,)),
+        ((3000, 7), (7,)),
+        ((2000, 8), (8,)),  # NumPy's loop long enough: no route
+        ((100, 3), (3,)),  # too few results: no route
+        ((3, 5000, 2), (1, 5000, 2)),  # broadcast along the first axis with a long loop: no route
+        ((50, 1, 400), (50, 1, 1)),  # the operand to tile broadcast along other axes: no route
+    ]
+    for a_shape, b_shape in pairs:
+        for x_shape, y_shape in [(a_shape, b_shape), (b_shape, a_shape)]:
+            with np.errstate(over="ignore"):
+                x = rng.choice(specials, x_shape) * rng.standard_normal(x_shape).astype(dtype)
+                y = rng.choice(specials, y_shape)
+            plain = rng.random(x.shape) < 0.5
+            x[plain] = rng.standard_normal(plain.sum()) * 10.0 ** rng.integers(-30, 30, plain.sum())
+            before = len(taken)
+            with np.errstate(all="ignore"):
+                want = getattr(np, name)(x, y)
+                got = getattr(kernels.NUMPY, name)(x, y)
+                eager = np.asarray(getattr(xp, name)(xp.asarray(x, device=eager_cpu), xp.asarray(y, device=eager_cpu)))
+            assert (len(taken) > before) == (kernels.broadcast_route(x.shape, y.shape) is not None)
+            assert got.flags.c_contiguous and got.dtype == want.dtype
+            assert_bits(got, want, f"{name} of {x_shape} and {y_shape}, {dtype}")
+            assert_bits(eager, want, f"eager xp.{name} of {x_shape} and {y_shape}, {dtype}")
+    assert len(taken) >= 12
+
+
 # -- last: it waits for the run that _first_training_run started ---------------------------
 
 

@@ -1379,7 +1379,8 @@ def _one_ufunc(*pairs: tuple[Any, Any], blocks: bool = False, uncast: bool = Fal
     depends on the output's layout), only on operands of the result's float dtype, in blocks
     of at least 8 elements (policies.INTERPRETER_BLOCKS_UNCAST)."""
     for fn, ufunc in pairs:
-        INTERPRETER_UFUNCS.register(fn.primitive, ufunc)
+        # (NumPy's ufunc itself, where NUMPY's kernel wraps it: kernels._broadcast_route)
+        INTERPRETER_UFUNCS.register(fn.primitive, getattr(ufunc, "__wrapped__", ufunc))
         if blocks or uncast:
             INTERPRETER_BLOCKS.add(fn.primitive)
         if uncast:

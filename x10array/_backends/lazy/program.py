@@ -40,7 +40,9 @@ from ..._core.kernels import (
     ROUNDED_VALUES,
     ROUNDING_GUARD,
     SHORT_AXIS_REDUCTIONS,
+    elementwise_loops,
     jax_namespace,
+    loop_count,
     short_axis_sum,
 )
 from ..._core.lru import Entry, tick
@@ -1171,40 +1173,23 @@ def inner_loops(call: Call) -> int:
     (kernels.short_axis_sum: 4 loops of n). An arg reduction (`argmin(x, axis=1)`: a single
     `axis` parameter) loops once per result element."""
     if call.prim.elementwise:
-        shapes = [n.shape for n in call.inputs if type(n) is Node]
-        if not shapes:
+        operands = [(n.shape, n.dtype) for n in call.inputs if type(n) is Node]
+        if not operands:
             return 0
-        ndim = max([len(s) for s in shapes])
-        padded = [(1,) * (ndim - len(s)) + s for s in shapes]
-        out = tuple(max([s[j] for s in padded]) for j in range(ndim))
-    elif (axes := _reduced_axes(call)) is not None:
-        out = call.inputs[0].shape
-        ndim = len(out)
-        if len(axes) == ndim:
-            return 1
-        short = call.prim.name in SHORT_AXIS_REDUCTIONS and axes == (ndim - 1,)
-        if short and short_axis_sum(out, call.inputs[0].dtype):
-            return out[-1]  # (its columns added as whole arrays, a loop each: kernels._numpy_sum)
-        if "axes" not in call.params:  # an arg reduction: a loop per result element
-            return _elements(out) // out[axes[0]] if out[axes[0]] else 0
-        padded = [tuple(1 if j in axes else 2 for j in range(ndim))]  # (a reduced axis marked as broadcast)
-    else:
+        # (an add, subtract, multiply or divide of two arrays may take kernels._broadcast_route)
+        return elementwise_loops(call.prim.name, operands)
+    if (axes := _reduced_axes(call)) is None:
         return 0
-    size = _elements(out)
-    if size == 0:
-        return 0
-    extent = 1
-    pattern = None
-    for j in range(ndim - 1, -1, -1):
-        if out[j] == 1:
-            continue
-        here = tuple(s[j] == 1 for s in padded)  # which operands are broadcast along axis j
-        if pattern is None:
-            pattern = here
-        elif here != pattern:
-            break
-        extent *= out[j]
-    return size // extent
+    out = call.inputs[0].shape
+    ndim = len(out)
+    if len(axes) == ndim:
+        return 1
+    short = call.prim.name in SHORT_AXIS_REDUCTIONS and axes == (ndim - 1,)
+    if short and short_axis_sum(out, call.inputs[0].dtype):
+        return out[-1]  # (its columns added as whole arrays, a loop each: kernels._numpy_sum)
+    if "axes" not in call.params:  # an arg reduction: a loop per result element
+        return _elements(out) // out[axes[0]] if out[axes[0]] else 0
+    return loop_count(out, [tuple(1 if j in axes else 2 for j in range(ndim))])  # (a reduced axis marked as broadcast)
 
 
 def _interpret_cost(
