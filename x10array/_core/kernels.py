@@ -137,6 +137,7 @@ _ROUTE_DTYPES = _SHORT_AXIS_DTYPES
 _SHORT_LOOP = 16  # (NumPy's loop of at least this many elements: its call's cost is amortized)
 _ROUTE_ELEMENTS = 16384  # (fewer results: the route's own Python and tile cost about what NumPy's loops do)
 _TILE_ELEMENTS = 1024  # (the tiled operand's row: the long loop's length, at least)
+_SMALL_OPERANDS = 1024  # (operands of fewer elements in all: NumPy's loop, unplanned)
 _BLOCK_ELEMENTS = 1 << 15  # (a block's results where the other operand is expanded: it stays in the cache)
 _PLANS: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}  # (shapes) -> broadcast_route's plan
 _PLANS_BOUND = 512
@@ -221,7 +222,12 @@ def _plan_route(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Any:
     out = tuple(max(x, y) for x, y in zip(*padded))
     loops = loop_count(out, padded)
     size = math.prod(out)
-    if size < _ROUTE_ELEMENTS or size // max(loops, 1) >= _SHORT_LOOP or out[0] == 1:
+    if (
+        size < _ROUTE_ELEMENTS
+        or size // max(loops, 1) >= _SHORT_LOOP
+        or out[0] == 1
+        or math.prod(a_shape) + math.prod(b_shape) < _SMALL_OPERANDS  # (the kernel's fast path: NumPy's)
+    ):
         return None
     for tiled in (0, 1):  # the operand tiled: broadcast along the first axis, and along no other
         t, x = padded[tiled], padded[1 - tiled]
@@ -275,7 +281,8 @@ def _routed(ufunc: Any) -> Any:
         if type(b) is not _ndarray or type(a) is not _ndarray or a.shape == b.shape or kw:
             return ufunc(a, b, **kw) if kw else ufunc(a, b)
         if (
-            a.dtype is not b.dtype
+            a.size + b.size < _SMALL_OPERANDS  # (small operands: NumPy's, without the plan's lookup)
+            or a.dtype is not b.dtype
             or a.dtype not in _ROUTE_DTYPES
             or not (a.flags.c_contiguous and b.flags.c_contiguous)
             or (plan := broadcast_route(a.shape, b.shape)) is None
