@@ -61,3 +61,20 @@ def test_reads_benchmark_quick_run():
     figures = ab.parse_generic(proc.stdout)
     assert len(figures) == 10 * 3, proc.stdout  # ten cases: eager ms, lazy ms, lazy/eager
     assert all(v > 0 for v in figures.values()), figures
+
+
+def test_dispatch_benchmark_quick_run():
+    """`bench_dispatch.py --quick`: every route case and every program in both dispatch modes
+    gives its figures, as lines that benchmarks/ab.py reads (a label without digits, then a
+    positive number)."""
+    proc = run_benchmark("bench_dispatch.py", "--quick")
+    lines = proc.stdout.splitlines()
+    for label in ("coordinates minus a point", "k-means differences", "one shape, no route"):
+        assert sum(line.startswith(f"route {label},") for line in lines) == 3, proc.stdout
+    for program in ("matrix times vector", "least squares and Adam step", "stencil step"):
+        for kind in ("waited", "dispatched"):
+            rows = [line for line in lines if line.startswith(f"dispatch {program} {kind},")]
+            assert len(rows) == 3, proc.stdout  # asynchronous, inline, their ratio
+    for line in lines:
+        label, value = line.rsplit("  ", 1)
+        assert not any(c.isdigit() for c in label) and float(value) > 0, line
