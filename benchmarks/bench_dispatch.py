@@ -100,7 +100,11 @@ def _programs(jax: Any, jnp: Any, quick: bool) -> dict[str, tuple[Any, tuple[Any
 def dispatch_worker(asynchronous: bool, quick: bool) -> None:
     import jax
 
-    jax.config.update("jax_cpu_enable_async_dispatch", asynchronous)
+    try:
+        jax.config.update("jax_cpu_enable_async_dispatch", asynchronous)
+    except (AttributeError, KeyError, ValueError):  # (a jax without the setting)
+        print(json.dumps(None))
+        return
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
@@ -130,6 +134,9 @@ def dispatch(quick: bool) -> None:
         cmd = [sys.executable, os.path.abspath(__file__), "--dispatch-worker", flag] + (["--quick"] if quick else [])
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
+        if results[mode] is None:
+            print("dispatch: this jax has no jax_cpu_enable_async_dispatch setting", file=sys.stderr)
+            return
     for label in results["asynchronous"]:
         for mode in results:
             print(f"dispatch {label}, {mode} us  {results[mode][label]:.2f}")
