@@ -143,12 +143,18 @@ _PLANS: dict[tuple[tuple[int, ...], tuple[int, ...]], Any] = {}  # (shapes) -> b
 _PLANS_BOUND = 512
 
 
+def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """The result shape of operands of `shapes` (taken to broadcast), and their shapes padded
+    with leading 1s to its length."""
+    ndim = max([len(s) for s in shapes])
+    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
+    return tuple(max([s[j] for s in padded]) for j in range(ndim)), padded
+
+
 def numpy_loops(shapes: list[tuple[int, ...]]) -> int:
     """How many times NumPy's inner loop runs for an elementwise function of C-contiguous
     operands of `shapes` (see loop_count)."""
-    ndim = max([len(s) for s in shapes])
-    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
-    return loop_count(tuple(max([s[j] for s in padded]) for j in range(ndim)), padded)
+    return loop_count(*_broadcast(shapes))
 
 
 def loop_count(out: tuple[int, ...], padded: list[tuple[int, ...]]) -> int:
@@ -190,8 +196,7 @@ def broadcast_route(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Any:
     C-contiguous operands of these shapes (of one float dtype), or None where NumPy's own loop
     is kept (see _SHORT_LOOP): (result shape, whether `a` is the operand tiled, the axes (after
     the first) along which the other is repeated and by how much, the tiled row's repeats,
-    rows a block). Its loops, for the lazy cost model (program.inner_loops): one per block row
-    of tiled rows, at most (the rows / the repeats) + the blocks."""
+    rows a block). Cached by the shapes."""
     key = (a_shape, b_shape)
     plan = _PLANS.get(key, False)
     if plan is not False:
@@ -215,11 +220,10 @@ def route_loops(plan: Any) -> int:
 
 
 def _plan_route(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Any:
-    ndim = max(len(a_shape), len(b_shape))
-    padded = [(1,) * (ndim - len(a_shape)) + a_shape, (1,) * (ndim - len(b_shape)) + b_shape]
+    out, padded = _broadcast([a_shape, b_shape])
     if any(x != y and x != 1 and y != 1 for x, y in zip(*padded)):
         return None  # (shapes that do not broadcast: NumPy's error)
-    out = tuple(max(x, y) for x, y in zip(*padded))
+    ndim = len(out)
     loops = loop_count(out, padded)
     size = math.prod(out)
     if (
@@ -245,12 +249,11 @@ def _broadcast_route(ufunc: Any, a: np.ndarray, b: np.ndarray, plan: Any) -> np.
     """`ufunc(a, b)` by `plan` (broadcast_route): the same elements, each computed alone as
     NumPy computes it, in long loops."""
     shape, a_tiled, repeats, m, rows = plan
-    tiled, x = (a, b) if a_tiled else (b, a)
+    tiled, x = (a, b) if a_tiled else (b, a)  # (x has every axis: its first is the result's)
     n, row = shape[0], math.prod(shape[1:])
     out = np.empty(shape, a.dtype)
     flat = out.reshape(n, row)
     tile = np.tile(tiled.reshape(row), m)
-    x = x.reshape((n,) + tuple(1 if j in dict(repeats) else shape[j] for j in range(1, len(shape))))
     for start in range(0, n, rows):
         stop = min(n, start + rows)
         block = x[start:stop]
@@ -298,9 +301,8 @@ def _routed(ufunc: Any) -> Any:
 
 _ndarray = np.ndarray
 # NUMPY's elementwise kernels that take the broadcast route, by name
-_BROADCAST_KERNELS = {
-    name: _routed(getattr(np, name)) for name in ("add", "subtract", "multiply", "divide", "true_divide")
-}
+_BROADCAST_KERNELS = {name: _routed(getattr(np, name)) for name in ("add", "subtract", "multiply", "divide")}
+_BROADCAST_KERNELS["true_divide"] = _BROADCAST_KERNELS["divide"]  # (one ufunc, NumPy's two names)
 BROADCAST_ROUTED = frozenset(_BROADCAST_KERNELS)
 
 NUMPY = NumpyNamespace(**{k: np.__dict__[k] for k in dir(np) if not k.startswith("__") and k in np.__dict__})
