@@ -11,6 +11,7 @@ flushes them, the CPU mode or the scan as the step-by-step run would)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ from _util import forget_programs
 import x10array as xp
 from x10array._backends.lazy import interpreter as _interpreter
 from x10array._backends.lazy import program as _program
-from x10array._core import policies
+from x10array._core import policies, settings
 from x10array._core.primitive import OP_TABLE
 from x10array._core.xla_numerics import same_values
 
@@ -649,3 +650,180 @@ def test_a_live_step_computed_from_a_dead_smaller_one_is_not_a_block_of_the_run(
     assert [v.shape for v in got] == [(3001, 4), (4,), (int(keep.sum()),)]
     assert all([_same(g, w) for g, w in zip(got, want, strict=True)])
     forget_programs()
+
+
+# -- a blocked run's blocks shared among threads (X10ARRAY_INTERPRETER_THREADS) ----------------
+
+
+def _threaded_cases() -> list[tuple[str, Callable[..., list[Any]], tuple[np.ndarray, ...]]]:
+    """Runs with an exp (shared out) over 40,003 elements, 13 shared blocks."""
+    rng = np.random.default_rng(21)
+    n = 40_003
+    a64 = _specials(n, np.float64, rng, subnormals=True)
+    b64 = _specials(n, np.float64, rng, subnormals=True)
+    a32 = rng.standard_normal(n).astype(np.float32)
+    b32 = rng.standard_normal(n).astype(np.float32)
+    tiny = float(np.finfo(np.float64).tiny)
+    pts = rng.random((n, 2)) * 1.2
+    finite = np.where(np.isfinite(a64), a64, 0.5)
+    cancelling = rng.choice([1.5, -1.0, 1.25, -1.75], n) * tiny
+    return [
+        ("monte carlo", montecarlo, (pts,)),
+        ("exp chains, float64", CHAINS["exp"], (finite, b64)),
+        ("exp chains, float32", CHAINS["exp"], (a32, b32)),
+        (
+            "subnormals",
+            lambda u, v: [(xp.exp(u * 0.01) * (v * 0.5)) + v, xp.count_nonzero(xp.exp(u * 0.01) * (v * 0.25) != 0.0)],
+            (finite, b64),
+        ),
+        ("gauss mean", MEANS["gauss"], (finite, b64)),
+        ("live middle mean", MEANS["live middle"], (finite, b64)),
+        (
+            "cancelling mean",
+            lambda u, v: [xp.mean(xp.exp(u * 0.0) * v * 3.0 - (v * 2.0))],
+            (finite, cancelling),
+        ),
+        (
+            "2-D",
+            lambda u, v: [xp.exp((u * v) * 0.1) * 0.5, xp.count_nonzero(xp.exp(u) > v)],
+            (finite[:40_000].reshape(8000, 5), b64[:40_000].reshape(8000, 5)),
+        ),
+    ]
+
+
+def _run_lazy(fn: Callable[..., list[Any]], host: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    forget_programs()
+    got = [np.asarray(v) for v in fn(*[xp.asarray(h, device=LAZY) for h in host])]
+    forget_programs()
+    return got
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_blocks_shared_among_threads_give_the_bits_of_one_thread(threads: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocks of a blocked run shared among threads, each with block buffers of its own,
+    the CPU's flush-to-zero mode set in its own floating-point environment, its counts and a
+    mean's per-block sums combined in block order: the same bits as on one thread (and as the
+    step-by-step run), for counts, live results, float32, subnormal operands and results,
+    means of values whose partial sums cancel to subnormals, and 2-D results. Each run is seen
+    to be shared in that many parts, not all on this thread."""
+    seen: list[list[int]] = []  # (per shared run: the thread of each share)
+    real = _interpreter._run_block_steps_threaded
+
+    def spy(*args: Any) -> Any:
+        idents: list[int] = []
+        inner = _interpreter._run_block_steps
+
+        def noting(*a: Any) -> Any:
+            idents.append(threading.get_ident())
+            return inner(*a)
+
+        monkeypatch.setattr(_interpreter, "_run_block_steps", noting)
+        try:
+            return real(*args)
+        finally:
+            monkeypatch.setattr(_interpreter, "_run_block_steps", inner)
+            seen.append(idents)
+
+    monkeypatch.setattr(_interpreter, "_run_block_steps_threaded", spy)
+    monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
+    for name, fn, host in _threaded_cases():
+        ran = _spy(monkeypatch)
+        with settings.override(X10ARRAY_INTERPRETER_THREADS=1):
+            one = _run_lazy(fn, host)
+        assert ran and not seen, name  # (blocked, on this thread alone)
+        with settings.override(X10ARRAY_INTERPRETER_THREADS=threads):
+            many = _run_lazy(fn, host)
+        assert len(ran) == 2 * len(ran[: len(ran) // 2]) and seen, name  # (some run of the second pass shared out)
+        assert all(len(s) == threads and set(s) != {threading.get_ident()} for s in seen), (name, seen)
+        assert _all_same(many, one), name
+        seen.clear()
+    monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
+    for name, fn, host in _threaded_cases()[:3]:  # (and the step-by-step run's bits)
+        with settings.override(X10ARRAY_INTERPRETER_THREADS=threads):
+            many = _run_lazy(fn, host)
+        monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
+        with settings.override(X10ARRAY_INTERPRETER_THREADS=threads):
+            blocked = _run_lazy(fn, host)
+        monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
+        assert _all_same(blocked, many), name
+
+
+def test_only_runs_with_an_exp_over_enough_elements_are_shared_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread per _THREAD_BLOCK_ELEMENTS elements at most; X10ARRAY_INTERPRETER_THREADS=0 is
+    the cores this process may use, at most _AUTO_THREADS; a run of memory-bound steps alone
+    (Monte-Carlo's count: squares, an addition, a comparison) stays on the calling thread
+    whatever the setting."""
+    per = _interpreter._THREAD_BLOCK_ELEMENTS
+    with settings.override(X10ARRAY_INTERPRETER_THREADS=4):
+        got = [_interpreter.block_workers(n) for n in (0, per - 1, per, 2 * per + 1, 4 * per, 100 * per)]
+        assert got == [1, 1, 1, 2, 4, 4]
+    with settings.override(X10ARRAY_INTERPRETER_THREADS=0):
+        assert _interpreter.block_workers(per * 100) == _interpreter._auto_threads()
+    assert 1 <= _interpreter._auto_threads() <= _interpreter._AUTO_THREADS
+    monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
+    shared: list[int] = []
+    real = _interpreter._run_block_steps_threaded
+    monkeypatch.setattr(_interpreter, "_run_block_steps_threaded", lambda *a: (shared.append(1), real(*a))[1])
+    ran = _spy(monkeypatch)
+    pts = np.random.default_rng(23).random((40_003, 2))
+    with settings.override(X10ARRAY_INTERPRETER_THREADS=4):
+        count = int(_run_lazy(lambda p: [xp.count_nonzero(p[:, 0] ** 2 + p[:, 1] ** 2 <= 1.0)], (pts,))[0])
+        assert len(ran) == 1 and not shared
+        mean = float(_run_lazy(lambda p: [xp.mean(xp.exp(-(p[:, 0] ** 2)))], (pts,))[0])
+        assert len(ran) == 2 and shared == [1]
+    assert [count, mean] == [float(v) for v in montecarlo(xp.asarray(pts, device=EAGER))]
+
+
+def test_a_share_that_fails_raises_once_every_thread_is_done_and_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A share of the blocks that raises on a pool thread (here: a MemoryError, which the read
+    reports as x10array's out-of-memory error) raises at the read once every other share has
+    finished (no thread writes into the run's buffers after
+    it), and the graph stays pending: read again, it gives the right values."""
+    real = _interpreter._run_block_steps
+    main = threading.get_ident()
+    running: list[int] = []
+    finished: list[int] = []
+
+    def failing(bounds: Any, *args: Any) -> Any:
+        running.append(1)
+        try:
+            if threading.get_ident() != main:
+                raise MemoryError("a share failed")
+            return real(bounds, *args)
+        finally:
+            finished.append(1)
+
+    pts = np.random.default_rng(22).random((20_000, 2)) * 1.2
+    lazy = xp.asarray(pts, device=LAZY)
+    forget_programs()
+    monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
+    gauss = xp.mean(xp.exp(-(lazy[:, 0] ** 2)))
+    monkeypatch.setattr(_interpreter, "_run_block_steps", failing)
+    with settings.override(X10ARRAY_INTERPRETER_THREADS=3):
+        with pytest.raises(MemoryError, match="out of memory running a lazy graph"):
+            float(gauss)
+        assert len(running) == len(finished) == 3
+        monkeypatch.setattr(_interpreter, "_run_block_steps", real)
+        assert float(gauss) == float(np.mean(np.exp(-(pts[:, 0] ** 2))))
+    forget_programs()
+
+
+def test_threads_run_under_the_callers_errstate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overflow, 0 * inf and inf - inf in blocks on pool threads warn no more than on the
+    calling thread (the interpreter's errstate, a context variable, goes with each share)."""
+    import warnings
+
+    a = np.full(40_003, 800.0)
+    a[::7] = np.inf
+    monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
+    shared: list[int] = []
+    real = _interpreter._run_block_steps_threaded
+    monkeypatch.setattr(_interpreter, "_run_block_steps_threaded", lambda *a: (shared.append(1), real(*a))[1])
+    with settings.override(X10ARRAY_INTERPRETER_THREADS=3), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _run_lazy(lambda u: [xp.exp(u * 2.0) * 0.0 - u, xp.count_nonzero(xp.exp(u) - u > 0.0)], (a,))
+    with np.errstate(all="ignore"):
+        want = [np.exp(a * 2.0) * 0.0 - a, np.count_nonzero(np.exp(a) - a > 0.0)]
+    assert shared and _same(got[0], want[0]) and int(got[1]) == want[1]

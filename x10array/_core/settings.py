@@ -192,6 +192,11 @@ SETTINGS: dict[str, Setting] = _declare(
         " it (0: it scans every result for subnormals instead)",
     ),
     Setting(
+        "X10ARRAY_INTERPRETER_THREADS", "int", 0,
+        "threads the lazy interpreter shares a large elementwise run with an exp among (0: the cores this"
+        " process may use, at most 4; 1: the calling thread alone); the values do not depend on it", minimum=0,
+    ),
+    Setting(
         "X10ARRAY_LOG_COMPILES", "bool", False,
         "log each XLA compile of a lazy graph and its reason, or its load from the disk cache",
     ),

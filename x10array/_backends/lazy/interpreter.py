@@ -9,12 +9,17 @@ run without tracing a graph.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextvars
 import functools
+import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..._core import settings
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY, NumpyNamespace
@@ -264,6 +269,157 @@ def blocks_here() -> bool:
     where XLA flushes subnormals, only under the CPU's flush-to-zero mode (no scan of a
     block's results)."""
     return not xla_flushes() or cpu_flush_mode() is not None
+
+
+# -- a blocked run's blocks on several threads --------------------------------------------------
+#
+# A blocked run's blocks are independent: each block reads its operands' rows and writes its
+# rows of the live results, its intermediates live in block buffers, and its counts and float
+# sums are per-block values combined afterwards in block order. So the blocks may be shared out
+# among threads (NumPy's ufunc loops release the GIL), as XLA's CPU runtime shares a large
+# fused loop out among its threads, with the same bits whatever the thread count or timing:
+# every element goes through the same loop, a count adds exact integers, and a float sum's
+# per-block sums are combined in the order of NumPy's pairwise tree (_pairwise_total, whatever
+# the block size) as on one thread. Each thread has its own block buffers, sets the CPU's
+# flush-to-zero mode in its own floating-point environment (per thread) where the run's caller
+# does, and runs in a copy of the caller's context (NumPy's errstate is a context variable).
+#
+# Only a run with an exp (INTERPRETER_BLOCKS_UNCAST), whose loop is compute-bound, is shared
+# out, in larger blocks: every ufunc call of a block takes and gives back the GIL, and threads
+# waiting on each other's hand-offs cost more than a memory-bound step saves. Measured
+# 2026-12-07 (a 13-core x86-64 host, idle; 1e6 points, interpreted): Monte-Carlo's count (squares of
+# strided columns, an addition, a comparison, the count) 1.9 ms on one thread, 4.7-7.3 ms on 2-8
+# threads in blocks of 32K elements, 2.4-3.6 ms in blocks of 128K; its mean of exp(-x**2) 6.3 ms
+# on one thread, 4.9 / 7.0 / 8.1 ms on 2 / 4 / 8 threads in blocks of 32K, 4.6 / 3.1 / 3.6 ms in
+# blocks of 128K.
+
+
+def block_workers(elements: int) -> int:
+    """How many threads run a blocked run with an exp over results of `elements` elements:
+    X10ARRAY_INTERPRETER_THREADS (0: the cores this process may use, at most _AUTO_THREADS),
+    and no more than one per _THREAD_BLOCK_ELEMENTS elements."""
+    threads = settings.get("X10ARRAY_INTERPRETER_THREADS") or _auto_threads()
+    return max(1, min(threads, elements // _THREAD_BLOCK_ELEMENTS))
+
+
+@functools.cache
+def _auto_threads() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not Linux)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, _AUTO_THREADS))
+
+
+_AUTO_THREADS = 4
+_THREAD_BLOCK_ELEMENTS = 1 << 17  # (a shared run's blocks)
+
+
+def _run_block_steps(
+    bounds: list[tuple[int, int]],
+    steps: list[tuple[Any, list[tuple[Any, Any]], tuple[Any, Any]]],
+    scratch: list[np.ndarray],
+    rows: int,
+    cpu: tuple[CpuFlushMode, Any, Any] | None,
+    totals: list[Any],
+    sums: list[list[Any]],
+) -> None:
+    """Run a blocked run's `steps` (NumpySteps._run_blocks) over the blocks `bounds` (row
+    ranges, in order) on this thread, with `scratch` as its block buffers (`rows` rows each),
+    under the CPU's flush-to-zero mode where `cpu` (the mode, this thread's environments
+    without and with it): counts added into `totals`, each float sum's per-block sums appended
+    to `sums` in block order."""
+    if cpu is not None:
+        cpu[0].set(cpu[2])
+    try:
+        for s, e in bounds:
+            blocks = scratch if e - s == rows else [b[: e - s] for b in scratch]
+            for fn, srcs, (okind, o) in steps:
+                operands = [v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs]
+                if okind is _COUNT:
+                    totals[o] += fn(operands[0])
+                elif okind is _SUM:  # (as the step by step run sums: not under the CPU's mode)
+                    if cpu is not None:
+                        cpu[0].set(cpu[1])
+                    sums[o].append(np.add.reduce(operands[0]))
+                    if cpu is not None:
+                        cpu[0].set(cpu[2])
+                else:
+                    fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
+    finally:
+        if cpu is not None:
+            cpu[0].set(cpu[1])
+
+
+def _run_block_steps_threaded(
+    bounds: list[tuple[int, int]],
+    steps: list[tuple[Any, list[tuple[Any, Any]], tuple[Any, Any]]],
+    scratch: list[np.ndarray],
+    rows: int,
+    cpu: tuple[CpuFlushMode, Any, Any] | None,
+    workers: int,
+    totals: list[Any],
+    sums: list[list[Any]],
+) -> None:
+    """_run_block_steps on `workers` threads: this one and workers - 1 of the pool, each on a
+    contiguous share of the blocks, with buffers of its own; their counts and sums are then
+    combined in block order. Returns once every share has finished (also when one raised, or
+    this thread was interrupted: no thread writes into this run's buffers afterwards); the
+    first error raises."""
+    share, extra = divmod(len(bounds), workers)
+    shares, start = [], 0
+    for w in range(workers):
+        end = start + share + (w < extra)
+        shares.append(bounds[start:end])
+        start = end
+    context = contextvars.copy_context()  # (each thread runs in a copy: errstate, overrides)
+    mode = None if cpu is None else cpu[0]
+
+    def run_share(part: list[tuple[int, int]]) -> tuple[list[Any], list[list[Any]]]:
+        own_totals: list[Any] = [0] * len(totals)
+        own_sums: list[list[Any]] = [[] for _ in sums]
+        buffers = [np.empty_like(b) for b in scratch]
+        envs = None if mode is None else (mode, *mode.envs())  # (this thread's environment)
+        _run_block_steps(part, steps, buffers, rows, envs, own_totals, own_sums)
+        return own_totals, own_sums
+
+    pool = _block_pool(workers - 1)
+    futures = [pool.submit(context.copy().run, run_share, part) for part in shares[1:]]
+    try:
+        _run_block_steps(shares[0], steps, scratch, rows, cpu, totals, sums)
+    finally:
+        concurrent.futures.wait(futures)
+    for future in futures:
+        part_totals, part_sums = future.result()
+        for j, t in enumerate(part_totals):
+            totals[j] += t
+        for j, s in enumerate(part_sums):
+            sums[j].extend(s)
+
+
+_POOL: list[Any] = [None, 0]  # the pool's executor and its size (made at first use, per process)
+_POOL_LOCK = threading.Lock()
+
+
+def _block_pool(size: int) -> concurrent.futures.ThreadPoolExecutor:
+    """The interpreter's thread pool, of at least `size` threads (made again, larger, when a
+    run asks for more; a forked child makes its own)."""
+    with _POOL_LOCK:
+        pool, have = _POOL
+        if pool is None or have < size:
+            if pool is not None:
+                pool.shutdown(wait=False)
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=size, thread_name_prefix="x10array-blocks")
+            _POOL[:] = [pool, size]
+        return pool
+
+
+def _forget_pool() -> None:  # (in a forked child: the parent's threads are not there)
+    _POOL[:] = [None, 0]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def scans_result(prim: Primitive) -> bool:
@@ -650,11 +806,18 @@ class NumpySteps:
         row = 1
         for d in shape[1:]:
             row *= d
-        rows = max(1, _BLOCK_ELEMENTS // row)
         n0 = shape[0]
+        ops = self.ops
+        assert ops is not None
+        workers, block = 1, _BLOCK_ELEMENTS
+        if any([ops[m][0] in _UNCAST for m, _, _, _ in plan]):  # (an exp: shared out, see block_workers)
+            workers = block_workers(n0 * row)
+            if workers > 1:
+                block = _THREAD_BLOCK_ELEMENTS
+        rows = max(1, block // row)
         bounds: list[tuple[int, int]] = []
         if any([fn is _PAIRWISE for _, fn, _, _ in plan]):  # (1-D, _BLOCK_SUMS' rule)
-            _pairwise_blocks(0, n0, _BLOCK_ELEMENTS, bounds)
+            _pairwise_blocks(0, n0, block, bounds)
         else:
             bounds = [(s, min(s + rows, n0)) for s in range(0, n0, rows)]
             if len(bounds) > 1 and (bounds[-1][1] - bounds[-1][0]) * row < _MIN_BLOCK:
@@ -696,33 +859,15 @@ class NumpySteps:
         totals: list[Any] = [0] * len(counted)
         sums: list[list[Any]] = [[] for _ in counted]  # (a float sum's nodes, in the tree's order)
         cpu = self.cpu if self.flush else None
-        if cpu is not None:
-            cpu[0].set(cpu[2])
-        try:
-            for s, e in bounds:
-                blocks = scratch if e - s == rows else [b[: e - s] for b in scratch]
-                for fn, srcs, (okind, o) in steps:
-                    operands = [
-                        v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs
-                    ]
-                    if okind is _COUNT:
-                        totals[o] += fn(operands[0])
-                    elif okind is _SUM:  # (as the step by step run sums: not under the CPU's mode)
-                        if cpu is not None:
-                            cpu[0].set(cpu[1])
-                        sums[o].append(np.add.reduce(operands[0]))
-                        if cpu is not None:
-                            cpu[0].set(cpu[2])
-                    else:
-                        fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
-        finally:
-            if cpu is not None:
-                cpu[0].set(cpu[1])
+        if workers == 1:
+            _run_block_steps(bounds, steps, scratch, rows, cpu, totals, sums)
+        else:
+            _run_block_steps_threaded(bounds, steps, scratch, rows, cpu, workers, totals, sums)
         values: dict[int, Any] = dict(full)
         finishes = {m: finish for m, _, _, finish in plan if finish is not None}
         for j, m in enumerate(counted):
             if sums[j]:
-                value = finishes[m](_pairwise_total(n0, _BLOCK_ELEMENTS, iter(sums[j])))
+                value = finishes[m](_pairwise_total(n0, block, iter(sums[j])))
                 values[m] = flush_subnormals(value) if self.flush else value  # (as _numpy_step's result)
             else:
                 values[m] = finishes[m](totals[j])
