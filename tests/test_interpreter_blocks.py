@@ -726,14 +726,16 @@ def test_blocks_shared_among_threads_give_the_bits_of_one_thread(threads: int, m
 
     monkeypatch.setattr(_interpreter, "_run_block_steps_threaded", spy)
     monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
+    pairwise = _interpreter.numpy_sums_pairwise()
     for name, fn, host in _threaded_cases():
         ran = _spy(monkeypatch)
         with settings.override(X10ARRAY_INTERPRETER_THREADS=1):
             one = _run_lazy(fn, host)
-        assert ran and not seen, name  # (blocked, on this thread alone)
+        assert ran or not pairwise, name  # (blocked; a run ending in a mean only where NumPy sums pairwise)
+        assert not seen, name  # (on this thread alone)
         with settings.override(X10ARRAY_INTERPRETER_THREADS=threads):
             many = _run_lazy(fn, host)
-        assert len(ran) == 2 * len(ran[: len(ran) // 2]) and seen, name  # (some run of the second pass shared out)
+        assert seen or not pairwise, name  # (a run of the second pass shared out)
         assert all(len(s) == threads and set(s) != {threading.get_ident()} for s in seen), (name, seen)
         assert _all_same(many, one), name
         seen.clear()
@@ -770,7 +772,12 @@ def test_only_runs_with_an_exp_over_enough_elements_are_shared_out(monkeypatch: 
         count = int(_run_lazy(lambda p: [xp.count_nonzero(p[:, 0] ** 2 + p[:, 1] ** 2 <= 1.0)], (pts,))[0])
         assert len(ran) == 1 and not shared
         mean = float(_run_lazy(lambda p: [xp.mean(xp.exp(-(p[:, 0] ** 2)))], (pts,))[0])
-        assert len(ran) == 2 and shared == [1]
+        if _interpreter.numpy_sums_pairwise():  # (else a run ending in a mean is not blocked)
+            assert len(ran) == 2 and shared == [1]
+        before = len(shared)
+        exps = int(_run_lazy(lambda p: [xp.count_nonzero(xp.exp(p[:, 0] * 0.5) * 2.0 > 2.5)], (pts,))[0])
+        assert len(shared) == before + 1
+    assert exps == np.count_nonzero(np.exp(pts[:, 0] * 0.5) * 2.0 > 2.5)
     assert [count, mean] == [float(v) for v in montecarlo(xp.asarray(pts, device=EAGER))]
 
 
@@ -799,14 +806,14 @@ def test_a_share_that_fails_raises_once_every_thread_is_done_and_loses_nothing(
     lazy = xp.asarray(pts, device=LAZY)
     forget_programs()
     monkeypatch.setattr(_interpreter, "_THREAD_BLOCK_ELEMENTS", 3 * BLOCK)
-    gauss = xp.mean(xp.exp(-(lazy[:, 0] ** 2)))
+    count = xp.count_nonzero(xp.exp(lazy[:, 0] * 0.5) * 2.0 > 2.5)
     monkeypatch.setattr(_interpreter, "_run_block_steps", failing)
     with settings.override(X10ARRAY_INTERPRETER_THREADS=3):
         with pytest.raises(MemoryError, match="out of memory running a lazy graph"):
-            float(gauss)
+            int(count)
         assert len(running) == len(finished) == 3
         monkeypatch.setattr(_interpreter, "_run_block_steps", real)
-        assert float(gauss) == float(np.mean(np.exp(-(pts[:, 0] ** 2))))
+        assert int(count) == np.count_nonzero(np.exp(pts[:, 0] * 0.5) * 2.0 > 2.5)
     forget_programs()
 
 
