@@ -35,7 +35,7 @@ from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
 from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
-from .interpreter import held_alone, moves_clean, run_single
+from .interpreter import cores, held_alone, moves_clean, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
@@ -413,14 +413,7 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
 # SPIN_MISSES times more than they were caught sleeps at once from then on (its runs take
 # longer; a poll would only take a core from them). Not on a single core, where the poll would
 # hold up the very thread it waits for.
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # (not Linux)
-        return os.cpu_count() or 1
-
-
-READ_SPIN = 1e-4 if _cores() > 1 else 0.0
+READ_SPIN = 1e-4 if cores() > 1 else 0.0
 SPIN_MISSES = 4
 
 

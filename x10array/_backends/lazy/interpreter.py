@@ -302,13 +302,17 @@ def block_workers(elements: int) -> int:
     return max(1, min(threads, elements // _THREAD_BLOCK_ELEMENTS))
 
 
-@functools.cache
-def _auto_threads() -> int:
+@functools.cache  # (no arguments: one entry)
+def cores() -> int:
+    """The cores this process may run on (its affinity where the OS has one)."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # (not Linux)
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, _AUTO_THREADS))
+        return os.cpu_count() or 1
+
+
+def _auto_threads() -> int:
+    return max(1, min(cores(), _AUTO_THREADS))
 
 
 _AUTO_THREADS = 4
