@@ -382,7 +382,7 @@ def test_a_sum_over_a_short_last_axis_is_numpys_bit_for_bit(name, dtype, monkeyp
     columns added as whole arrays, several times faster than numpy.sum there) give NumPy's
     bits on the NumPy and the CPU this runs on: signed zeros (a row of -0.0 sums to +0.0),
     infinities, NaN, subnormals and magnitudes that cancel, for every length they take (2 to
-    7) and the ones beside them, row counts around the threshold, keepdims and every spelling
+    7) and the ones beside them, one row to thousands, keepdims and every spelling
     of the axis; and the eager device's, which call them, too."""
     from x10array._core import kernels
 

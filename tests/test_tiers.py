@@ -614,6 +614,42 @@ def test_floating_point_sums_agree_within_the_rounding_of_a_sum(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+def test_sums_and_means_over_a_short_last_axis_give_the_same_bits_on_both_tiers(dtype):
+    """Except the sums above: a float32 or float64 sum or mean over a last axis of 2 to 7
+    elements (kernels.short_axis_sum: coordinates, k-means' squared differences) adds the
+    axis's columns in order from +0.0 on both tiers (the interpreter's NumPy route, the
+    compiled program's additions), so the bits agree: signed zeros (a row of -0.0 sums to
+    +0.0), infinities, NaN, subnormals and magnitudes that cancel; a leaf and an intermediate
+    operand, many rows and few, 1-D to 3-D, a transposed operand, keepdims."""
+    rng = np.random.default_rng(23)
+    info = np.finfo(dtype)
+    specials = np.array(
+        [0.0, -0.0, 1.0, -1.0, 3.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny, info.tiny / 4, info.max, -info.max],
+        dtype,
+    )
+
+    def values(shape: tuple[int, ...]) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            x = rng.choice(specials, shape) * rng.choice(np.array([1.0, 1e-3, 1e3, info.eps], dtype), shape)
+        plain = rng.random(shape) < 0.6  # (and ordinary values of mixed magnitudes)
+        x[plain] = rng.standard_normal(plain.sum()) * 10.0 ** rng.integers(-4, 5, plain.sum())
+        x.reshape(-1, shape[-1])[0] = -0.0
+        return x.astype(dtype)
+
+    def reductions(many, few, cube, vector, transposed):
+        out = []
+        for a in (many, many * 1.0, few * 1.0, cube * 1.0, vector * 1.0, xp.permute_dims(transposed, (1, 0))):
+            for keepdims in (False, True):
+                out.append(xp.reshape(xp.sum(a, axis=-1, keepdims=keepdims), (-1,)))
+                out.append(xp.reshape(xp.mean(a, axis=-1, keepdims=keepdims), (-1,)))
+        return xp.concat(out)
+
+    for n in range(2, 8):
+        hosts = [values((1000, n)), values((3, n)), values((5, 2, n)), values((n,)), values((n, 300))]
+        assert_same(reductions, hosts, f"sums and means over a last axis of {n} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_a_0d_quotient_by_a_python_float_keeps_its_dtype_on_both_tiers(dtype):
     """`vector_norm(x) / -4.25` of a float32 `x`: the compiled tier gave a float64 (the Python
     float's runtime input is weakly typed until the divide kernel's rounding step made it a
