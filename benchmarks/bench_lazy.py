@@ -15,7 +15,10 @@ Every figure is a ratio against a baseline measured in the same run:
 - narrow: k-means' distance step (`argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`,
   5000 x 5 x 4, float64), compiled (`compile_threshold(1)`) and read, against the same step
   under `jax.jit` with XLA's default options and NumPy: a program with a narrow reduction,
-  which x10array compiles with options of its own (`_core/xla_options.py`).
+  which x10array compiles with options of its own (`_core/xla_options.py`) and whose sum adds
+  its 4 columns in order (`_core/kernels.py`, `_short_axis_reduction`); and the largest squared
+  norm of 10^6 points in 3-D (`max(sum(P * P, axis=-1))`, the sum over a short last axis beside
+  a large reduction: XLA's default options), compiled, against `jax.jit`.
 
 Run: python benchmarks/bench_lazy.py [--record]   (--record: the recording figures only)
 """
@@ -275,11 +278,30 @@ def bench_narrow() -> dict[str, float]:
             ours = best(lambda: np.asarray(step(xp, lx, lc)), 50)
         theirs = best(lambda: np.asarray(jitted(jx, jc)), 50)
     numpy_time = best(lambda: step(np, X, C), 20)
+
+    # the largest squared norm of 10^6 points in 3-D: a sum over a short last axis, then a max
+    P = rng.standard_normal((1_000_000, 3))
+
+    def norms(ns, p):
+        return ns.max(ns.sum(p * p, axis=-1))
+
+    lp = xp.asarray(P, device=LAZY)
+    with jax.enable_x64(True):
+        jp = jax.device_put(P)
+        jitted_norms = jax.jit(lambda p: norms(jnp, p))
+        float(jitted_norms(jp))
+        with compile_threshold(1):
+            float(norms(xp, lp))
+            ours_norms = best(lambda: float(norms(xp, lp)), 10)
+        theirs_norms = best(lambda: float(jitted_norms(jp)), 10)
     return {
         "narrow step lazy compiled (us)": ours * 1e6,
         "narrow step jax.jit (us)": theirs * 1e6,
         "narrow step numpy (us)": numpy_time * 1e6,
         "narrow step lazy / jax.jit": ours / theirs,
+        "norms lazy compiled (ms)": ours_norms * 1e3,
+        "norms jax.jit (ms)": theirs_norms * 1e3,
+        "norms lazy / jax.jit": ours_norms / theirs_norms,
     }
 
 
