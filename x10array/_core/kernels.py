@@ -327,6 +327,10 @@ ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.Cont
 # become a floating-point minimum or maximum, so needs no guard against one (_api/searching's
 # where kernel; the compiled tier decides which: _backends/lazy/program.free_selects).
 FREE_SELECT: contextvars.ContextVar[bool] = contextvars.ContextVar("free_select", default=False)
+# Set (True) while that graph's tracing lowers a write of a box of static slices that XLA should
+# compute as a select of the whole array rather than a scatter into it (_api/indexing's
+# `_select_write`; the compiled tier decides which: _backends/lazy/program.select_writes).
+SELECT_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("select_write", default=False)
 
 
 def _rounded(x: Any) -> Any:

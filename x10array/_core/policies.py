@@ -49,6 +49,13 @@ The registries, and who reads them:
     `t[..., 2]`, `p[:, 1:2]`), so that its result is strided in the operand's memory. A program that
     reduces elementwise work on a column gets the dot fusion alone (`_core.xla_options`:
     YNNPACK's default fusions run such a reduction 2-14x slower, `mean(exp(-(p[:, 0] ** 2)))`).
+`SLICE_BOXES` (the lazy backend's programs, `_backends/lazy/program.py`)
+    `rule(params, shape) -> int | None`: the primitive reads (`x[index]`) or, if `in_place`,
+    writes (`x[index] = value`) a box of an operand of `shape` given by static slices alone
+    (no integer or array index): the number of elements in the box; None otherwise. Two such
+    primitives with equal key parameters name the same positions. A compiled write whose
+    value reads the array it writes at other positions (a stencil's neighbours), over at least
+    half of it, is lowered as a select of the whole array (`program.select_writes`).
 `GRAPH_REWRITES` (the lazy backend's recorder, `_backends/lazy/`)
     `rewrite(operands, producers, params) -> (operands, params) | None`: `operands` are the
     recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the
@@ -125,7 +132,7 @@ from .primitive import Primitive
 
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "MATRIX_PRODUCTS", "COLUMN_READS",
-    "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS", "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS",
+    "SLICE_BOXES", "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS", "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS",
     "INTERPRETER_BLOCKS_UNCAST", "INTERPRETER_BLOCK_COUNTS", "INTERPRETER_BLOCK_SUMS", "REGISTRIES",
 ]  # fmt: skip
 
@@ -205,6 +212,7 @@ NUMPY_QUIET = PrimitiveSet("NUMPY_QUIET", reader="x10array._backends.eager")
 COST_LIBRARY = PrimitiveSet("COST_LIBRARY", reader="x10array._backends.lazy")
 MATRIX_PRODUCTS = PrimitiveSet("MATRIX_PRODUCTS", reader="x10array._backends.lazy")
 COLUMN_READS = PrimitiveRules("COLUMN_READS", reader="x10array._backends.lazy")
+SLICE_BOXES = PrimitiveRules("SLICE_BOXES", reader="x10array._backends.lazy")
 GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.lazy")
 SIGN_STEPS = PrimitiveRules("SIGN_STEPS", reader="x10array._backends.lazy")
 XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
@@ -216,7 +224,7 @@ INTERPRETER_BLOCK_SUMS = PrimitiveRules("INTERPRETER_BLOCK_SUMS", reader="x10arr
 
 # Every registry, for the completeness test.
 REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
-    NUMPY_QUIET, COST_LIBRARY, MATRIX_PRODUCTS, COLUMN_READS, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS,
+    NUMPY_QUIET, COST_LIBRARY, MATRIX_PRODUCTS, COLUMN_READS, SLICE_BOXES, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS,
     INTERPRETER_UFUNCS, INTERPRETER_BLOCKS, INTERPRETER_BLOCKS_UNCAST, INTERPRETER_BLOCK_COUNTS,
     INTERPRETER_BLOCK_SUMS,
 )  # fmt: skip

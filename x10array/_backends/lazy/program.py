@@ -39,6 +39,7 @@ from ..._core.kernels import (
     FREE_SELECT,
     ROUNDED_VALUES,
     ROUNDING_GUARD,
+    SELECT_WRITE,
     SHORT_AXIS_REDUCTIONS,
     elementwise_loops,
     jax_namespace,
@@ -47,7 +48,7 @@ from ..._core.kernels import (
 )
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
-from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS
+from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS, SLICE_BOXES
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
 from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
@@ -283,7 +284,7 @@ class Program:
         ops, outputs, donate, unpack = key.ops, self.outputs, key.donate, self.unpack
         params_of = [p for _, p in self.calls]
         flush = xla_flushes()  # (probed outside the trace)
-        steps = XlaSteps(k, ops, flush, _flushed_steps(self) if flush else frozenset())
+        steps = XlaSteps(k, ops, flush, _flushed_steps(self) if flush else frozenset(), outputs)
 
         def replay_graph(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
             donated_it, kept_it = iter(donated), iter(kept)
@@ -1271,15 +1272,20 @@ class XlaSteps:
     A select that cannot become a minimum or maximum (free_selects) is lowered with FREE_SELECT
     set: without the guard the where kernel puts on the others (_api/searching). `scalars`: the
     graph's Python scalars as the trace being made has them (set by its function at each trace),
-    which that decision compares."""
+    which that decision compares. A slice write that select_writes finds, over at least half
+    of the array it writes, is lowered with SELECT_WRITE set: as a select of the whole array
+    (_api/indexing's `_select_write`)."""
 
-    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum", "free", "scalars")
+    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum", "free", "scalars", "select_writes")
 
-    def __init__(self, k: Any, ops: tuple[Any, ...], flush: bool, flushed_steps: frozenset[int]):
+    def __init__(
+        self, k: Any, ops: tuple[Any, ...], flush: bool, flushed_steps: frozenset[int], outputs: tuple[Slot, ...]
+    ):
         self.k = k
         self.flush = flush
         self.flushed_steps = flushed_steps
         self.free = free_selects(ops)
+        self.select_writes = select_writes(ops, outputs)
         self.scalars: list[Any] = []
         feeds_sum: set[int] = set()  # the products that an addition reads
         for prim, _, refs in ops:
@@ -1299,6 +1305,12 @@ class XlaSteps:
                 out = prim.lowering(k, *args, **params)
             finally:
                 FREE_SELECT.reset(token)
+        elif index in self.select_writes and _selects_now(prim, params, args[0]):
+            token = SELECT_WRITE.set(True)
+            try:
+                out = prim.lowering(k, *args, **params)
+            finally:
+                SELECT_WRITE.reset(token)
         else:
             out = prim.lowering(k, *args, **params)
         outs = list(out) if prim.multiple_results else [out]
@@ -1344,6 +1356,70 @@ def free_selects(ops: tuple[Any, ...]) -> dict[int, tuple[tuple[int, ...] | None
         if cone is not None:
             found[index] = (floats, cone)
     return found
+
+
+_SLICE_BOXES = SLICE_BOXES.rules  # (the live dict)
+# The least share of the array a select write covers: a select passes over the whole array,
+# where XLA's scatter of a value that does not read the array updates it in place, so a write
+# of a few rows into a large array stays a scatter.
+SELECT_WRITE_SHARE = 0.5
+
+
+def select_writes(ops: tuple[Any, ...], outputs: tuple[Slot, ...]) -> frozenset[int]:
+    """The slice writes of a graph (policies.SLICE_BOXES, `in_place`: `u[1:-1, 1:-1] = v`) whose
+    value XLA computes in the write's own loop from the array written at other positions than
+    those written: a step of the value's cone reads the array, other than as the box at the
+    same positions (a slice read with the write's key parameters), and no program output lies
+    between (`outputs`: a value the program returns is stored first, and the write reads it
+    from memory). XLA's scatter cannot write such a value in place (it reads what the write
+    overwrites): on the CPU it copies the array and scatters into the copy, slower than one
+    select of the whole array. A heat stencil step, 100 steps of 256 x 256 float64 on the quiet
+    host (x10array's lazy device, 2026-12-07): with its laplacian fused (`lap` dead at the
+    barrier: the step in a function, or `del lap`) 44.5-44.9 ms as a scatter, 25.4-25.8 ms as
+    a select; with `lap` kept, an output, 25.3-26.4 ms as a scatter and 27.8-29.5 as a select,
+    so it stays a scatter there; on a TPU v5e the lowerings ran alike in plain jax.jit. A
+    write whose value is computed without reading the array (`x[:3] = 0`), or reads it only at
+    the positions written (`x[1:-1] *= 0.999`), stays a scatter, which XLA updates in place.
+    Beyond _CONE_LIMIT steps of the cone: a scatter."""
+    stored = {c for c, _ in outputs}
+    found = set()
+    for index, (prim, key_params, refs) in enumerate(ops):
+        if prim not in _SLICE_BOXES or not prim.in_place or len(refs) < 2:
+            continue
+        target, value = refs[0], refs[1]
+        if value == target:
+            found.add(index)
+            continue
+        if value[0] != "c" or value[1] in stored:
+            continue
+        seen = {value[1]}
+        stack = [value[1]]
+        shifted = False
+        while stack and not shifted:
+            j = stack.pop()
+            step_prim, step_params, step_refs = ops[j]
+            for r in step_refs:
+                if r == target:  # (read at the positions written, or elsewhere)
+                    if not (step_prim in _SLICE_BOXES and not step_prim.in_place and step_params == key_params):
+                        shifted = True
+                        break
+                    continue
+                if r[0] == "c" and r[1] not in seen and r[1] not in stored:
+                    if len(seen) >= _CONE_LIMIT:
+                        stack = []
+                        break
+                    seen.add(r[1])
+                    stack.append(r[1])
+        if shifted:
+            found.add(index)
+    return frozenset(found)
+
+
+def _selects_now(prim: Primitive, params: dict[str, Any], target: Any) -> bool:
+    """Whether the write `prim` (one of select_writes) of `target`, a traced array, covers at
+    least SELECT_WRITE_SHARE of it in a box of static slices."""
+    covered = _SLICE_BOXES[prim](params, tuple(target.shape))
+    return covered is not None and covered >= SELECT_WRITE_SHARE * math.prod(target.shape)
 
 
 def _scalars_read(ops: tuple[Any, ...], start: int) -> frozenset[int] | None:
