@@ -48,7 +48,9 @@ class NumpyNamespace(types.SimpleNamespace):
 # pairwise sum, which is a plain in-order loop below 8 elements, on the row and adds that to
 # the identity; the two agree, signed zeros included, whatever the layout). `_numpy_sum` and
 # `_numpy_mean` take the column route for exactly that case (real float32 or float64, any
-# layout and number of rows, no dtype, out or initial) and hand anything else to NumPy;
+# number of rows, no dtype, out or initial; of more than two axes only C-contiguous, whose
+# result has the layout NumPy gives it: a later reduction of it adds in the order its memory
+# layout sets) and hand anything else to NumPy;
 # tests/test_numerics.py compares them with NumPy's bits on the NumPy and CPU it runs on
 # (complex sums pair their parts otherwise, and are left to NumPy). Compiled programs add the
 # same columns in the same order (`_short_axis_reduction`), so for these sums and means the
@@ -66,8 +68,9 @@ def short_axis_sum(shape: tuple[int, ...], dtype: Any) -> bool:
 
 def _columns_route(a: Any, axis: Any, dtype: Any, out: Any, kw: dict[str, Any]) -> bool:
     """Whether numpy.sum or numpy.mean called so is one `_columns_sum` computes: over the last
-    axis alone of an ndarray that short_axis_sum takes, with no dtype, out, initial or
-    where."""
+    axis alone of an ndarray that short_axis_sum takes, of at most two axes or C-contiguous
+    (the route's result is C-contiguous, where NumPy's keeps an operand's other layout), with
+    no dtype, out, initial or where."""
     return (
         dtype is None
         and out is None
@@ -75,6 +78,7 @@ def _columns_route(a: Any, axis: Any, dtype: Any, out: Any, kw: dict[str, Any]) 
         and type(a) is np.ndarray
         and (axis == -1 or axis == a.ndim - 1 or axis == (-1,) or axis == (a.ndim - 1,))
         and short_axis_sum(a.shape, a.dtype)
+        and (a.ndim <= 2 or a.flags.c_contiguous)
     )
 
 

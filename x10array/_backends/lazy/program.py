@@ -1375,7 +1375,7 @@ def select_writes(ops: tuple[Any, ...], outputs: tuple[Slot, ...]) -> frozenset[
     overwrites): on the CPU it copies the array and scatters into the copy, slower than one
     select of the whole array. A heat stencil step, 100 steps of 256 x 256 float64 on the quiet
     host (x10array's lazy device, 2026-12-07): with its laplacian fused (`lap` dead at the
-    barrier: the step in a function, or `del lap`) 44.5-44.9 ms as a scatter, 25.4-25.8 ms as
+    barrier: the step in a function, or `del lap`) 44.5-45.9 ms as a scatter, 25.4-25.8 ms as
     a select; with `lap` kept, an output, 25.3-26.4 ms as a scatter and 27.8-29.5 as a select,
     so it stays a scatter there; on a TPU v5e the lowerings ran alike in plain jax.jit. A
     write whose value is computed without reading the array (`x[:3] = 0`), or reads it only at
