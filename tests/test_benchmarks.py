@@ -8,17 +8,18 @@ from _util import ROOT, run_benchmark
 
 def test_dayone_benchmark_quick_run():
     """`bench_dayone.py --quick`: every workload runs in every mode it has, the table has a
-    row per workload, and the captured MLP (optim.Adam under x10array.compile) replays
-    without a fallback."""
+    row per workload, and the captured steps (the MLP's and the least-squares fit's, optim.Adam
+    under x10array.compile) replay without a fallback."""
     proc = run_benchmark("bench_dayone.py", "--quick")
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "workload" not in line]
-    assert len(rows) == 7, proc.stdout
+    assert len(rows) == 8, proc.stdout
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert all(cells[i] for i in (2, 4, 5)), row  # eager, lazy, lazy/eager: every workload
     counters = proc.stdout.split("lazy counters", 1)[1]
-    mlp = counters.split("mlp_compile:", 1)[1]
-    assert "captured_replays" in mlp and "capture_fallbacks" not in mlp, mlp
+    for name in ("lstsq_compile", "mlp_compile"):
+        captured = counters.split(f"{name}:", 1)[1].split(";", 1)[0]
+        assert "captured_replays" in captured and "capture_fallbacks" not in captured, captured
     assert "x10array.compile" not in proc.stderr, proc.stderr[-3000:]  # no fallback warning
 
 
