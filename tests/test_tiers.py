@@ -129,13 +129,16 @@ COMPLEX_EXACT = (
 
 
 def test_complex_arithmetic_agrees_on_both_tiers():
-    """Every pair of special complex values (and random ones): the tiers agree. On main at
-    9aeb6bb multiply differed in ~600 elements, divide in ~4,400, reciprocal in 87 ([0j]: NaN
-    + NaN j interpreted, inf + NaN j compiled), square in 18, sign in 52 ([infj]: 1j and NaN),
-    sin and sinh in ~120-160 ([tiny j]: tiny j interpreted, 0j compiled), cos and cosh in
-    ~100-140."""
-    results = _numerics.measure(n_random=50, dtypes=COMPLEX, names=COMPLEX_EXACT)
-    assert {n for n, _ in results} == set(COMPLEX_EXACT)
+    """Every pair of special complex values (and random ones): the tiers agree, for the
+    functions of COMPLEX_RELAXED (below); the others are held to the same bits everywhere, which
+    implies this, by test_complex_functions_give_the_same_bits_on_both_tiers (measuring all of
+    them here too compiled the same large programs again: ~50 of this file's ~100 s per run on
+    a 2-core machine, run three times by .ci/run). On main at 9aeb6bb multiply differed in ~600
+    elements, divide in ~4,400, reciprocal in 87 ([0j]: NaN + NaN j interpreted, inf + NaN j
+    compiled), square in 18, sign in 52 ([infj]: 1j and NaN), sin and sinh in ~120-160 ([tiny
+    j]: tiny j interpreted, 0j compiled), cos and cosh in ~100-140."""
+    results = _numerics.measure(n_random=50, dtypes=COMPLEX, names=COMPLEX_RELAXED)
+    assert {n for n, _ in results} == set(COMPLEX_RELAXED)
     mismatches = [f"{n} {d}: {r['mismatch_example']}" for (n, d), r in results.items() if r["tier_mismatch"]]
     assert mismatches == []
 
@@ -154,9 +157,11 @@ COMPLEX_SAME_BITS = tuple(n for n in COMPLEX_EXACT if n not in COMPLEX_RELAXED)
 
 def test_every_complex_function_is_held_to_tier_agreement():
     """No complex function is left out of the tier tests (there were 11 until issue 22's
-    leftovers: log, log1p, log2, log10, pow and the inverse functions)."""
+    leftovers: log, log1p, log2, log10, pow and the inverse functions): each is held to the
+    same bits (COMPLEX_SAME_BITS) or to agreement where special (COMPLEX_RELAXED)."""
     accepting = {n for n in _numerics.FUNCTIONS if _numerics.accepts(n, "complex64")}
-    assert accepting == set(COMPLEX_EXACT)
+    assert accepting == set(COMPLEX_EXACT) == set(COMPLEX_SAME_BITS) | set(COMPLEX_RELAXED)
+    assert set(COMPLEX_RELAXED) <= set(COMPLEX_EXACT)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
