@@ -313,8 +313,9 @@ def _zero_rows(n: int, dtype: str) -> np.ndarray:
 
 # The tiers that run NumPy's kernels, whose CPU dispatch this module is run under twice (the
 # before-stop check and .ci/run's second dispatch). The signed-zero tests below run their XLA
-# tiers (XLA_TIERS: unaffected by NumPy's dispatch, and ~12 s of XLA compiles on a 2-core
-# machine) in tests/test_signed_zeros.py, which .ci/run's second-dispatch step runs too.
+# tiers (XLA_TIERS: results of x10array's XLA lowerings, not of NumPy's kernels, and ~12 s of
+# XLA compiles on a 2-core machine) in tests/test_signed_zeros.py, which .ci/run's
+# second-dispatch step runs too.
 NUMPY_TIERS = ("eager", "interpreted")
 
 

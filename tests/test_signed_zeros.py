@@ -2,9 +2,9 @@
 lowerings (eager XLA kernels, lazy compiled): the zero that min and max return, and
 floor_divide's signed zeros and their min and max. The same checks as test_numerics.py runs
 on the NumPy-kernel tiers, kept apart because they are ~12 s of XLA compiles on a 2-core
-machine, which NumPy's kernel dispatch does not change (test_numerics.py is run under NumPy's
-other dispatch at every stop, within 30 s); `.ci/run` runs this file under that dispatch and
-with XLA capped at AVX2, as it runs test_numerics.py.
+machine whose results NumPy's kernel dispatch does not produce (test_numerics.py is run under
+NumPy's other dispatch at every stop, within 30 s); `.ci/run` runs this file under that
+dispatch and with XLA capped at AVX2, as it runs test_numerics.py.
 """
 
 from __future__ import annotations
