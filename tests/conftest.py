@@ -77,3 +77,41 @@ def _kernels_restored():
     yield
     after = xp.set_cpu_kernels(before)
     assert after == before, f"the test left the eager CPU kernels set to {after!r}"
+
+
+# -- which tests the floors' run and the parallel run treat specially ----------------------------
+#
+# The test modules whose behaviour depends on NumPy's or jax's version: `.ci/min-versions` runs
+# these (`-m floors`) on the declared floors instead of the whole suite again. A module belongs
+# here when it exercises an API or a result that a release of NumPy or jax changed or could
+# change; the reason is beside each. (The others check x10array's own logic through these same
+# APIs, which these modules already cover.)
+FLOOR_MODULES = {
+    "test_interop": "DLPack: NumPy's capsule import flags and copy=/device= keywords (2.1 reads capsules read-only)",
+    "test_compile_cache": "jax's persistent compile-cache API (private jax._src modules)",
+    "test_caches": "jax's trace and jit caches, released through jax._src",
+    "test_xla_options": "the XLA compiler options jax's CPU client accepts",
+    "test_devices": "jax's device and platform API, default backends",
+    "test_eager_xla": "jax.jit per primitive, jax.enable_x64 as a context manager",
+    "test_promotion": "NumPy's and jax's result types under x10array's promotion table",
+    "test_numerics": "XLA's special values (jax 0.8.0 compiles a float32 floor_divide by zero to NaN)",
+    "test_faults": "XLA's out-of-memory errors and buffer lifetimes (jax 0.8.0 keeps a refused graph alive)",
+    "test_distributed": "jax's multi-device and multi-process API (jax.distributed, shardings)",
+    "test_capture": "jax.jit's donation and replay of captured programs",
+    "test_lazy": "jax.jit of whole lazy graphs, donation, device_put",
+    "test_interpreter_blocks": "NumPy's summation order (2.1 sums some shapes in chunks)",
+    "test_index_bounds": "NumPy's take_along_axis signature (2.1 requires the axis)",
+    "test_differential": "NumPy's results as the reference of every function",
+    "test_checkpoint": "NumPy's and ml_dtypes' bfloat16 and the safetensors format",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if item.module is not None else ""
+        if module in FLOOR_MODULES:
+            item.add_marker(pytest.mark.floors)
+        if item.get_closest_marker("serial") is not None:
+            # pytest-xdist's `--dist loadgroup` (pyproject.toml's addopts) runs one group on
+            # one worker, in order: the serial tests never run beside each other
+            item.add_marker(pytest.mark.xdist_group("serial"))

@@ -149,6 +149,7 @@ def test_a_corrupted_or_truncated_entry_is_skipped_with_a_warning_and_rewritten(
     assert "corrupted" not in log
 
 
+@pytest.mark.serial  # two processes racing on one directory, each with a deadline
 def test_two_processes_filling_the_cache_at_once_are_safe(tmp_path):
     procs = [_run(str(tmp_path), wait=False) for _ in range(2)]
     results = [_finish(p) for p in procs]

@@ -18,6 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).resolve().parent / "_distributed_cases.py"
 MNIST_DIR = ROOT.parent / "shared" / "data" / "mnist"
+# several processes with wall-clock deadlines (launcher timeouts, kills): one at a time under -n
+pytestmark = pytest.mark.serial
 
 
 def run_case(name: str, *args: str, devices: int = 4, timeout: float = 600) -> dict[str, Any]:
