@@ -298,6 +298,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         buf = jax.dlpack.from_dlpack(x, copy=copy)
         if buf.dtype not in FROM_NUMPY:
             raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
+        check_dtype_on(target, FROM_NUMPY[buf.dtype], "from_dlpack")
         return placed(Array._new(buf, FROM_NUMPY[buf.dtype], target), device)
     host_device: Literal["cpu"] | None = "cpu" if source.kind is not DeviceKind.CPU else None
     try:
@@ -312,6 +313,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         ) from None
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
+    check_dtype_on(target, FROM_NUMPY[host.dtype], "from_dlpack")
     if not copy and not host.flags.writeable and type(x) is np.ndarray and x.flags.writeable:
         host = x  # (NumPy before 2.2 imports every capsule read-only, a writable ndarray's too)
     if (
