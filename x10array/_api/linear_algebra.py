@@ -45,7 +45,7 @@ def precise(k: Any, precision: str = "highest") -> Any:
 
 def matmul_precision() -> str:
     """The precision of matmul, tensordot and vecdot: the X10ARRAY_MATMUL_PRECISION setting."""
-    return settings.get("X10ARRAY_MATMUL_PRECISION")  # type: ignore[no-any-return]
+    return settings.get("X10ARRAY_MATMUL_PRECISION")
 
 
 def _matmul_kernel(
