@@ -11,6 +11,7 @@ import numpy as np
 from .._core import dtypes as _dtypes
 from .._core.array import Array
 from .._core.backend import impl as backend_impl
+from .._core.capabilities import capabilities, check_dtype_on
 from .._core.convert import transfer
 from .._core.devices import Device, DeviceKind, as_device, current_device
 from .._core.dispatch import is_tracer
@@ -67,6 +68,7 @@ def from_host(
     dtype = FROM_NUMPY.get(host.dtype)
     if dtype is None:
         raise TypeError(f"x10array has no dtype for NumPy's {host.dtype}")
+    check_dtype_on(device, dtype, fname)
     if layout is not None:
         layout.check(host.shape, fname)
         return backend_impl(device).place(host, dtype, device, shared=shared, layout=layout.spec)
@@ -89,6 +91,7 @@ def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None
         raise ValueError("to_device: streams are not supported; pass stream=None")
     device, layout = _layout(device)
     device = resolve_device(device, "to_device")
+    check_dtype_on(device, x._dtype, "to_device")
     if layout is not None:
         layout.check(x.shape, "to_device")
         if device == x._device:
@@ -101,8 +104,8 @@ def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None
     return transfer(x, device)
 
 
-def _python_dtype(obj: Any) -> DType | None:
-    """The standard's default dtype for a Python scalar or nested sequence of them."""
+def _python_dtype(obj: Any, device: Device) -> DType | None:
+    """`device`'s default dtype for a Python scalar or nested sequence of them."""
     kinds: set[type] = set()
 
     def walk(o: Any) -> None:
@@ -123,15 +126,11 @@ def _python_dtype(obj: Any) -> DType | None:
     walk(obj)
     if object in kinds:
         return None
-    if complex in kinds:
-        return _dtypes.DEFAULT_COMPLEX
-    if float in kinds:
-        return _dtypes.DEFAULT_FLOAT
-    if int in kinds:
-        return _dtypes.DEFAULT_INT
-    if bool in kinds:
-        return _dtypes.bool
-    return _dtypes.DEFAULT_FLOAT  # an empty sequence
+    caps = capabilities(device)
+    for kind in (complex, float, int, bool):
+        if kind in kinds:
+            return caps.default_for(kind)
+    return caps.default_float  # an empty sequence
 
 
 def asarray(
@@ -193,7 +192,7 @@ def _asarray_python(
     """`asarray` of a Python scalar or nested sequence of them, in the standard's default
     dtype for it unless `dtype` is given; None when the sequence holds other objects (NumPy
     arrays, say): NumPy converts those."""
-    inferred = _python_dtype(obj)
+    inferred = _python_dtype(obj, device)
     if inferred is None:
         return None
     target = dtype or inferred
@@ -299,6 +298,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         buf = jax.dlpack.from_dlpack(x, copy=copy)
         if buf.dtype not in FROM_NUMPY:
             raise TypeError(f"from_dlpack: the dtype {buf.dtype} is not one of the standard's dtypes")
+        check_dtype_on(target, FROM_NUMPY[buf.dtype], "from_dlpack")
         return placed(Array._new(buf, FROM_NUMPY[buf.dtype], target), device)
     host_device: Literal["cpu"] | None = "cpu" if source.kind is not DeviceKind.CPU else None
     try:
@@ -313,6 +313,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         ) from None
     if host.dtype not in FROM_NUMPY:
         raise TypeError(f"from_dlpack: the dtype {host.dtype} is not one of the standard's dtypes")
+    check_dtype_on(target, FROM_NUMPY[host.dtype], "from_dlpack")
     if not copy and not host.flags.writeable and type(x) is np.ndarray and x.flags.writeable:
         host = x  # (NumPy before 2.2 imports every capsule read-only, a writable ndarray's too)
     if (
@@ -332,7 +333,7 @@ def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = 
         out = Array._new(None, FROM_NUMPY[host.dtype], target, shared=True)
         if backend_impl(target).share_host(out, host):
             return placed(out, device)
-    out = from_host(host, target, shared=not copy)
+    out = from_host(host, target, shared=not copy, fname="from_dlpack")
     return placed(out, device)
 
 
@@ -362,12 +363,11 @@ _FULL = Primitive(
 _EMPTY = Primitive("empty", lambda k, *, shape, dtype: k.zeros(shape, dtype=dtype.np), moves_data=True)
 
 
-def _default_dtype_for(value: Any, fname: str) -> DType:
-    """The standard's dtype for a fill value given without a dtype."""
-    for kind, dtype in ((bool, _dtypes.bool), (int, _dtypes.DEFAULT_INT), (float, _dtypes.DEFAULT_FLOAT),
-                        (complex, _dtypes.DEFAULT_COMPLEX)):  # fmt: skip
+def _default_dtype_for(value: Any, device: Device, fname: str) -> DType:
+    """`device`'s default dtype for a fill value given without a dtype."""
+    for kind in (bool, int, float, complex):
         if isinstance(value, kind):
-            return dtype
+            return capabilities(device).default_for(kind)
     raise TypeError(f"{fname}: fill_value must be a Python bool, int, float or complex, got {type(value).__name__}")
 
 
@@ -422,28 +422,39 @@ def _full(shape: Any, fill_value: Any, dtype: Any, device: Any, fname: str) -> A
     shape = check_shape(shape, fname)
     if fill_value.__class__ is Array:
         return _full_from_array(shape, fill_value, dtype, device, fname)
+    where = resolve_device(device, fname)
     if dtype is None:
-        dtype = _default_dtype_for(normalize(fill_value), fname)
-    dtype = check_dtype(dtype, fname)
+        dtype = _default_dtype_for(normalize(fill_value), where, fname)
+    dtype = check_dtype_on(where, check_dtype(dtype, fname), fname)
     value = _fill_value(fill_value, dtype, fname)
     check_result_size(shape, dtype, fname)
-    return placed(bind(_FULL, resolve_device(device, fname), _operand(value, dtype), shape=shape, dtype=dtype), device)
+    return placed(bind(_FULL, where, _operand(value, dtype), shape=shape, dtype=dtype), device)
 
 
 def _constant(shape: Any, value: int, dtype: Any, device: Any, fname: str) -> Array:
     """zeros / ones: `value` converted to the dtype (float by default)."""
     shape = check_shape(shape, fname)
-    dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    where = resolve_device(device, fname)
+    dtype = _dtype_on(where, dtype, fname)
     check_result_size(shape, dtype, fname)
-    out = bind(_FULL, resolve_device(device, fname), dtype.np.type(value).item(), shape=shape, dtype=dtype)
+    out = bind(_FULL, where, dtype.np.type(value).item(), shape=shape, dtype=dtype)
     return placed(out, device)
 
 
 def _empty(shape: Any, dtype: Any, device: Any, fname: str) -> Array:
     shape = check_shape(shape, fname)
-    dtype = _dtypes.DEFAULT_FLOAT if dtype is None else check_dtype(dtype, fname)
+    where = resolve_device(device, fname)
+    dtype = _dtype_on(where, dtype, fname)
     check_result_size(shape, dtype, fname)
-    return placed(bind(_EMPTY, resolve_device(device, fname), shape=shape, dtype=dtype), device)
+    return placed(bind(_EMPTY, where, shape=shape, dtype=dtype), device)
+
+
+def _dtype_on(device: Device, dtype: Any, fname: str) -> DType:
+    """A creation function's `dtype=` on `device`: the device's default float for None;
+    ValueError for a dtype the device does not hold."""
+    if dtype is None:
+        return capabilities(device).default_float
+    return check_dtype_on(device, check_dtype(dtype, fname), fname)
 
 
 def full(shape: Any, fill_value: Any, *, dtype: DType | None = None, device: Device | None = None) -> Array:
@@ -560,9 +571,10 @@ def arange(
     if step == 0:
         raise ValueError("arange: step must not be zero")
     is_float = any(isinstance(v, float) for v in (start, stop, step))
+    where = resolve_device(device, "arange")
     if dtype is None:
-        dtype = _dtypes.DEFAULT_FLOAT if is_float else _dtypes.DEFAULT_INT
-    dtype = check_dtype(dtype, "arange")
+        dtype = capabilities(where).default_for(float if is_float else int)
+    dtype = check_dtype_on(where, check_dtype(dtype, "arange"), "arange")
     if dtype.kind not in ("signed", "unsigned", "real", "complex"):
         raise TypeError(f"arange: dtype must be a numeric dtype, got {dtype.name}")
     if is_float and dtype.kind not in ("real", "complex"):
@@ -584,7 +596,7 @@ def arange(
             raise OverflowError(f"arange: start {start} or step {step} is too large for {dtype.name}") from None
     check_result_size((num,), dtype, "arange")
     start, step = _operand(start, dtype), _operand(step, dtype)
-    return placed(bind(_ARANGE, resolve_device(device, "arange"), start, step, num=num, dtype=dtype), device)
+    return placed(bind(_ARANGE, where, start, step, num=num, dtype=dtype), device)
 
 
 def _linspace_kernel(k: Any, *, start: Any, stop: Any, num: int, endpoint: bool, dtype: DType) -> Any:
@@ -647,7 +659,8 @@ def linspace(
         if not isinstance(v, (int, float, complex)) or isinstance(v, bool):
             raise TypeError(f"linspace: {arg} must be a Python number, got {type(v).__name__}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
-    dtype = _linspace_dtype(dtype, is_complex)
+    where = resolve_device(device, "linspace")
+    dtype = _linspace_dtype(dtype, is_complex, where)
     if dtype.kind in ("signed", "unsigned"):
         info = np.iinfo(dtype.np)
         for v in (start, stop):
@@ -659,17 +672,17 @@ def linspace(
     except OverflowError:
         raise OverflowError(f"linspace: start {start} or stop {stop} is too large for {dtype.name}") from None
     check_result_size((num,), dtype, "linspace")
-    where = resolve_device(device, "linspace")
     out = bind(_LINSPACE, where, start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
     return placed(out, device)
 
 
-def _linspace_dtype(dtype: Any, is_complex: bool) -> DType:
-    """linspace's dtype: floating-point by default; an integer dtype is accepted as NumPy and
-    array-api-strict accept it (values rounded toward -inf); complex bounds need complex."""
+def _linspace_dtype(dtype: Any, is_complex: bool, device: Device) -> DType:
+    """linspace's dtype: `device`'s default floating-point dtype by default; an integer dtype
+    is accepted as NumPy and array-api-strict accept it (values rounded toward -inf); complex
+    bounds need complex."""
     if dtype is None:
-        return _dtypes.DEFAULT_COMPLEX if is_complex else _dtypes.DEFAULT_FLOAT
-    dtype = check_dtype(dtype, "linspace")
+        return capabilities(device).default_for(complex if is_complex else float)
+    dtype = check_dtype_on(device, check_dtype(dtype, "linspace"), "linspace")
     if dtype.kind == "bool" or (is_complex and dtype.kind != "complex"):
         raise TypeError(f"linspace: dtype must be numeric (complex for complex bounds), got {dtype.name}")
     return dtype
@@ -693,10 +706,10 @@ def _linspace_arrays(start: Any, stop: Any, num: int, dtype: Any, device: Any, e
         dtype = floats[0] if floats else None
         if len(floats) == 2:
             dtype = _dtypes.promote(floats[0], floats[1], "linspace")
-        if dtype is not None and is_complex and dtype.kind != "complex":
-            dtype = _dtypes.DEFAULT_COMPLEX
-    dtype = _linspace_dtype(dtype, is_complex)
     where = arrays[0]._device if device is None else resolve_device(device, "linspace")
+    if dtype is not None and is_complex and dtype.kind != "complex":
+        dtype = capabilities(where).default_complex
+    dtype = _linspace_dtype(dtype, is_complex, where)
     ops = [transfer(v, where) if v.__class__ is Array and v._device != where else v for v in (start, stop)]
     ops = [normalize(v) if v.__class__ is not Array else v for v in ops]
     check_result_size((num,), dtype, "linspace")
@@ -723,9 +736,10 @@ def eye(
     if n < 0 or m < 0:
         raise ValueError(f"eye: n_rows and n_cols must be non-negative, got {n}, {m}")
     diag = min(max(check_int(k, "eye", "k"), -n), m)  # beyond the matrix: no diagonal either way
-    dtype = check_dtype(dtype, "eye") if dtype is not None else _dtypes.DEFAULT_FLOAT
+    where = resolve_device(device, "eye")
+    dtype = _dtype_on(where, dtype, "eye")
     check_result_size((n, m), dtype, "eye")
-    return placed(bind(_EYE, resolve_device(device, "eye"), n=n, m=m, diag=diag, dtype=dtype), device)
+    return placed(bind(_EYE, where, n=n, m=m, diag=diag, dtype=dtype), device)
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:

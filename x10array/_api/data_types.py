@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._core.array import Array
+from .._core.capabilities import capabilities, check_dtype_on
 from .._core.convert import ASTYPE
 from .._core.devices import Device, as_device
 from .._core.dtypes import COMPLEX_OF, INTEGER, KINDS, REAL_OF, DType, as_dtype, check_dtype, promote
@@ -43,15 +44,17 @@ def astype(x: Array, dtype: DType, /, *, copy: bool = True, device: Device | Non
         raise TypeError(
             f"astype: the standard does not permit casting {x._dtype.name} to {dtype.name}; take real() or imag() first"
         )
-    if dtype is x._dtype and not copy:
-        out = x
-    else:
-        out = bind(ASTYPE, x._device, x, dtype=dtype)
-    if device is not None and device != out._device:
+    if device is not None and device != x._device:
         from .creation import to_device
 
-        out = to_device(out, device)
-    return out
+        check_dtype_on(device, dtype, "astype")
+        if not capabilities(x._device).holds(dtype):  # (to a device that holds it: move, then cast)
+            return astype(to_device(x, device), dtype, copy=False)
+        return to_device(x if dtype is x._dtype else bind(ASTYPE, x._device, x, dtype=dtype), device)
+    check_dtype_on(x._device, dtype, "astype")
+    if dtype is x._dtype and not copy:
+        return x
+    return bind(ASTYPE, x._device, x, dtype=dtype)
 
 
 # -- questions about dtypes ---------------------------------------------------------------------

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._core.array import Array
-from .._core.dtypes import COMPLEX_OF, DEFAULT_FLOAT, REAL_OF, DType, check_dtype
+from .._core.capabilities import capabilities, check_dtype_on
+from .._core.dtypes import COMPLEX_OF, REAL_OF, DType, check_dtype
 from .._core.policies import COST_LIBRARY, NUMPY_QUIET
 from .._core.primitive import Primitive, bind
 from .._core.validation import (
@@ -199,13 +200,14 @@ def _frequencies(fname: str, n: Any, d: Any, dtype: Any, device: Any, real: bool
         raise TypeError(f"{fname}: d must be a real number, got {type(d).__name__}")
     if not math.isfinite(value) or value == 0:
         raise ValueError(f"{fname}: d (the sample spacing) must be a finite non-zero number, got {value}")
+    where = resolve_device(device, fname)
     if dtype is None:
-        dtype = DEFAULT_FLOAT
+        dtype = capabilities(where).default_float
     else:
-        dtype = check_dtype(dtype, fname)
+        dtype = check_dtype_on(where, check_dtype(dtype, fname), fname)
         check_category(dtype, fname, "real floating-point", "dtype")
     check_result_size((n // 2 + 1 if real else n,), dtype, fname)
-    return bind(_FREQ, resolve_device(device, fname), float(value), n=n, real=real, dtype=dtype)
+    return bind(_FREQ, where, float(value), n=n, real=real, dtype=dtype)
 
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: DType | None = None, device: Any = None) -> Array:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import dtypes as _dtypes
+from .._core.capabilities import capabilities
 from .._core.devices import Device, all_devices, as_device, current_device
 from .._core.dtypes import DType
 
@@ -21,18 +22,16 @@ class Info:
         return current_device()
 
     def default_dtypes(self, *, device: Device | None = None) -> dict[str, DType]:
-        _check_device(device, "default_dtypes")
-        return {
-            "real floating": _dtypes.DEFAULT_FLOAT,
-            "complex floating": _dtypes.DEFAULT_COMPLEX,
-            "integral": _dtypes.DEFAULT_INT,
-            "indexing": _dtypes.DEFAULT_INDEX,
-        }
+        """The default dtypes of `device` (None: the current default device): float64,
+        complex128 and int64 on CPUs and GPUs; float32, complex64 and int32 on TPUs."""
+        return capabilities(_check_device(device, "default_dtypes")).default_dtypes()
 
     def dtypes(self, *, device: Device | None = None, kind: Any = None) -> dict[str, DType]:
-        _check_device(device, "dtypes")
+        """The dtypes `device` (None: the current default device) holds, of `kind`: all the
+        standard's on CPUs and GPUs; on TPUs all but float64 and complex128."""
+        held = capabilities(_check_device(device, "dtypes")).dtypes
         if kind is None:
-            members: tuple[DType, ...] = _dtypes.ALL_DTYPES
+            members: tuple[DType, ...] = held
         else:
             kinds = kind if isinstance(kind, tuple) else (kind,)
             chosen: set[DType] = set()
@@ -43,7 +42,7 @@ class Info:
                     chosen.update(_dtypes.KINDS[k])
                 else:
                     raise ValueError(f"dtypes: unknown kind {k!r}")
-            members = tuple(d for d in _dtypes.ALL_DTYPES if d in chosen)
+            members = tuple(d for d in held if d in chosen)
         return {d.name: d for d in members}
 
     def devices(self) -> tuple[Device, ...]:
@@ -53,8 +52,8 @@ class Info:
         return tuple(all_devices())
 
 
-def _check_device(device: Any, fname: str) -> None:
-    as_device(device, fname)
+def _check_device(device: Any, fname: str) -> Device:
+    return as_device(device, fname, none=current_device())
 
 
 _INFO = Info()

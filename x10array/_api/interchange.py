@@ -6,6 +6,12 @@ through NumPy's exporter, a jax buffer (XLA kernels, accelerators) through jax's
 export is zero-copy when the consumer allows it. A zero-copy export marks the array
 `_shared`: the consumer sees the buffer, so a later write to the array copies first (value
 semantics). A lazy (pending) value is materialized first.
+
+DLPack has no device type for TPUs (nor has jax: its TPU arrays raise BufferError from
+`__dlpack_device__`). An array on a TPU (or on a CPU that declares a TPU's capabilities,
+X10ARRAY_CPU_PROFILE=tpu) exports through the host: `__dlpack_device__()` is
+(kDLCPU, 0), the device of the capsule it exports, and `__dlpack__()` hands out a host copy of
+the value; `copy=False` raises BufferError, as the standard asks where a copy is needed.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.backend import impl as backend_impl
+from .._core.capabilities import capabilities
 from .._core.devices import Device, DeviceKind, current_device, jax_devices
 
 __all__ = ["DLDeviceType", "dlpack_device", "dlpack_export", "device_from_dlpack"]
@@ -65,7 +72,14 @@ def _device_pair(x: Array) -> tuple[DLDeviceType, int]:
     raise BufferError(f"__dlpack_device__: DLPack has no device type for {device.kind.name} devices")
 
 
+def _via_host(x: Array) -> bool:
+    """Whether `x`'s device has no DLPack device type: its exports are host copies."""
+    return capabilities(x._device).dlpack_device_type is None
+
+
 def dlpack_device(x: Array) -> tuple[DLDeviceType, int]:
+    if _via_host(x):
+        return DLDeviceType.CPU, 0
     data = x._data
     if type(data) is np.ndarray:
         return DLDeviceType.CPU, 0
@@ -91,6 +105,14 @@ def dlpack_export(x: Array, stream: Any, max_version: Any, dl_device: Any, copy:
     ):
         raise TypeError(f"__dlpack__: max_version must be a (major, minor) tuple of ints, got {max_version!r}")
     here = dlpack_device(x)
+    if _via_host(x):
+        if copy is False:
+            raise BufferError(
+                f"__dlpack__: an array on {x._device!r} is exported as a copy in host memory (DLPack has no"
+                " device type for TPUs), but copy=False"
+            )
+        _export_to_host(here, dl_device, stream, True)
+        return _capsule(np.array(x._host(), copy=True), stream, max_version, True)[0]
     to_host = _export_to_host(here, dl_device, stream, copy)
     device = x._device
     if copy is None and not to_host and device.is_lazy and device.kind is DeviceKind.CPU and device.mesh is None:

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._core.array import Array
+from .._core.capabilities import check_supported
 from .._core.dtypes import DEFAULT_INT, REAL_OF, DType
 from .._core.policies import COST_LIBRARY, MATRIX_PRODUCTS, NUMPY_QUIET
 from .._core.primitive import Primitive, bind
@@ -289,12 +290,14 @@ def det(x: Array, /) -> Array:
 def eig(x: Array, /) -> EigResult:
     """Eigenvalues and right eigenvectors of general square matrices (complex results)."""
     _matrices(x, "eig", square=True)
+    check_supported(x._device, "eig")
     return EigResult(*bind(_EIG, x._device, x))
 
 
 def eigvals(x: Array, /) -> Array:
     """Eigenvalues of general square matrices (complex, of the precision of x)."""
     _matrices(x, "eigvals", square=True)
+    check_supported(x._device, "eigvals")
     return bind(_EIGVALS, x._device, x)
 
 

@@ -1,8 +1,12 @@
 """Linear algebra functions of the main namespace (matmul, matrix_transpose, tensordot, vecdot).
 
 The `linalg` extension re-exports these four (the same function objects). Products run at
-full precision on every backend: jax would otherwise be free to use reduced-precision passes
-(TF32, bf16) for float32 products on accelerators, which the standard's IEEE results exclude.
+full precision on every backend by default: XLA would otherwise be free to use
+reduced-precision passes (TF32 on GPUs, one bfloat16 pass on TPUs: about three correct
+digits) for float32 products. X10ARRAY_MATMUL_PRECISION=high or default trades that for
+speed in matmul, tensordot and vecdot (the `precision` parameter of their primitives, so
+programs of either precision are cached apart); linalg's decompositions always run at full
+precision.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from .._core import settings
 from .._core.array import Array
-from .._core.dtypes import CATEGORIES
+from .._core.dtypes import CATEGORIES, complex64, float32
 from .._core.policies import GRAPH_REWRITES, MATRIX_PRODUCTS
 from .._core.primitive import Aval, Primitive, bind
 from .._core.validation import (
@@ -32,17 +37,31 @@ from .manipulation import _PERMUTE_DIMS
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
-def precise(k: Any) -> Any:
-    """Context for kernels that multiply matrices: full float32 precision under jax."""
-    return k.jax.default_matmul_precision("highest") if k.is_jax else contextlib.nullcontext()
+def precise(k: Any, precision: str = "highest") -> Any:
+    """Context for kernels that multiply matrices: under jax, XLA's `precision` for float32
+    products (full float32 by default); nothing for NumPy."""
+    return k.jax.default_matmul_precision(precision) if k.is_jax else contextlib.nullcontext()
 
 
-def _matmul_kernel(k: Any, a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = (False, False)) -> Any:
+def matmul_precision() -> str:
+    """The precision of matmul, tensordot and vecdot: the X10ARRAY_MATMUL_PRECISION setting."""
+    return settings.get("X10ARRAY_MATMUL_PRECISION")
+
+
+def _matmul_kernel(
+    k: Any,
+    a: Any,
+    b: Any,
+    *,
+    dtype: Any,
+    transposed: tuple[bool, bool] = (False, False),
+    precision: str = "highest",
+) -> Any:
     # `transposed` (set by `_fold_transposes` only): operand i holds the 2-D transpose of the
     # matrix to multiply. Under jax the product contracts the stored axes (a dot_general): a
     # transpose feeding a dot is a copy in XLA's CPU code, 2-3x the product's time for X.T @ v.
     a, b = k.asarray(a, dtype=dtype.np), k.asarray(b, dtype=dtype.np)
-    with precise(k):
+    with precise(k, precision):
         if not k.is_jax or transposed == (False, False):
             return k.matmul(a.T if transposed[0] else a, b.T if transposed[1] else b)
         contract_a = 0 if transposed[0] else a.ndim - 1
@@ -74,25 +93,29 @@ def _fold_transposes(operands: Sequence[Any], producers: list[Any], params: dict
     return tuple(operands), {**params, "transposed": tuple(transposed)}
 
 
-def _tensordot_kernel(k: Any, a: Any, b: Any, *, axes: tuple[tuple[int, ...], tuple[int, ...]], dtype: Any) -> Any:
-    with precise(k):
+def _tensordot_kernel(
+    k: Any, a: Any, b: Any, *, axes: tuple[tuple[int, ...], tuple[int, ...]], dtype: Any, precision: str = "highest"
+) -> Any:
+    with precise(k, precision):
         return k.asarray(
             k.tensordot(k.asarray(a, dtype=dtype.np), k.asarray(b, dtype=dtype.np), axes=axes), dtype=dtype.np
         )
 
 
-def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any) -> Any:
+def _vecdot_kernel(k: Any, a: Any, b: Any, *, axis: int, dtype: Any, precision: str = "highest") -> Any:
     # `axis` is negative and the public layer has checked that the two sizes along it agree;
     # the other axes broadcast. conj(a) . b as a batch of (1, n) @ (n, 1) products.
     a = k.moveaxis(k.asarray(a, dtype=dtype.np), axis, -1)
     b = k.moveaxis(k.asarray(b, dtype=dtype.np), axis, -1)
     if dtype.kind == "complex":
         a = k.conj(a)
-    with precise(k):
+    with precise(k, precision):
         return k.matmul(a[..., None, :], b[..., :, None])[..., 0, 0]
 
 
-def _matmul_rule(a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = (False, False)) -> Aval:
+def _matmul_rule(
+    a: Any, b: Any, *, dtype: Any, transposed: tuple[bool, bool] = (False, False), precision: str = "highest"
+) -> Aval:
     sa = tuple(a.shape[::-1]) if transposed[0] else tuple(a.shape)
     sb = tuple(b.shape[::-1]) if transposed[1] else tuple(b.shape)
     if len(sa) == 1 and len(sb) == 1:
@@ -112,7 +135,18 @@ GRAPH_REWRITES.register(_MATMUL, _fold_transposes, reads=(_MATRIX_TRANSPOSE, _PE
 _TENSORDOT = Primitive("tensordot", _tensordot_kernel)
 _NUMERIC = CATEGORIES["numeric"]
 _VECDOT = Primitive("vecdot", _vecdot_kernel)
+_REDUCIBLE = (float32, complex64)  # the dtypes whose products XLA may run at reduced precision
 MATRIX_PRODUCTS.add(_MATMUL, _TENSORDOT, _VECDOT)
+
+
+def _precision(dtype: Any) -> dict[str, str]:
+    """The `precision` parameter of a product: none at the default, full precision (so a
+    graph's key and every program are as they were), else the setting's value; only float32
+    and complex64 products have a choice (integers are exact, float64 is never reduced)."""
+    precision = matmul_precision()
+    if precision == "highest" or dtype not in _REDUCIBLE:
+        return {}
+    return {"precision": precision}
 
 
 def _two_arrays(fname: str, x1: Any, x2: Any) -> tuple[Array, Array, Any, Any]:
@@ -145,7 +179,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         raise ValueError(f"matmul: shapes {s1} and {s2} are not aligned: {inner1} (dim -1 of x1) != {inner2}")
     if len(s1) > 2 or len(s2) > 2:
         broadcast_shapes(s1[:-2], s2[:-2], fname="matmul")
-    return bind(_MATMUL, device, a, b, dtype=dtype)
+    return bind(_MATMUL, device, a, b, dtype=dtype, **_precision(dtype))
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -202,7 +236,7 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
                 f"tensordot: contracted axes have different sizes: axis {i} of x1 ({a.shape[i]})"
                 f" and axis {j} of x2 ({b.shape[j]})"
             )
-    return bind(_TENSORDOT, device, a, b, axes=(ax1, ax2), dtype=dtype)
+    return bind(_TENSORDOT, device, a, b, axes=(ax1, ax2), dtype=dtype, **_precision(dtype))
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
@@ -219,4 +253,4 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     rest1 = a.shape[:axis] + a.shape[axis:][1:]
     rest2 = b.shape[:axis] + b.shape[axis:][1:]
     broadcast_shapes(rest1, rest2, fname="vecdot")
-    return bind(_VECDOT, device, a, b, axis=axis, dtype=dtype)
+    return bind(_VECDOT, device, a, b, axis=axis, dtype=dtype, **_precision(dtype))

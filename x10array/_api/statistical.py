@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from .._core.array import Array
-from .._core.dtypes import CATEGORIES, DType, check_dtype, int64, uint64
+from .._core.capabilities import capabilities, check_dtype_on
+from .._core.dtypes import CATEGORIES, DType, check_dtype, int64, uint32, uint64
 from .._core.kernels import NUMPY
 from .._core.policies import INTERPRETER_BLOCK_SUMS, NUMPY_QUIET
 from .._core.primitive import Aval, Primitive, bind
@@ -219,8 +220,14 @@ def _accumulation_dtype(fname: str, x: Array, dtype: Any) -> DType:
     """The result dtype of sum/prod/cumulative_*: `dtype`, or the standard's default."""
     if dtype is None:
         kind = x._dtype.kind
-        return int64 if kind == "signed" else uint64 if kind == "unsigned" else x._dtype
-    dtype = check_dtype(dtype, fname)
+        if kind not in ("signed", "unsigned"):
+            return x._dtype
+        # the device's default integer (its unsigned twin for unsigned input), or x's own if wider
+        wide = capabilities(x._device).default_int
+        if kind == "unsigned":
+            wide = uint64 if wide is int64 else uint32
+        return wide if wide.bits >= x._dtype.bits else x._dtype
+    dtype = check_dtype_on(x._device, check_dtype(dtype, fname), fname)
     if dtype not in CATEGORIES["numeric"]:
         raise TypeError(f"{fname}: dtype must be a numeric dtype, got {dtype.name}")
     if x._dtype.kind == "complex" and dtype.kind != "complex":

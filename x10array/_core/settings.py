@@ -257,6 +257,19 @@ SETTINGS: dict[str, Setting] = _declare(
         " the launcher is gone (0: not started by it)", minimum=0,
     ),
     Setting(
+        "X10ARRAY_MATMUL_PRECISION", "choice", "highest",
+        "precision of float32 (and complex64) matmul, tensordot and vecdot under XLA: `highest` (float32 products,"
+        " IEEE-like), `high` or `default` (the device's fastest: on a TPU one bfloat16 pass, about 3 correct"
+        " digits); on a CPU all three give the same results",
+        choices=("highest", "high", "default"),
+    ),
+    Setting(
+        "X10ARRAY_CPU_PROFILE", "choice", "cpu",
+        "the capabilities CPU devices declare: a CPU's, or a TPU's (default dtypes float32/int32, no float64 or"
+        " complex128, DLPack exports as host copies), so a TPU's rules run on a machine without one (tests)",
+        choices=("cpu", "tpu"),
+    ),
+    Setting(
         "X10ARRAY_CONV_LOWERING", "choice", "conv",
         "how `nn.functional.conv2d` lowers to XLA: XLA's convolution (compiles 2.6x faster; benchmarks/README.md)"
         " or patches + matmul",

@@ -14,9 +14,10 @@ import numpy as np
 
 from . import settings
 from .array import Array
+from .capabilities import capabilities
 from .convert import cast, transfer
 from .devices import Device
-from .dtypes import CATEGORIES, COMPLEX_OF, DEFAULT_COMPLEX, DEFAULT_FLOAT, DEFAULT_INT, KIND_RANK, DType, promote
+from .dtypes import CATEGORIES, COMPLEX_OF, KIND_RANK, DType, promote
 
 _SCALAR_TYPES = (bool, int, float, complex)
 _INT_BOUNDS = {
@@ -169,7 +170,7 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
             if isinstance(x2, np.ndarray):
                 raise TypeError(numpy_mixing(fname, x1))
             raise OperandTypeError(f"{fname}: x2 must be an array or a Python scalar, got {type(x2).__name__}")
-        scalar, dtype = _with_scalar(fname, x1._dtype, scalar, allowed, category)
+        scalar, dtype = _with_scalar(fname, x1._dtype, scalar, allowed, category, x1._device)
         return cast(x1, dtype) if _cast_needed(x1._dtype, dtype) else x1, scalar, dtype, x1._device
     if type(x2) is Array:
         scalar = normalize_scalar(x1)
@@ -177,7 +178,7 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
             if isinstance(x1, np.ndarray):
                 raise TypeError(numpy_mixing(fname, x2))
             raise OperandTypeError(f"{fname}: x1 must be an array or a Python scalar, got {type(x1).__name__}")
-        scalar, dtype = _with_scalar(fname, x2._dtype, scalar, allowed, category)
+        scalar, dtype = _with_scalar(fname, x2._dtype, scalar, allowed, category, x2._device)
         return scalar, cast(x2, dtype) if _cast_needed(x2._dtype, dtype) else x2, dtype, x2._device
     raise OperandTypeError(
         f"{fname}: at least one argument must be an x10array array, got {type(x1).__name__} and {type(x2).__name__}"
@@ -202,9 +203,12 @@ def _device_text(device: Device) -> str:
     return f"'{device.kind.value}:{device.ordinal}:{device.backend.value}'"
 
 
-def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType], category: str) -> tuple[Any, DType]:
-    """The checked scalar and the result dtype of an array of `dtype` with a Python scalar."""
-    mixed = _mixed_scalar(scalar, dtype)
+def _with_scalar(
+    fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType], category: str, device: Device
+) -> tuple[Any, DType]:
+    """The checked scalar and the result dtype of an array of `dtype` (on `device`) with a
+    Python scalar."""
+    mixed = _mixed_scalar(scalar, dtype, device)
     if mixed is not None and mixed[1] in allowed:
         scalar, dtype = mixed
     elif dtype not in allowed:
@@ -222,29 +226,25 @@ def _with_scalar(fname: str, dtype: DType, scalar: Any, allowed: frozenset[DType
 
 
 # The mixed-kind rule for Python scalars: a scalar of a higher kind than the array's makes the
-# result the namespace's default dtype of its kind (as NumPy and JAX with 64-bit types do).
-_SCALAR_KINDS: dict[type, tuple[int, DType | None]] = {
-    bool: (0, None), int: (1, DEFAULT_INT), float: (2, DEFAULT_FLOAT), complex: (3, DEFAULT_COMPLEX),
-}  # fmt: skip
+# result the device's default dtype of its kind (as NumPy and JAX do): the kind's rank here.
+_SCALAR_KINDS: dict[type, int] = {bool: 0, int: 1, float: 2, complex: 3}
 
 
-def _mixed_scalar(scalar: Any, dtype: DType) -> tuple[Any, DType] | None:
+def _mixed_scalar(scalar: Any, dtype: DType, device: Device) -> tuple[Any, DType] | None:
     """(the scalar as a Python value of the result's kind, the result dtype) where a Python
     scalar and an array of `dtype` are of different kinds and the mixed-kind rule applies;
     None where the standard's scalar rules apply (or X10ARRAY_STRICT_PROMOTION is set)."""
     rank = KIND_RANK[dtype.kind]
-    entry = _SCALAR_KINDS.get(type(scalar))
-    if entry is None:
+    scalar_rank = _SCALAR_KINDS.get(type(scalar))
+    if scalar_rank is None:
         return None
-    scalar_rank, default = entry
     if scalar_rank == rank or (scalar_rank == 1 and rank >= 2) or (scalar_rank == 3 and rank == 2):
         return None  # the standard's own rules: an int with a float array, a complex with a real one
     if settings.get("X10ARRAY_STRICT_PROMOTION"):
         return None  # check_scalar refuses it
     if scalar_rank < rank:  # a bool with a numeric array: the array's dtype, the value converted
         return (1 if scalar else 0) if rank == 1 else float(scalar) if rank == 2 else complex(scalar), dtype
-    assert default is not None
-    return scalar, default
+    return scalar, capabilities(device).default_for(type(scalar))
 
 
 def normalize_axis(axis: Any, ndim: int, fname: str, arg: str = "axis") -> int:
