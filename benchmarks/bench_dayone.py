@@ -122,16 +122,24 @@ def lstsq_loss(ns: Any, w: Any, X: Any, y: Any) -> Any:
 class Runner:
     """Builds and times each workload in one mode of one process."""
 
-    def __init__(self, quick: bool) -> None:
+    def __init__(self, quick: bool, float_dtype: str = "float64", devices: tuple[Any, Any] | None = None) -> None:
+        """`float_dtype`: the dtype of every floating-point input; `devices`: x10array's (eager,
+        lazy) devices (default: the CPU's); bench_accelerator.py passes float32 and the default ones."""
         import numpy as np
 
         self.np = np
         self.sizes = Sizes(quick)
+        self.float_dtype = float_dtype
+        self.devices = devices
         self.rng = np.random.default_rng(0)
         self._cache: dict[tuple[str, str], Callable[[], Any] | None] = {}
 
     # data, made once per workload (the same for every mode)
     def data(self, name: str) -> dict[str, Any]:
+        d = self._data(name)
+        return {k: v.astype(self.float_dtype) if v.dtype == self.np.float64 else v for k, v in d.items()}
+
+    def _data(self, name: str) -> dict[str, Any]:
         np, s = self.np, self.sizes
         rng = np.random.default_rng(WORKLOADS.index("lstsq_adam" if name == "lstsq_compile" else name))
         if name.startswith("stencil"):
@@ -198,7 +206,7 @@ class Runner:
     def _x10(self, name: str, d: dict[str, Any], lazy: bool) -> Callable[[], Any] | None:
         import x10array as xp
 
-        dev = xp.Device("cpu", 0, "xla" if lazy else "eager")
+        dev = self.devices[lazy] if self.devices else xp.Device("cpu", 0, "xla" if lazy else "eager")
         s = self.sizes
         if name.startswith("stencil"):
             barrier = xp.lazy_barrier if name == "stencil_barrier" else None
@@ -220,7 +228,7 @@ class Runner:
 
             def fit() -> float:
                 opt = Adam(learning_rate=0.05)
-                w = xp.zeros(X.shape[1], dtype=xp.float64, device=dev)
+                w = xp.zeros(X.shape[1], dtype=getattr(xp, self.float_dtype), device=dev)
                 state = opt.init(w)
                 for _ in range(steps):
                     _, g = grad(w)
@@ -244,7 +252,7 @@ class Runner:
                 return opt.update(w, g, state)
 
             def fit_compiled() -> float:
-                w = xp.zeros(X.shape[1], dtype=xp.float64, device=dev)
+                w = xp.zeros(X.shape[1], dtype=getattr(xp, self.float_dtype), device=dev)
                 state = opt.init(w)
                 for _ in range(steps):
                     w, state = adam_step(w, state, X, y)

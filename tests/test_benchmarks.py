@@ -3,6 +3,8 @@ benchmarks/README.md). (`bench_soak.py`'s smoke run is in test_caches.py.)"""
 
 from __future__ import annotations
 
+import re
+
 from _util import ROOT, run_benchmark
 
 
@@ -21,6 +23,50 @@ def test_dayone_benchmark_quick_run():
         captured = counters.split(f"{name}:", 1)[1].split(";", 1)[0]
         assert "captured_replays" in captured and "capture_fallbacks" not in captured, captured
     assert "x10array.compile" not in proc.stderr, proc.stderr[-3000:]  # no fallback warning
+
+
+def test_accelerator_benchmark_quick_run(tmp_path):
+    """`bench_accelerator.py --quick` on the default jax platform (here the CPU): a row for every
+    workload, each with a finite positive figure in every mode it runs and its ratios, and the
+    run's jax version, platform and date in the header and in the JSON it writes. (`--cold`: its
+    compile caches in a temporary directory, not the user's.)"""
+    import json
+    import math
+
+    out = tmp_path / "figures.json"
+    proc = run_benchmark("bench_accelerator.py", "--quick", "--cold", "--json", str(out))
+    figures = json.loads(out.read_text())
+    env = figures["environment"]
+    assert env["platform"] and env["device_kind"] and re.fullmatch(r"\d+\.\d+\.\d+.*", env["jax"]), env
+    header = proc.stdout.split("| row |", 1)[0]
+    assert f"jax {env['jax']}, platform {env['platform']}" in header and env["date"] in header, header
+    modes = {
+        "heat stencil, barrier per step": "eager lazy jit jnp",
+        "the same, jax.jit step not waited for": "lazy jit",
+        "Monte-Carlo": "eager lazy jit jnp",
+        "k-means": "eager lazy jit jnp",
+        "least squares": "eager lazy jit jnp",
+        "add, 100 float32": "eager jnp",
+        "exp, 100 float32": "eager jnp",
+        "MNIST LeNet-5, first epoch": "lazy jit",
+        "MNIST LeNet-5, steady epoch": "lazy jit",
+    }
+    columns = {"eager": 2, "lazy": 3, "jit": 4, "jnp": 5}
+    ratios = {"lazy/eager": ("lazy", "eager"), "lazy/jax.jit": ("lazy", "jit"), "eager/jax.numpy": ("eager", "jnp")}
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| row |")]
+    assert len(rows) == len(modes), proc.stdout
+    for (start, expected), row in zip(modes.items(), rows):
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        assert cells[0].startswith(start), (start, row)
+        ran = set(expected.split())
+        for mode, i in columns.items():
+            assert bool(cells[i]) == (mode in ran), (mode, row)
+        for k, (a, b) in enumerate(ratios.values()):
+            assert bool(cells[6 + k]) == (a in ran and b in ran), row
+        numbers = [float(c) for c in cells[2:] if c]
+        assert numbers and all(math.isfinite(v) and v > 0 for v in numbers), row
+    for r in figures["rows"].values():
+        assert all(math.isfinite(v) and v > 0 for v in [*r["median_seconds"].values(), *r["ratios"].values()]), r
 
 
 def test_profile_dayone_quick_run():
