@@ -706,7 +706,7 @@ _pow_general = _binary("pow", "numeric", _pow, passes_bits=True)
 # the same on every device and tier (`x ** 2` is `x * x`, `x ** 3` is `(x * x) * x`, `x ** 4`
 # is `(x * x) * (x * x)`), as jax lowers a static integer exponent. The exponent picks the
 # computation, so it is part of the graph (of its key), not a runtime input that a compiled
-# program raises to with a generic `power` (issue 26: 80 ms against 10 ms for the Monte-Carlo
+# program raises to with a generic `power` (several times slower for the Monte-Carlo
 # reductions over 1e6 points). Bits: each product rounded (x * x is the correctly rounded
 # square, as pow's; n = 3, 4 within 1.5 ulp of the exact power), the special values of the
 # standard's pow (zeros and their signs, infinities, NaN) alike, and integers wrap as pow's do.
