@@ -271,7 +271,7 @@ def test_mnist_plot_without_matplotlib_fails_before_training(tmp_path: Path) -> 
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
-    assert '--plot needs matplotlib: pip install "x10array[plot]"' in out.stderr
+    assert '--plot needs matplotlib: pip install -e ".[plot]"' in out.stderr
     assert "Training" not in out.stdout
 
 
