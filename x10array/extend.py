@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,10 @@ from ._core.pytree import tree_leaves_with_paths as tree_leaves_with_paths
 from ._core.pytree import tree_map as tree_map
 from ._core.pytree import tree_unflatten as tree_unflatten
 from ._core.validation import common_device as _common_device
+
+# `settings` is a module of its own: `import x10array.extend.settings` finds it here, as
+# `from x10array.extend import settings` does (extend is a module, not a package)
+sys.modules[__name__ + ".settings"] = settings
 
 __all__ = [
     "settings",
