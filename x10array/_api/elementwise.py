@@ -28,7 +28,14 @@ from .._core.policies import (
     XLA_HOST_KERNELS,
 )
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
-from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
+from .._core.validation import (
+    OperandTypeError,
+    binary_operands,
+    broadcast_shapes,
+    common_device,
+    not_an_array,
+    wrong_dtype,
+)
 from .indexing import Alias, Transform, index_view
 
 __all__ = [
@@ -71,9 +78,9 @@ def _unary(
 
     def function(x: Array, /) -> Array:
         if type(x) is not Array:
-            raise TypeError(f"{name}: x must be an x10array array, got {type(x).__name__}")
+            raise TypeError(not_an_array(name, "x", x))
         if x._dtype not in allowed:
-            raise TypeError(f"{name}: x must have a {category} dtype, got {x._dtype.name}")
+            raise TypeError(wrong_dtype(name, "x", category, x._dtype))
         return bind(prim, x._device, x)
 
     function.__name__ = function.__qualname__ = name
@@ -1789,9 +1796,9 @@ NUMPY_QUIET.add(_CLIP)
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - the standard's names
     """Clamp each element of `x` to [min, max]; bounds are arrays or Python scalars."""
     if type(x) is not Array:
-        raise TypeError(f"clip: x must be an x10array array, got {type(x).__name__}")
+        raise TypeError(not_an_array("clip", "x", x))
     if x._dtype not in CATEGORIES["real numeric"]:
-        raise TypeError(f"clip: x must have a real numeric dtype, got {x._dtype.name}")
+        raise TypeError(wrong_dtype("clip", "x", "real numeric", x._dtype))
     bounds = []
     for arg, bound in (("min", min), ("max", max)):
         if bound is not None:
