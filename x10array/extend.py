@@ -65,8 +65,8 @@ from ._core.devices import Device as _Device
 from ._core.dtypes import KINDS as _KINDS
 from ._core.dtypes import DType as _DType
 from ._core.primitive import OP_TABLE as _OP_TABLE
-from ._core.primitive import Aval as ShapeDtype
 from ._core.primitive import Primitive as _Primitive
+from ._core.primitive import ShapeDtype as ShapeDtype
 from ._core.primitive import bind as _bind
 from ._core.pytree import tree_flatten as tree_flatten
 from ._core.pytree import tree_leaves_with_paths as tree_leaves_with_paths

@@ -111,11 +111,15 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-class Aval(NamedTuple):
-    """What a shape/dtype `rule` returns: a result's shape and NumPy dtype."""
+class ShapeDtype(NamedTuple):
+    """What a shape/dtype `rule` returns: a result's shape and NumPy dtype
+    (`x10array.extend.ShapeDtype`; `Aval`, an abstract value, inside the library)."""
 
     shape: tuple[int, ...]
     dtype: Any
+
+
+Aval = ShapeDtype
 
 
 def same_as_first(x: Any, *operands: Any, **params: Any) -> Any:
