@@ -112,14 +112,13 @@ class Primitive:
 
 
 class ShapeDtype(NamedTuple):
-    """What a shape/dtype `rule` returns: a result's shape and NumPy dtype
-    (`x10array.extend.ShapeDtype`; `Aval`, an abstract value, inside the library)."""
+    """What a shape/dtype `rule` returns: a result's shape and NumPy dtype."""
 
     shape: tuple[int, ...]
     dtype: Any
 
 
-Aval = ShapeDtype
+Aval = ShapeDtype  # (the library's own name: an abstract value; public as x10array.extend.ShapeDtype)
 
 
 def same_as_first(x: Any, *operands: Any, **params: Any) -> Any:
