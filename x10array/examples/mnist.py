@@ -295,7 +295,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--quick", action="store_true",
         help=f"one epoch of at most {QUICK_BATCHES} batches on each device, a minute or two instead of the full"
-        " demo's quarter of an hour on a small CPU (sets --epochs 1 and --max-batches)",
+        " demo's quarter of an hour on a small CPU; sets --epochs 1 and --max-batches (default: %(default)s)",
     )  # fmt: skip
     return p
 
