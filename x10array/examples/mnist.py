@@ -10,7 +10,7 @@ it runs op by op (eager) or as one compiled XLA program per step (lazy, with a b
 each optimizer update and after each evaluation batch).
 
 The full demo (5 epochs on each device) takes about 15 minutes on a small CPU: an eager epoch
-takes one to a few minutes there, a lazy one well under a minute. On a terminal a progress bar
+takes one to a few minutes there, a lazy one under a minute when idle. On a terminal a progress bar
 shows each epoch's batches; elsewhere (a log, a pipe) a line goes to stderr every tenth of an
 epoch, so a long run is never silent. (The bar and the lines are a dozen lines of this file:
 tqdm would do both, but would be a dependency of the library for its one demo.)
