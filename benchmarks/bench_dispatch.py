@@ -1,4 +1,4 @@
-"""Two costs below a day-one program's figures (issue 26, stop 51): NumPy's broadcast arithmetic
+"""Two costs below a day-one program's figures: NumPy's broadcast arithmetic
 against the NUMPY kernels' route, and jax's CPU dispatch of a compiled program.
 
 1. `route`: `numpy.subtract` against `kernels.NUMPY.subtract` (the eager device's and the lazy

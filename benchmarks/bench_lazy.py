@@ -4,7 +4,7 @@ Every figure is a ratio against a baseline measured in the same run:
 
 - record: microseconds to record one op on the lazy device (add, multiply, an add of a Python
   float, matmul, two getitems, a reshape), against jax's own op-by-op dispatch (`jnp.add` on
-  committed arrays); target <= 1.0 us for add (issue 15); and the host's time recording a whole
+  committed arrays); target <= 1.0 us for add; and the host's time recording a whole
   MLP step and LeNet training step (autodiff included), per step and per recorded operation;
 - chain: 8 elementwise ops on 1e7 float32, x10array lazy (record + barrier + wait) against the
   same chain hand-written under `jax.jit`, and NumPy; target lazy <= 1.1x jax.jit;

@@ -10,7 +10,7 @@ Measured in one run, steady state (median of timed steps after warm-up):
 
 Reported as ms per step and ratios, and the host's time per step when it does not wait (what
 recording, or a replay's dispatch, costs); the lazy step's compile count is printed.
-Targets (issue 4): lazy <= 1.1x jax.jit (either form). Stretch: lazy <= 1.0x PyTorch eager,
+Targets: lazy <= 1.1x jax.jit (either form). Stretch: lazy <= 1.0x PyTorch eager,
 eager <= 1.5x PyTorch eager.
 
 Run: python benchmarks/bench_lenet.py [--steps 30]

@@ -1,4 +1,4 @@
-"""One MNIST epoch of the seed's demo on the lazy device against the hand-written `jax.jit` loop.
+"""One MNIST epoch of the MNIST demo on the lazy device against the hand-written `jax.jit` loop.
 
 Issue 15's target: the demo's lazy epoch (`python -m x10array.examples.mnist --device xla
 --epochs 1`, whose train and eval steps are captured with `x10array.compile`) takes at most

@@ -1,4 +1,4 @@
-"""Single operations and writes on large arrays, read at once: eager against lazy (issue 26).
+"""Single operations and writes on large arrays, read at once: eager against lazy.
 
 The day-one programs (bench_dayone.py) read small results; code written the NumPy way also
 reads large ones at once (`numpy.asarray(a + 1.0)`, a DLPack export to SciPy) and writes an

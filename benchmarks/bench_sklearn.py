@@ -10,7 +10,7 @@ steps) is reported beside them. For each, on each device:
 
 It prints wall times, the lazy/eager ratios, and the lazy backend's counters for each fit
 (compiles, compiled-program cache hits, interpreted graphs, graph breaks, reads back to the
-host). Targets (issue 15, part 3): lazy first fit at most 2x eager, lazy repeated fit at most
+host). Targets: lazy first fit at most 2x eager, lazy repeated fit at most
 1.0x eager, for all four estimators.
 
 `--clock cpu` measures the process's CPU time (`time.process_time`, every thread of the

@@ -1,4 +1,4 @@
-"""Long runs: nothing grows without bound (issue 11, section 4; issue 13, section 6).
+"""Long runs: nothing grows without bound.
 
 Three phases per device, RSS sampled at intervals (after `gc.collect()` and glibc's
 `malloc_trim`):

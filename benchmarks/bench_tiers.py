@@ -1,4 +1,4 @@
-"""The tier decision's compile estimate against measured compile times (issue 26).
+"""The tier decision's compile estimate against measured compile times.
 
 The lazy device interprets a graph until interpreting it has cost X10ARRAY_COMPILE_PAYBACK
 times its estimated compile (program._CostModel.compile_seconds, from the graph's operations

@@ -1,4 +1,4 @@
-"""Where a day-one program's lazy-only host time goes (issue 26, lane `breaks`): a profile, not
+"""Where a day-one program's lazy-only host time goes: a profile, not
 a benchmark.
 
 For each workload of bench_dayone.py named (default: k-means and scikit-learn), in one process:

@@ -1,4 +1,4 @@
-"""The interpreter's own cost per step on the day-one graphs (issue 26, lane `interp`): a
+"""The interpreter's own cost per step on the day-one graphs: a
 profile, not a benchmark.
 
 Runs bench_dayone's workloads (default: k-means and scikit-learn) a few times on the lazy

@@ -409,6 +409,34 @@ def test_the_users_pages_call_no_private_api() -> None:
         assert not private, f"{page.relative_to(ROOT)} names private API: {private}"
 
 
+def test_no_public_class_reads_as_an_alias_of_a_private_name() -> None:
+    """`x10array.extend.ShapeDtype` read "alias of Aval" in the reference (Sphinx shows a class
+    bound under another name as an alias, not with its docstring). Every public class of every
+    module is defined under its public name, or under another public name of the same module."""
+    aliases = []
+    for name, module, _, _ in apiref.importable():
+        names = set(apiref.public_names(module))
+        for public in names:
+            obj = getattr(module, public)
+            if isinstance(obj, type) and obj.__name__ != public and obj.__name__ not in names:
+                aliases.append(f"{name}.{public} is {obj.__module__}.{obj.__qualname__}")
+    assert not aliases, aliases
+
+
+def test_the_pages_call_only_methods_that_arrays_have() -> None:
+    """eager-and-lazy.md and troubleshooting.md spoke of `x.tolist()` and `x.item()`, which an
+    x10array array does not have (the standard's Array has neither). Every `x.name(` of README.md
+    and docs/, `x` an array's usual name, is an attribute of `Array`."""
+    import x10array
+
+    wrong = []
+    for page in _pages():
+        for name in re.findall(r"`(?:x|y|z|a|u|v|w)\.([a-z_]\w*)\(", page.read_text()):
+            if not hasattr(x10array.Array, name):
+                wrong.append(f"{page.relative_to(ROOT)}: x.{name}()")
+    assert not wrong, wrong
+
+
 @pytest.mark.parametrize("name", ["compile", "lazy_barrier", "metrics", "transfer_guard"])
 def test_the_reference_pages_of_the_lazy_tools_have_examples_that_run(name: str) -> None:
     """Issue 28: `x10array.compile`'s page was one sentence. These four have an example (a reST

@@ -541,3 +541,16 @@ def test_a_treedef_made_into_one_function_unflattens_as_unflatten():
         and children[1] is dense.weight
         and aux == (("bias", "weight"), (("activation", "relu"),))
     )
+
+
+def test_settings_imports_as_a_module_of_extend():
+    """The README presents `x10array.extend.settings` as a module: `import x10array.extend.settings`
+    raised ModuleNotFoundError ('x10array.extend' is not a package) while `from x10array.extend
+    import settings` worked. Both give the one settings module."""
+    import importlib
+
+    module = importlib.import_module("x10array.extend.settings")
+    assert module is extend.settings
+    assert module.get("X10ARRAY_CONV_LOWERING") in ("conv", "im2col")
+    with module.override(X10ARRAY_CONV_LOWERING="im2col"):
+        assert extend.settings.get("X10ARRAY_CONV_LOWERING") == "im2col"

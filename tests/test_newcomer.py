@@ -83,6 +83,25 @@ case("x-iadd-numpy", TypeError, "add", lambda d: f64(d, (3,)).__iadd__(np.ones(3
 case("add-function-numpy", TypeError, "add", lambda d: xp.add(np.ones(3), f64(d, (3,))), _MIX)
 case("numpy-0d-plus-x", TypeError, "add", lambda d: np.ones(()) + f64(d, (3,)), _MIX)
 
+# A list where an array is wanted, and an integer array where a float one is: the message names
+# the call that fixes it.
+_ASARRAY = r"got list \(use xp\.asarray to make one\)"
+case("sin-list", TypeError, "sin", lambda d: xp.sin([1.0, 2.0]), _ASARRAY)
+case("mean-list", TypeError, "mean", lambda d: xp.mean([1.0, 2.0]), _ASARRAY)
+case("clip-list", TypeError, "clip", lambda d: xp.clip([1.0], 0.0, 1.0), _ASARRAY)
+_ASTYPE = r"got int64; convert it with xp\.astype\(x, xp\.float64\)"
+case("sin-int", TypeError, "sin", lambda d: xp.sin(xp.asarray([1, 2], device=d)), _ASTYPE)
+case("mean-int", TypeError, "mean", lambda d: xp.mean(xp.asarray([1, 2], device=d)), _ASTYPE)
+case("inv-int", TypeError, "inv", lambda d: xp.linalg.inv(xp.eye(2, dtype=xp.int64, device=d)), _ASTYPE)
+case(
+    "atan2-int", TypeError, "atan2", lambda d: xp.atan2(*[xp.asarray([1, 2], device=d)] * 2),
+    r"got int64; convert them with xp\.astype\(x, xp\.float64\)",
+)  # fmt: skip
+case(
+    "bitwise_and-float", TypeError, "bitwise_and", lambda d: xp.bitwise_and(*[f64(d)] * 2),
+    r"must have integer or boolean dtypes, got float64$",  # no exact conversion to name
+)  # fmt: skip
+
 
 def _jax_bfloat16() -> Any:
     import jax.numpy as jnp
@@ -271,7 +290,7 @@ def test_mnist_plot_without_matplotlib_fails_before_training(tmp_path: Path) -> 
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
-    assert '--plot needs matplotlib: pip install "x10array[plot]"' in out.stderr
+    assert '--plot needs matplotlib: pip install -e ".[plot]"' in out.stderr
     assert "Training" not in out.stdout
 
 

@@ -280,6 +280,26 @@ def test_metrics_report_shows_the_top_sites_only() -> None:
     assert f"{3} more call sites" in xp.metrics_report()
 
 
+def test_metrics_report_notes_a_line_that_reads_at_every_step() -> None:
+    """Reading a lazy value at every step is correct but slow, and nothing says so unless the
+    transfer guard is set: metrics_report() names a line that read READS_NOTED values or more,
+    and what to do; a line that read fewer gets no note."""
+    from x10array._core import metrics
+
+    x = xp.ones(4, device=LAZY)
+    hot = _line() + 2
+    for _ in range(metrics.READS_NOTED):
+        float(xp.sum(x * 2.0))
+    cold = _line() + 1
+    float(xp.sum(x))
+    report = xp.metrics_report()
+    assert f"note: {HERE}:{hot} read lazy values {metrics.READS_NOTED} times (float())" in report, report
+    assert "x10array.compile" in report and f"{HERE}:{cold} read" not in report
+    assert _sites()[0][:2] == (HERE, hot)  # the call-site table still parses
+    xp.reset_metrics()
+    assert "note:" not in xp.metrics_report()
+
+
 def test_eager_reads_are_not_counted() -> None:
     s, _, v = _operands(EAGER)
     float(s)

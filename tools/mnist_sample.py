@@ -71,8 +71,9 @@ def render(command: str, machine: str, output: str) -> str:
     e_s, x_s = mean(eager[later], "seconds"), mean(xla[later], "seconds")
     summary = (
         f"After the first epoch an eager epoch took {e_s:.1f} s on average and a lazy one {x_s:.1f} s"
-        f" ({e_s / x_s:.1f} times faster on this machine at this load: the ratio moves with the load, see"
-        f" benchmarks/README.md for idle step times); the host's CPU time per training step was"
+        f" ({e_s / x_s:.1f} times faster in this run only: the ratio depends on the CPU and on its load, which"
+        f" slows the eager epochs most; benchmarks/README.md gives step times on idle machines);"
+        f" the host's CPU time per training step was"
         f" {mean(eager[later], 'host_ms_per_step'):.2f} ms eager and {mean(xla[later], 'host_ms_per_step'):.2f} ms"
         f" lazy, where the host only dispatches the replay of the captured step while XLA runs the one"
         f" before it. The final test accuracies: {100 * eager[-1]['test_accuracy']:.2f}% eager,"

@@ -7,8 +7,13 @@
 The file is in the safetensors format (https://huggingface.co/docs/safetensors): an 8-byte
 little-endian header length, a JSON header naming each tensor's dtype, shape and byte range,
 then the raw little-endian bytes. PyTorch, JAX/Flax, NumPy and Hugging Face tools read it, and
-this module reads theirs. It is written here (no dependency); the tests check it against the
-`safetensors` package in both directions.
+this module reads theirs. It is written here on purpose: the format is an 8-byte length, a
+JSON header and raw bytes (a few dozen lines to write and check), x10array depends on NumPy and
+jax alone, and with the package this module would still lay out complex128 and the tree's
+Python scalars itself (the format has no complex128, and only string metadata: below).
+To keep the two formats one, the tests check this module's files
+against the `safetensors` package, and the package's files against this module, in both
+directions (tests/test_checkpoint.py).
 
 Keys name the path of each array in the tree, joined by dots: dict keys, list and tuple
 indices, and the attribute names of `nn.Module` objects (`model.layers.0.filter`,

@@ -7,6 +7,15 @@
 
 Images are float32 NHWC in [0, 1], labels int32. Every header is checked against the file's
 real size before anything large is allocated.
+
+Why hand-written, not pooch and tqdm: x10array depends on NumPy and jax alone, and one dataset
+needs little of them. The download is a loop over fixed mirrors with a pinned SHA-256 per file,
+written to a temporary file and renamed (an interrupted download leaves nothing), and a
+directory the user names is only read, never a download target, so a wrong path is reported
+as missing files rather than fetched into; pooch does most of this but not the IDX header
+checks, and would be a dependency for about a hundred lines. The progress line (on a
+terminal only) is a dozen lines where tqdm would be another dependency. Worth revisiting if
+more datasets come.
 """
 
 from __future__ import annotations

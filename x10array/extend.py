@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,14 +65,18 @@ from ._core.devices import Device as _Device
 from ._core.dtypes import KINDS as _KINDS
 from ._core.dtypes import DType as _DType
 from ._core.primitive import OP_TABLE as _OP_TABLE
-from ._core.primitive import Aval as ShapeDtype
 from ._core.primitive import Primitive as _Primitive
+from ._core.primitive import ShapeDtype as ShapeDtype
 from ._core.primitive import bind as _bind
 from ._core.pytree import tree_flatten as tree_flatten
 from ._core.pytree import tree_leaves_with_paths as tree_leaves_with_paths
 from ._core.pytree import tree_map as tree_map
 from ._core.pytree import tree_unflatten as tree_unflatten
 from ._core.validation import common_device as _common_device
+
+# `settings` is a module of its own: `import x10array.extend.settings` finds it here, as
+# `from x10array.extend import settings` does (extend is a module, not a package)
+sys.modules[__name__ + ".settings"] = settings
 
 __all__ = [
     "settings",

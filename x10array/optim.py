@@ -5,8 +5,8 @@
     model, state = opt.update(model, grads, state)
 
 The state is a pytree of arrays on the parameters' device; `x10array.nn.to_device(state, d)`
-moves it with the model (the seed's `SGD(copying:to:)`). Python-number hyperparameters enter
-lazy graphs as inputs, so a learning-rate schedule does not recompile. Every number that
+moves it with the model (Swift for TensorFlow's `SGD(copying:to:)`). Python-number
+hyperparameters enter lazy graphs as inputs, so a learning-rate schedule does not recompile. Every number that
 changes from step to step is an array of the state (Adam's `step` and its powers
 `beta1_power`, `beta2_power`), never a Python int: under `x10array.compile` a step replays
 instead of recording a new signature every call.

@@ -83,8 +83,8 @@ def _layout(device: Any) -> tuple[Any, NamedSharding | None]:
 
 
 def to_device(x: Array, device: Device | NamedSharding, /, *, stream: Any = None) -> Array:
-    """Copy `x` to `device`, bit for bit (the seed's `Tensor(copying:to:)`); a NamedSharding
-    places it on the sharding's mesh in that layout. The result is committed to `device`
+    """Copy `x` to `device`, bit for bit (Swift for TensorFlow's `Tensor(copying:to:)`); a
+    NamedSharding places it on the sharding's mesh in that layout. The result is committed to `device`
     (docs/devices.md)."""
     check_array(x, "to_device")
     if stream is not None:

@@ -135,7 +135,7 @@ def iinfo(type: DType | Array, /) -> iinfo_object:  # noqa: A002 - the standard'
 
 # isdtype's answers for a DType and a kind made of kind names and DTypes (the exact types
 # only: a NumPy dtype or a str subclass may compare equal to them and takes the checks below):
-# autodiff and optim ask the same few questions at every operation (issue 26).
+# autodiff and optim ask the same few questions at every operation.
 _ISDTYPE: dict[tuple[DType, Any], builtins.bool] = {}
 
 

@@ -13,8 +13,8 @@ __all__ = ["lazy_barrier", "set_cpu_kernels"]
 
 def lazy_barrier(devices: Any = None, wait: bool = False) -> None:
     """Materialize every live pending array on `devices` (default: all lazy devices) in one
-    compiled program per device, so work they share is computed once (the seed's
-    `LazyTensorBarrier()`). Asynchronous unless `wait=True`.
+    compiled program per device, so work they share is computed once (Swift for
+    TensorFlow's `LazyTensorBarrier()`). Asynchronous unless `wait=True`.
 
     On a lazy device operations are recorded, not run; a barrier cuts the recorded graph and
     runs it, interpreted while the graph is cold and compiled once compiling pays, the program

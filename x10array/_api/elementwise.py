@@ -28,7 +28,14 @@ from .._core.policies import (
     XLA_HOST_KERNELS,
 )
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
-from .._core.validation import OperandTypeError, binary_operands, broadcast_shapes, common_device
+from .._core.validation import (
+    OperandTypeError,
+    binary_operands,
+    broadcast_shapes,
+    common_device,
+    not_an_array,
+    wrong_dtype,
+)
 from .indexing import Alias, Transform, index_view
 
 __all__ = [
@@ -71,9 +78,9 @@ def _unary(
 
     def function(x: Array, /) -> Array:
         if type(x) is not Array:
-            raise TypeError(f"{name}: x must be an x10array array, got {type(x).__name__}")
+            raise TypeError(not_an_array(name, "x", x))
         if x._dtype not in allowed:
-            raise TypeError(f"{name}: x must have a {category} dtype, got {x._dtype.name}")
+            raise TypeError(wrong_dtype(name, "x", category, x._dtype))
         return bind(prim, x._device, x)
 
     function.__name__ = function.__qualname__ = name
@@ -706,7 +713,7 @@ _pow_general = _binary("pow", "numeric", _pow, passes_bits=True)
 # the same on every device and tier (`x ** 2` is `x * x`, `x ** 3` is `(x * x) * x`, `x ** 4`
 # is `(x * x) * (x * x)`), as jax lowers a static integer exponent. The exponent picks the
 # computation, so it is part of the graph (of its key), not a runtime input that a compiled
-# program raises to with a generic `power` (issue 26: 80 ms against 10 ms for the Monte-Carlo
+# program raises to with a generic `power` (several times slower for the Monte-Carlo
 # reductions over 1e6 points). Bits: each product rounded (x * x is the correctly rounded
 # square, as pow's; n = 3, 4 within 1.5 ulp of the exact power), the special values of the
 # standard's pow (zeros and their signs, infinities, NaN) alike, and integers wrap as pow's do.
@@ -1789,9 +1796,9 @@ NUMPY_QUIET.add(_CLIP)
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002 - the standard's names
     """Clamp each element of `x` to [min, max]; bounds are arrays or Python scalars."""
     if type(x) is not Array:
-        raise TypeError(f"clip: x must be an x10array array, got {type(x).__name__}")
+        raise TypeError(not_an_array("clip", "x", x))
     if x._dtype not in CATEGORIES["real numeric"]:
-        raise TypeError(f"clip: x must have a real numeric dtype, got {x._dtype.name}")
+        raise TypeError(wrong_dtype("clip", "x", "real numeric", x._dtype))
     bounds = []
     for arg, bound in (("min", min), ("max", max)):
         if bound is not None:

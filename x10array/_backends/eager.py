@@ -290,7 +290,7 @@ class EagerBackend:
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         # executor_for's decision, written out: calling it here made an eager `add` on 100
-        # elements 5% slower (1.79 -> 1.89 us, benchmarks/bench_overhead.py's operation)
+        # elements 5% slower (benchmarks/bench_overhead.py's operation)
         if device.kind is _CPU and get_setting(_KERNELS) == "numpy":
             return _numpy_run(prim, device, operands, params)
         return XLA_EAGER_EXECUTOR.run(prim, device, operands, params)

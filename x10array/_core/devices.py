@@ -319,11 +319,10 @@ def jax_put(host: Any, jax_device: Any) -> Any:
 
 def jax_putter(jax_device: Any) -> Any:
     """The function placing a NumPy array on `jax_device` (`jax_put`), made once per device.
-    `jax.device_put` spends ~100 Python calls per array (27 us for 4 float64 on the 2-core
-    machine, far more on a loaded one), several times the transfer of a small array; its last
+    `jax.device_put` spends ~100 Python calls per array, several times the transfer of a small array; its last
     step for a NumPy array is one call of jax's C++ `batched_device_put` with the array's shape
     and dtype, a single-device sharding and `committed=True`, which this calls directly
-    (3.9 us), so the array is the one jax.device_put makes (a jitted program takes either
+    (several times cheaper), so the array is the one jax.device_put makes (a jitted program takes either
     without tracing again). Falls back to jax.device_put where jax's private names changed,
     and for dtypes the C++ transfer does not take as they are (bfloat16, float0)."""
     put = _PUTTERS.get(jax_device)

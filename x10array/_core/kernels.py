@@ -41,8 +41,7 @@ class NumpyNamespace(types.SimpleNamespace):
 
 # NumPy's sum over one short last axis (2 to 7 elements: 3-D coordinates, k-means' squared
 # differences `sum((X[:, None, :] - C) ** 2, axis=2)`) calls its inner loop once per row, a few
-# elements each: 5-9x slower than adding the axis's columns as whole arrays (2026-12-07, a
-# 2-core AMD EPYC: (25000, 4) float64 608 us against 109, (100000, 3) 2.35 ms against 0.27).
+# elements each: several times slower than adding the axis's columns as whole arrays.
 # Both give the same bits: for such an axis NumPy adds the elements in order, starting from
 # +0.0 (its reduction either starts from the identity and adds row by row, or calls its
 # pairwise sum, which is a plain in-order loop below 8 elements, on the row and adds that to
@@ -132,9 +131,9 @@ SHORT_AXIS_REDUCTIONS = frozenset(_SHORT_AXIS_KERNELS)
 # NumPy's elementwise arithmetic where broadcasting leaves it a short inner loop: NumPy walks as
 # one loop only the trailing axes that both operands take alike (broadcast along all of them or
 # along none), so `P - c` of (100000, 3) and (3,), or k-means' `X[:, None, :] - C[None]` of
-# (5000, 1, 4) and (1, 5, 4), call the loop once per 3 or 4 elements: 10-11x slower than the
-# same operation on operands of one shape (2026-12-07, the 2-core AMD EPYC: 777 us against 69;
-# 495 us for k-means' differences). An add, subtract, multiply or divide rounds each element
+# (5000, 1, 4) and (1, 5, 4), call the loop once per 3 or 4 elements: about ten times slower
+# than the same operation on operands of one shape (benchmarks/bench_dispatch.py).
+# An add, subtract, multiply or divide rounds each element
 # alone, whatever the loop that computes it, so the same elements in another loop are the same
 # bits: `_broadcast_route` computes the result in row blocks where the operand broadcast along
 # the first axis (`c`, `C[None]`), tiled to a row of about _TILE_ELEMENTS, meets the other one
@@ -222,8 +221,7 @@ def broadcast_route(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Any:
 def route_loops(plan: Any) -> int:
     """The loops `_broadcast_route` runs by `plan`, counted as NumPy's inner loops for the lazy
     cost model (program.inner_loops): one per tiled row and per block, and a quarter of one per
-    chunk that numpy.repeat copies (a chunk costs 1.4 ns where a ufunc's loop call costs ~8:
-    `numpy.repeat` of (5000, 1, 4) to (5000, 5, 4), 35 us for 25,000 chunks, 2026-12-07)."""
+    chunk that numpy.repeat copies (a copied chunk costs about a fifth of a ufunc's loop call)."""
     shape, _, repeats, m, rows = plan
     n = shape[0]
     chunks = n * math.prod([count for _, count in repeats]) if repeats else 0
@@ -427,13 +425,8 @@ def _short_axis_reduction(jnp: Any, lax: Any, mean: bool, a: Any, axis: Any = No
     adds them (`_columns_sum`, the interpreter's and the eager device's route), then for a
     mean divided by the count as `_numpy_mean` divides (`_quotient`: correctly rounded). So a
     compiled program gives the interpreter's bits there, and XLA runs the additions as one
-    elementwise loop, where its CPU reduction over a short last axis is slow (plain jax.jit,
-    2026-12-07, medians: k-means' distances and labels `argmin(sum((X[:, None] - C) ** 2,
-    axis=2), axis=1)` of 5000 x 5 x 4 121 -> 30 us with x10array's XLA options for it and 372
-    -> 49 us with XLA's defaults on the 2-core machine, 174 -> 41 and 296 -> 39 us on the
-    quiet host; the squared norms of (1e6, 3) points 3.8 -> 0.68 ms there with XLA's
-    defaults, 0.66 -> 0.65 with the options; on a TPU v5e the same, 123 us and 0.26 ms either
-    way)."""
+    elementwise loop, where its CPU reduction over a short last axis is slow (bench_lazy.py's
+    `narrow` figures; on a TPU both forms run alike)."""
     shape = jnp.shape(a)
     if not _short_axis_call(shape, np.dtype(a.dtype), axis, dtype, out, kw):
         reduce = jnp.mean if mean else jnp.sum

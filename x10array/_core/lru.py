@@ -12,6 +12,12 @@ clock, and nothing is reordered. When an insertion takes a cache past its bound,
 recently used entries are dropped in one pass (`batch` of them: 1 for the program cache, an
 eighth of the bound for the shape caches, where one sort then serves many insertions).
 
+Why hand-written, not functools.lru_cache or cachetools: lru_cache bounds a function's memo,
+not a cache that callers fill and look up apart, and its bound is fixed at decoration, where
+these follow a setting; cachetools' LRUCache reorders an ordered dict at every hit, on the
+recording's hot path, and neither lists its caches for `caches()` (bench_soak and
+tests/test_caches.py check every bound). The whole of it is this module's few dozen lines.
+
 Every other memo of x10array is bounded by construction, so it needs no LRU and no setting:
 `devices.jax_devices` (one entry per device kind), `kernels.jax_namespace` and the lazy
 `xla_numerics.xla_flushes` (no arguments: one entry), `xla_numerics.xla_lets_subnormals_through`'s

@@ -108,12 +108,17 @@ class TextWriter(Protocol):
 
 
 SITES_SHOWN = 10  # call sites listed per kind by metrics_report()
+# A line of user code that read lazy values this often is named in a note of metrics_report():
+# a loop reading a value at every step, which nothing else points out (no warning: a read is
+# correct, only slower than the lazy device could be)
+READS_NOTED = 100
 
 
 def metrics_report(file: TextWriter | None = None) -> MetricsReport:
     """The counters as a table of text, then the lines of the user's code that read lazy
     values to the host and that broke graphs, most frequent first (the top SITES_SHOWN of
-    each). Printed only when asked: `metrics_report(file=sys.stdout)` (or
+    each), and a note for each line that read READS_NOTED values or more (a loop reading at
+    every step). Printed only when asked: `metrics_report(file=sys.stdout)` (or
     `print(metrics_report())`)."""
     if file is not None and not callable(getattr(file, "write", None)):
         raise TypeError(f"metrics_report: file must be a writable text file such as sys.stdout, got {file!r}")
@@ -132,6 +137,15 @@ def metrics_report(file: TextWriter | None = None) -> MetricsReport:
             lines.append(f"{count:>8}  {filename}:{lineno}  {operation}")
         if len(sites) > SITES_SHOWN:
             lines.append(f"     ...  {len(sites) - SITES_SHOWN} more call sites")
+    frequent = [site for site in transfers.sites("read") if site[4] >= READS_NOTED]
+    for _, filename, lineno, operation, count in frequent[:SITES_SHOWN]:
+        lines += [
+            "",
+            f"note: {filename}:{lineno} read lazy values {count} times ({operation}). Each read of a pending"
+            " value runs its graph at once and waits for it, so a loop that reads at every step runs near"
+            " eager speed at best: read every few steps, keep such code on the eager device, or put the"
+            ' step under x10array.compile (docs/eager-and-lazy.md, "When the lazy device pays").',
+        ]
     report = MetricsReport("\n".join(lines))
     if file is not None:
         print(report, file=file)

@@ -42,13 +42,13 @@ The registries, and who reads them:
 `MATRIX_PRODUCTS` (the lazy backend's programs, `_backends/lazy/program.py`)
     The lowering computes a matrix product (XLA's dot): a program holding one keeps XLA's
     default options (`_core.xla_options`: YNNPACK's elementwise fusion into the dot makes
-    `relu(A @ W)` ~2x faster) even where one of its reductions is narrow.
+    `relu(A @ W)` faster) even where one of its reductions is narrow.
 `COLUMN_READS` (the lazy backend's programs, `_backends/lazy/program.py`)
     `rule(params, shape) -> bool`: whether the operation, on an operand of `shape`, reads a
     column: keeps one element of the operand's last axis, of more than one (`p[:, 0]`,
     `t[..., 2]`, `p[:, 1:2]`), so that its result is strided in the operand's memory. A program that
     reduces elementwise work on a column gets the dot fusion alone (`_core.xla_options`:
-    YNNPACK's default fusions run such a reduction 2-14x slower, `mean(exp(-(p[:, 0] ** 2)))`).
+    YNNPACK's default fusions run such a reduction several times slower, `mean(exp(-(p[:, 0] ** 2)))`).
 `SLICE_BOXES` (the lazy backend's programs, `_backends/lazy/program.py`)
     `rule(params, shape) -> int | None`: the primitive reads (`x[index]`) or, if `in_place`,
     writes (`x[index] = value`) a box of an operand of `shape` given by static slices alone
@@ -71,8 +71,7 @@ The registries, and who reads them:
     copysign, conj, real, imag; abs of a real operand, not of a complex one, which is a
     hypot). The compiled tier rounds such a step's operands by the runtime 1.0 (it passes
     bits) and not its result, which the rounded operands flush already: a second product next
-    to the first split XLA's vectorised loop (bench_lazy's chain, sqrt(abs(y)): 1.21x against
-    1.09x `jax.jit` without guards; benchmarks/README.md).
+    to the first split XLA's vectorised loop (bench_lazy's chain, sqrt(abs(y))).
 `XLA_HOST_KERNELS` (the eager backend's XLA executor, `_backends/eager.py`)
     `kernel(flush, *buffers, **params) -> ndarray | None`: on the CPU, a NumPy function that
     gives the bits of the primitive's XLA program (`flush`: whether XLA flushes subnormals
@@ -103,7 +102,7 @@ The registries, and who reads them:
     run's shape (no cast buffers, no broadcast rows), in blocks of at least 8 elements: each
     block's output is then contiguous, aligned and the input or far from it, as the whole
     array's is, so each element takes the loop it takes in the whole array (the same in every
-    lane: a short tail block is masked, not a different loop).
+    SIMD position: a short tail block is masked, not a different loop).
 `INTERPRETER_BLOCK_COUNTS` (the lazy backend's interpreter, `_backends/lazy/interpreter.py`)
     `rule(params, ndim) -> (count, finish) | None`: where the primitive with these parameters
     on an operand of `ndim` axes is an exact integer count over every axis (count_nonzero),

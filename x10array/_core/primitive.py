@@ -111,11 +111,14 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
-class Aval(NamedTuple):
+class ShapeDtype(NamedTuple):
     """What a shape/dtype `rule` returns: a result's shape and NumPy dtype."""
 
     shape: tuple[int, ...]
     dtype: Any
+
+
+Aval = ShapeDtype  # (the library's own name: an abstract value; public as x10array.extend.ShapeDtype)
 
 
 def same_as_first(x: Any, *operands: Any, **params: Any) -> Any:

@@ -17,6 +17,13 @@ by its value, or its repr where it is not hashable) so that it can key a cache:
 
 Only exact dicts, lists and tuples are containers: a subclass (a named tuple, an OrderedDict)
 is a leaf, as it always was for autodiff and capture.
+
+Why hand-written, not `jax.tree_util` (or optree): the layers above the namespace (autodiff,
+nn, optim, checkpoint) run on any conforming namespace and import no jax (tests/test_layers.py
+checks it; an eager CPU session never starts jax), so their tree walk cannot be jax's. The
+treedef is also part of x10array's contracts: a plain hashable tuple that keys
+`x10array.compile`'s captures, with checkpoint's key paths and the leaf rule above (None
+empty, subclasses leaves), which jax's registry would make differ by container type.
 """
 
 from __future__ import annotations

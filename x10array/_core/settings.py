@@ -10,6 +10,12 @@ thread: while blocks of several threads overlap, each setting has the value of t
 recently entered block still open that changes it, and once every block has exited, the
 value from before the first (blocks may exit in any order). The README's table of variables
 is `table()`'s output (a test checks it).
+
+Why hand-written, not pydantic-settings or environs: a setting here is one declaration that
+also writes the README's table and the API reference, is read lazily at first use (so an
+import sets nothing), and is changed by `override` blocks across threads with the rule above;
+`get` is a dict lookup on hot paths. A settings library would parse the variables but bring a
+dependency and none of the rest.
 """
 
 from __future__ import annotations

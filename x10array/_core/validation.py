@@ -34,17 +34,47 @@ class ScalarOverflowError(OverflowError, ValueError):
     """A Python int that the array's integer dtype cannot hold."""
 
 
+def not_an_array(fname: str, arg: str, x: Any) -> str:
+    """The message for an operand that is not an x10array array, with the way to make one."""
+    return f"{fname}: {arg} must be an x10array array, got {type(x).__name__} (use xp.asarray to make one)"
+
+
+# the dtype a message names to convert to, and the dtype kinds it converts from exactly
+_CONVERT_TO = {
+    "floating-point": ("float64", ("bool", "signed", "unsigned")),
+    "real floating-point": ("float64", ("bool", "signed", "unsigned")),
+    "complex floating-point": ("complex128", ("bool", "signed", "unsigned", "real")),
+    "integer": ("int64", ("bool",)),
+    "numeric": ("int64", ("bool",)),
+    "real numeric": ("int64", ("bool",)),
+}
+
+
+def wrong_dtype(fname: str, arg: str, category: str, dtype: DType) -> str:
+    """The message for an operand whose dtype is not of `category`, naming the conversion that
+    makes it one where there is one (an integer or boolean array to a float one, ...)."""
+    dtypes = "dtypes" if arg == "inputs" else "dtype"
+    message = f"{fname}: {arg} must have {'' if arg == 'inputs' else 'a '}{category} {dtypes}, got {dtype.name}"
+    target, kinds = _CONVERT_TO.get(category, ("", ()))
+    if dtype.kind in kinds:
+        if arg == "inputs":
+            message += f"; convert them with xp.astype(x, xp.{target})"
+        else:
+            message += f"; convert it with xp.astype({arg if arg.isidentifier() else 'x'}, xp.{target})"
+    return message
+
+
 def check_array(x: Any, fname: str, arg: str = "x", category: str = "any") -> Array:
     if type(x) is not Array:
-        raise TypeError(f"{fname}: {arg} must be an x10array array, got {type(x).__name__}")
+        raise TypeError(not_an_array(fname, arg, x))
     if category != "any" and x._dtype not in CATEGORIES[category]:
-        raise TypeError(f"{fname}: {arg} must have a {category} dtype, got {x._dtype.name}")
+        raise TypeError(wrong_dtype(fname, arg, category, x._dtype))
     return x
 
 
 def check_category(dtype: DType, fname: str, category: str, what: str = "input") -> None:
     if dtype not in CATEGORIES[category]:
-        raise TypeError(f"{fname}: {what} must have a {category} dtype, got {dtype.name}")
+        raise TypeError(wrong_dtype(fname, what, category, dtype))
 
 
 def common_device(
@@ -158,7 +188,7 @@ def binary_operands(fname: str, x1: Any, x2: Any, category: str) -> tuple[Any, A
             if d1 not in allowed or d2 not in allowed:
                 if not mixed or dtype not in allowed:
                     bad = d1 if d1 not in allowed else d2
-                    raise TypeError(f"{fname}: inputs must have {category} dtypes, got {bad.name}")
+                    raise TypeError(wrong_dtype(fname, "inputs", category, bad))
             device = x1._device
             if x2._device is not device and x2._device != device:
                 device, (x1, x2) = common_device((x1, x2), fname)
@@ -212,7 +242,7 @@ def _with_scalar(
     if mixed is not None and mixed[1] in allowed:
         scalar, dtype = mixed
     elif dtype not in allowed:
-        raise TypeError(f"{fname}: inputs must have {category} dtypes, got {dtype.name}")
+        raise TypeError(wrong_dtype(fname, "inputs", category, dtype))
     elif mixed is not None:
         raise TypeError(
             f"{fname}: a Python {type(scalar).__name__} makes the input {mixed[1].name}, not a {category} dtype"

@@ -26,34 +26,22 @@ __all__ = ["NARROW", "compiler_options", "kind_of"]
 # (jaxlib major.minor, platform) -> {program kind: options}; a kind missing: XLA's defaults.
 # Kind None is every program's; NARROW is a program whose reductions are narrow (`kind_of`).
 #
-# jaxlib 0.10, CPU (2026-12-06; benchmarks/README.md, "XLA options"):
+# jaxlib 0.10, CPU (the measurements: benchmarks/README.md, "XLA options"):
 # `xla_cpu_experimental_ynn_fusion_type` (its default holds YNNPACK's dot, elementwise and
 # reduce fusions). In plain jax.jit, YNNPACK's reduce fusion is slow over a short last axis and
-# fast elsewhere. `sum(x * x, axis=-1)` of a float64 array, default against the dot fusion
-# alone, on the 2-core machine (x86-64, AVX-512) and on the quiet host (another x86-64): shape
-# (500000, 2) 2.15 -> 0.21 and 1.86 -> 0.35 ms, (250000, 4) 1.06 -> 0.14 and 0.99 -> 0.29,
-# (125000, 8) 0.57 -> 0.28 and 0.57 -> 0.29; but (15625, 64) 0.13 -> 0.44 and 0.27 -> 1.62, over
-# axis 0 of (250000, 4) 0.74 -> 0.55 on the one and 0.28 -> 1.44 on the other, a contiguous
-# 1e6 sum 0.15 -> 0.54 and 0.25 -> 1.79, a float32 softmax 256 x 784 1.4-2.3x slower, and
-# YNNPACK's elementwise fusion into a dot makes `relu(A @ W)` ~2x faster. So the default
-# stays, and a program whose sizeable reductions are all narrow (over a last axis of at most
-# NARROW_LAST elements) and that has no matrix product gets the dot fusion alone: k-means'
-# distance program (5000 x 5 x 4, a sum over the last axis, then argmin) 260 -> 82 us on the
-# one, 351-373 -> 217-233 us on the other. Both settings give the same bits where the tiers
-# promise bits (tests/test_tiers.py runs under both).
+# fast elsewhere (long and whole reductions, softmax), and its elementwise fusion into a dot
+# makes `relu(A @ W)` faster, on both x86-64 machines measured. So the default stays, and a
+# program whose sizeable reductions are all narrow (over a last axis of at most NARROW_LAST
+# elements) and that has no matrix product gets the dot fusion alone (k-means' distance program
+# runs in about a third of the time). Both settings give the same bits where the tiers promise
+# bits (tests/test_tiers.py runs under both).
 # A reduction of elementwise work on a column (an integer index on the last axis, `p[:, 0]`
 # of a (1e6, 2) array: the lazy backend's policies.COLUMN_READS) is slow under the default
-# fusions wherever it is (2026-12-06, the same two machines, plain jax.jit, default against
-# the dot fusion alone): `mean(exp(-(p[:, 0] ** 2)))` 10.7 -> 2.2 ms on the quiet host and
-# 24.5 -> 1.8 on the 2-core machine (x10array's compiled Monte-Carlo graph 33.9 -> 2.0 there);
-# `mean(exp(col))` 8.3 -> 2.1 and 8.5 -> 1.8; `mean(tanh(col))` 7.0 -> 2.1 and 11.0 -> 1.7;
-# `mean(col * col + 1)` 4.9 -> 1.7 and 4.3 -> 0.7; `max(exp(col))`, a column of (500000, 4) or
-# `t[:, :, 0]` of (1000, 1000, 2) alike, 3-5x; beside a contiguous `mean(exp(z))` of 1e6, 9.0 ->
-# 3.0 and 9.8 -> 3.3. Not a column alone (`sum(p[:, 0])` 1.24 -> 1.68 on the quiet host), nor a
-# transposed row (`p.T[0]`, 1.80 -> 2.17), nor a stride along one axis (`x[::2]`, 1.71 -> 1.99):
-# those keep the defaults. One miss: `mean(-(p[:, 0] ** 2))` is 1.14 -> 1.64 ms on the quiet
-# host, where the rule gives it the dot fusion (against 2-5x the other way). So a program
-# holding such a reduction (of more than SMALL elements) and no matrix product is NARROW too.
+# fusions wherever it is (`mean(exp(-(p[:, 0] ** 2)))`, `max(exp(col))`, `t[:, :, 0]` alike:
+# several times slower). Not a column alone (`sum(p[:, 0])`), nor a transposed row (`p.T[0]`),
+# nor a stride along one axis (`x[::2]`): those keep the defaults. One miss: `mean(-(p[:, 0] **
+# 2))` is somewhat slower with the dot fusion on one machine. So a program holding such a
+# reduction (of more than SMALL elements) and no matrix product is NARROW too.
 NARROW = "narrow reductions"
 _MEASURED: dict[tuple[str, str], dict[Any, dict[str, Any]]] = {
     ("0.10", "cpu"): {NARROW: {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}},

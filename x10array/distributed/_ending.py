@@ -1,4 +1,4 @@
-"""How a process of a multi-process run ends when something fails (issue 23, item 7).
+"""How a process of a multi-process run ends when something fails.
 
 jax ends a process that joined a run with `jax.distributed.shutdown()` at exit (an atexit
 handler): a barrier that waits for every other process, up to 300 s, then aborts. A process

@@ -1,5 +1,6 @@
 """Train LeNet-5 on MNIST, eagerly and on the lazy XLA device: the X10 tutorial's demo.
 
+    python -m x10array.examples.mnist --quick        # one short epoch on each device: a minute or two
     python -m x10array.examples.mnist --device both --epochs 5 [--data-dir DIR] [--plot out.png]
     python -m x10array.examples.mnist --device xla --epochs 5 --save run.safetensors   # after each epoch
     python -m x10array.examples.mnist --device xla --epochs 8 --resume run.safetensors # epochs 5 to 7
@@ -7,6 +8,12 @@
 The training code is written only against the Array API standard; the device decides whether
 it runs op by op (eager) or as one compiled XLA program per step (lazy, with a barrier after
 each optimizer update and after each evaluation batch).
+
+The full demo (5 epochs on each device) takes about 15 minutes on a small CPU: an eager epoch
+takes one to a few minutes there, a lazy one under a minute when idle. On a terminal a progress bar
+shows each epoch's batches; elsewhere (a log, a pipe) a line goes to stderr every tenth of an
+epoch, so a long run is never silent. (The bar and the lines are a dozen lines of this file:
+tqdm would do both, but would be a dependency of the library for its one demo.)
 """
 
 from __future__ import annotations
@@ -66,8 +73,22 @@ def loss_and_logits(model: nn.Module, images: Any, labels: Any) -> tuple[Any, An
     return nn.softmax_cross_entropy(logits, labels), logits
 
 
-def _progress(epoch: int, done: int, total: int, enabled: bool) -> None:
-    if not enabled:
+# how many progress lines an epoch prints when stderr is not a terminal
+PROGRESS_LINES = 10
+
+
+def _progress(epoch: int, done: int, total: int, mode: bool | str, started: float = 0.0) -> None:
+    """Show that epoch `epoch` has trained `done` of its `total` batches: `mode` "bar" (or True)
+    redraws a bar on stderr (a terminal), "lines" writes a line there every tenth of the epoch
+    (a log or a pipe, where a bar would be one endless line), False shows nothing."""
+    if not mode:
+        return
+    if mode == "lines":
+        step = max(1, total // PROGRESS_LINES)
+        if done % step == 0 and done < total:
+            seconds = time.perf_counter() - started
+            sys.stderr.write(f"[Epoch {epoch}] {done}/{total} batches, {seconds:.0f} s\n")
+            sys.stderr.flush()
         return
     width = 30
     filled = width * done // max(total, 1)
@@ -79,7 +100,7 @@ def _progress(epoch: int, done: int, total: int, enabled: bool) -> None:
 
 def train(
     device: x10array.Device, *, epochs: int, batch_size: int, data_dir: str | None, learning_rate: float,
-    momentum: float, seed: int = 0, progress: bool = False, log: Any = print, data: MNIST | None = None,
+    momentum: float, seed: int = 0, progress: bool | str = False, log: Any = print, data: MNIST | None = None,
     save: str | None = None, resume: str | None = None, max_batches: int | None = None,
 ) -> list[dict[str, float]]:  # fmt: skip
     """Train and evaluate for epochs 0 to `epochs - 1`; returns one record per epoch trained.
@@ -88,7 +109,8 @@ def train(
     the optimizer state and the number of epochs done): training continues from there, with the
     data of the following epoch, so that 2 epochs then 3 more give the same weights as 5 at once.
     `save`: the checkpoint is written there after each epoch (atomically). `max_batches`: stop
-    each epoch's training and evaluation after that many batches (a quick try)."""
+    each epoch's training and evaluation after that many batches (a quick try). `progress`: how
+    each epoch's batches are shown while it trains (`_progress`: "bar", "lines" or False)."""
     host = x10array.Device("cpu", 0, "eager")
     if data is None:
         data = MNIST(batch_size, data_dir, device=host, seed=seed)
@@ -137,7 +159,7 @@ def train(
             if lazy:
                 x10array.lazy_barrier()
             host_seconds += time.thread_time() - began
-            _progress(epoch, i + 1, n_train, progress)
+            _progress(epoch, i + 1, n_train, progress, start)
         test_stats = Statistics.on(device)
         for images, labels in itertools.islice(data.validation, max_batches):
             images, labels = images.to_device(device), labels.to_device(device)
@@ -229,6 +251,10 @@ def _plot(plt: Any, results: dict[str, list[dict[str, float]]], path: str) -> An
     return fig
 
 
+# --quick's batches per epoch: enough to see the loss fall and both devices run
+QUICK_BATCHES = 100
+
+
 def make_parser() -> argparse.ArgumentParser:
     """The command line, with each option's default in its help."""
     p = argparse.ArgumentParser(
@@ -253,7 +279,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seeds the weights and the shuffling (default: %(default)s)")
     p.add_argument(
         "--plot", default=None, metavar="FILE.png",
-        help='draw seconds and test accuracy per epoch there; needs matplotlib, pip install "x10array[plot]"'
+        help='draw seconds and test accuracy per epoch there; needs matplotlib, pip install -e ".[plot]"'
         " (default: no plot)",
     )  # fmt: skip
     p.add_argument(
@@ -266,12 +292,20 @@ def make_parser() -> argparse.ArgumentParser:
         "--max-batches", type=int, default=None, metavar="N",
         help="at most N batches per epoch, for a quick try (default: every batch)",
     )  # fmt: skip
+    p.add_argument(
+        "--quick", action="store_true",
+        help=f"one epoch of at most {QUICK_BATCHES} batches on each device, a minute or two instead of the full"
+        " demo's quarter of an hour on a small CPU; sets --epochs 1 and --max-batches (default: %(default)s)",
+    )  # fmt: skip
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    if args.quick:
+        args.epochs = 1
+        args.max_batches = min(args.max_batches or QUICK_BATCHES, QUICK_BATCHES)
     if args.epochs <= 0 or args.batch_size <= 0:
         parser.error("--epochs and --batch-size must be positive")
     if args.max_batches is not None and args.max_batches <= 0:
@@ -284,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--save: the directory of {args.save!r} does not exist")
     plt = _pyplot() if args.plot else None
     if args.plot and plt is None:  # checked before minutes of training, not after
-        parser.error('--plot needs matplotlib: pip install "x10array[plot]" (or pip install matplotlib)')
+        parser.error('--plot needs matplotlib: pip install -e ".[plot]" in a checkout (or pip install matplotlib)')
     devices = {"eager": [x10array.Device.default], "xla": [x10array.Device.default_xla]}.get(
         args.device, [x10array.Device.default, x10array.Device.default_xla]
     )
@@ -296,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
         # one message: what was tried, why it failed, and the ways out; no traceback
         given = "--data-dir: " if isinstance(e, FileNotFoundError) else ""
         parser.exit(1, f"mnist: error: {given}{e}\n")
+    if not args.quick and args.max_batches is None and args.epochs >= 2 and not devices[0].is_lazy:
+        sys.stderr.write(
+            f"{args.epochs} epochs on {len(devices)} device(s): an eager epoch takes minutes on a small CPU"
+            " (--quick: one short epoch of each)\n"
+        )
     results = {}
     for device in devices:
         name = device.backend.name.lower()
@@ -305,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = train(
                 device, epochs=args.epochs, batch_size=args.batch_size, data_dir=args.data_dir,
                 learning_rate=args.learning_rate, momentum=args.momentum, seed=args.seed,
-                progress=sys.stderr.isatty(), data=data, save=args.save, resume=args.resume,
+                progress="bar" if sys.stderr.isatty() else "lines", data=data, save=args.save, resume=args.resume,
                 max_batches=args.max_batches,
             )  # fmt: skip
         except ValueError as e:

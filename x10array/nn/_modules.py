@@ -25,7 +25,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-# -- learning phase (the seed's Context.local.learningPhase) -------------------------------------
+# -- learning phase (Swift for TensorFlow's Context.local.learningPhase) ----------------
 
 
 class _Phase(threading.local):
@@ -112,7 +112,7 @@ class Module:
         return tree_flatten(self)[0]
 
     def move(self, to: Any) -> Module:
-        """A copy of this module with every parameter on device `to` (the seed's move(to:))."""
+        """A copy of this module with every parameter on device `to` (Swift for TensorFlow's move(to:))."""
         return to_device(self, to)
 
     def __call__(self, x: Any) -> Any:
@@ -302,8 +302,8 @@ class Sequential(Module):
 
 
 class LeNet(Sequential):
-    """LeNet-5 as in the seed: conv 5x5x6 same + relu, avg-pool 2, conv 5x5x16 valid + relu,
-    avg-pool 2, flatten, dense 400-120-84-10 (relu, relu, logits)."""
+    """LeNet-5 as in Swift for TensorFlow's models: conv 5x5x6 same + relu, avg-pool 2,
+    conv 5x5x16 valid + relu, avg-pool 2, flatten, dense 400-120-84-10 (relu, relu, logits)."""
 
     def __init__(self, *, seed: int = 0, xp: Any = None, device: Any = None, dtype: Any = None) -> None:
         _check_creation("LeNet", seed, _namespace(xp), device, dtype)

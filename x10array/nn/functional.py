@@ -1,13 +1,13 @@
 """Neural-network operations beyond the standard: conv2d, avg_pool2d, max_pool2d (NHWC).
 
-Layouts follow the seed (Swift for TensorFlow): images NHWC, filters HWIO
+Layouts follow Swift for TensorFlow's: images NHWC, filters HWIO
 (height, width, in channels, out channels).
 
 - `conv2d` is one extension primitive (`x10array.extend.primitive("nn.conv2d", ...)`):
-  windowed tensordot with NumPy; under jax im2col + matmul (the default,
-  `X10ARRAY_CONV_LOWERING=im2col`: a LeNet training loop ran 7.5 ms/step with it against
-  8.5 ms with XLA's convolution, `conv`, in benchmarks/bench_lenet.py; the setting is read at
-  each call and passed as the primitive's `lowering` parameter, so compiled programs are
+  windowed tensordot with NumPy; under jax XLA's convolution (the default,
+  `X10ARRAY_CONV_LOWERING=conv`: it compiles faster than im2col in a training loop, see
+  benchmarks/README.md) or im2col + matmul (`im2col`); the setting is read at each call
+  and passed as the primitive's `lowering` parameter, so compiled programs are
   cached per lowering). Its fallback, for the arrays of any other namespace, composes the same
   convolution from standard functions (strided slices, `stack`, `matmul`). Its VJP rule is
   written once, with `xp`: a second primitive (`nn.conv2d_vjp`) on x10array arrays, conv2d

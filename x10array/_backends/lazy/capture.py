@@ -214,7 +214,7 @@ class Captured:
     def scalar(self, value: Any) -> Any:
         """A scalar argument (a learning rate) as the program takes it: placed on the device,
         weakly typed as the Python number is, once per value (a loop passes the same few values
-        again and again; converting a Python float at each call took ~0.15 ms on a mesh)."""
+        again and again; converting a Python float at each call is costly on a mesh)."""
         key = (type(value), value, _signs(value))  # (0.0 and -0.0 are equal keys otherwise)
         placed = self.placed.get(key)
         if placed is None:

@@ -226,8 +226,8 @@ def _settled(device: Device) -> None:
     a user's barrier (graph.forget_repeats): the next graph starts here whatever the detector
     saw, so a cut it would place by a period counted across the reads falls at another point of
     each step, and the graphs between reads and cuts change structure from step to step
-    (issue 26, the Monte-Carlo loop: 11 operations a step in two reads, cut every 33, compiled
-    rounds alternating 4 and 9-13 ms). The live list is pruned on the way (graph.prune: dead
+    (the Monte-Carlo loop: 11 operations a step in two reads, cut every 33, compiled rounds
+    alternating fast and slow). The live list is pruned on the way (graph.prune: dead
     and computed arrays dropped), under the lock, which a barrier takes the list under;
     another thread's pending arrays keep the detector as it is, and one that records
     meanwhile (its array not yet in the list) only loses a cut, which changes no value."""
@@ -244,8 +244,8 @@ def _settled(device: Device) -> None:
 
 def barrier(devices: list[Device], wait: bool, read: bool | None = None) -> None:
     """Materialize every live pending array on `devices` in one program per device, so work
-    they share is computed once (the seed's `LazyTensorBarrier()`); block until done if
-    `wait`. `read` (default: `wait`): a value it computes is read at once (host_buffer), for
+    they share is computed once (Swift for TensorFlow's `LazyTensorBarrier()`); block until
+    done if `wait`. `read` (default: `wait`): a value it computes is read at once (host_buffer), for
     the tier decision (materialize_nodes)."""
     COUNTERS.barriers += 1
     for device in devices:
@@ -406,9 +406,9 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
 
 # A read of a compiled run's result waits for XLA's CPU runtime, which runs the program on a
 # worker thread and wakes the reader when it is done. Waking a thread that sleeps costs tens of
-# microseconds, as much as a small program runs (2-core machine: the logistic loss and gradient
-# of 2000 x 50 in jax alone, called and read, 112-120 us; 60-68 us when the reader first polls
-# the result for up to 50-200 us). So a read polls for up to READ_SPIN seconds before it sleeps,
+# microseconds, as much as a small program runs (the logistic loss and gradient of 2000 x 50 in
+# jax alone, called and read, takes about half the time when the reader first polls).
+# So a read polls for up to READ_SPIN seconds before it sleeps,
 # for a program whose reads mostly finished within it: one whose results missed it
 # SPIN_MISSES times more than they were caught sleeps at once from then on (its runs take
 # longer; a poll would only take a core from them). Not on a single core, where the poll would

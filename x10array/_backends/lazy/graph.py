@@ -152,9 +152,9 @@ _MIN_CUT = 32  # the fewest operations between two cuts (a short period is cut e
 # of at least this many elements is cut at every period: XLA's CPU program for several
 # periods of such a write copies out each slice the next write reads (the write is done in
 # place, so it may not read what it overwrites), which costs more device time than a cut's
-# host work (benchmarks/README.md, lane `nobar10`: the day-one stencil, 256 x 256, 1.1-1.5x
-# the loop with a barrier per step when cut every 3 steps, 1.0-1.05x cut every step; 160 x 160
-# still gains from 3 steps a cut, 192 x 192 loses).
+# host work (bench_dayone's stencil, 256 x 256: slower than the loop with a barrier per step
+# when cut every 3 steps, at its speed cut every step; 160 x 160 still gains from 3 steps a cut,
+# 192 x 192 loses).
 _WRITE_EVERY_PERIOD = 2**15
 
 
@@ -165,15 +165,15 @@ class _Repeats:
     object per primitive, parameters and input shapes, dtypes and scalar types, while cached),
     xor each input's distance back in the recording order (0 for one farther than _NEAR or made
     by no recording) in 8 bits from bit 48 on (object ids are below 2**47): no tuple built or
-    hashed (hashing the key itself made recording ~35% slower). `seen`: fingerprint -> the
+    hashed (hashing the key itself made recording a third slower). `seen`: fingerprint -> the
     number (`seq`) of the operation last seen with it. A fingerprint that two structures share
     (an id reused after an eviction) can only move a cut, never change a value. The candidate period is the distance to
     the last operation with the same fingerprint; each operation whose fingerprint equals the
     one `period` operations back extends `matched`, any other resets it (an O(1) check per
     operation). Once the last period's operations repeat the period before them (`matched` = 1
     period: 2 copies; waiting for a third left one more step of the loop in the first graph,
-    which is interpreted, measured 1.15-1.2x the barrier loop's time on the day-one stencil
-    against ~1.0x) the recording is cut at a fixed phase of the period, and again every
+    which is interpreted, and made the day-one stencil measurably slower than its barrier loop)
+    the recording is cut at a fixed phase of the period, and again every
     `every` operations (a whole number of periods, at least _MIN_CUT operations, so a short
     step does not pay a barrier's host work each time; one period where it writes a large
     array in place, see _WRITE_EVERY_PERIOD) while it keeps repeating (`cut_at`:

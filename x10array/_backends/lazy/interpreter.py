@@ -286,12 +286,9 @@ def blocks_here() -> bool:
 #
 # Only a run with an exp (INTERPRETER_BLOCKS_UNCAST), whose loop is compute-bound, is shared
 # out, in larger blocks: every ufunc call of a block takes and gives back the GIL, and threads
-# waiting on each other's hand-offs cost more than a memory-bound step saves. Measured
-# 2026-12-07 (a 13-core x86-64 host, idle; 1e6 points, interpreted): Monte-Carlo's count (squares of
-# strided columns, an addition, a comparison, the count) 1.9 ms on one thread, 4.7-7.3 ms on 2-8
-# threads in blocks of 32K elements, 2.4-3.6 ms in blocks of 128K; its mean of exp(-x**2) 6.3 ms
-# on one thread, 4.9 / 7.0 / 8.1 ms on 2 / 4 / 8 threads in blocks of 32K, 4.6 / 3.1 / 3.6 ms in
-# blocks of 128K.
+# waiting on each other's hand-offs cost more than a memory-bound step saves: Monte-Carlo's
+# count runs slower on 2-8 threads than on one, its mean of exp(-x**2) about twice as fast on 4
+# threads in blocks of 128K elements (smaller blocks lose to the hand-offs).
 
 
 def block_workers(elements: int) -> int:
@@ -969,8 +966,8 @@ class NumpySteps:
         operands as they are (level 2: no scan of operands or result, see _cpu_level), what
         `step` does for it with every other case's tests left out."""
         into = None
-        if prim in _UFUNCS and not params:  # (_into's own first test, without its call: ~0.3 us a
-            for a in args:  # step, 5-7% of an L-BFGS graph of 16 KB vectors, 2026-12-06)
+        if prim in _UFUNCS and not params:  # (_into's own first test, without its call: a
+            for a in args:  # measurable share of an L-BFGS graph of 16 KB vectors)
                 if type(a) is np.ndarray:
                     if a.nbytes >= _INTO_BYTES:
                         into = self._into(index, prim, refs, args)
@@ -1091,22 +1088,20 @@ _PAIRWISE_LEAF = 128
 # (block_count; below, its buffers stay in the cache anyway), in blocks of this many elements:
 # a block's few buffers
 # (~32K float64 each) stay in L2 while the run's chain goes over them (Monte-Carlo's count,
-# 1e6 points: 3.8 ms a whole-array chain, 1.4 ms in blocks of 16-32K elements, 1.6-1.8 in 4-8K)
+# 1e6 points: blocks of 16-32K elements run it in well under half a whole-array chain's time)
 _BLOCK_BYTES = 1 << 16
 _BLOCK_ELEMENTS = 1 << 15
 _RUN_PASSES = 8  # blocked_runs' passes at most (each drops the members that broke a run)
 # A run only with this many intermediates nothing outside reads (the passes over memory it
 # saves): with one, the step-by-step run writes the second step into the first's buffer
-# anyway (NumpySteps._into) and blocks gain nothing where the operands are not in the cache;
-# measured in bench_dayone's rounds (other work between them), Monte-Carlo's mean graph
-# (square, negation live for exp) took 4.1 ms blocked against 2.8 ms step by step (the exp
-# after the blocks 0.9-1.0 ms against 0.56), where its count graph (4 dead intermediates)
-# took 3.3 against 4.8 ms.
+# anyway (NumpySteps._into) and blocks gain nothing where the operands are not in the cache:
+# in bench_dayone's rounds Monte-Carlo's mean graph (square, negation live for exp) ran slower
+# blocked than step by step, where its count graph (4 dead intermediates) ran faster.
 _RUN_DEAD = 2
 
 # An in-place ufunc step (NumpySteps._into) only for results of this many bytes or more: below,
 # a fresh buffer comes from the allocator's free lists, and looking for a dead operand costs more
-# than it saves (lane km: k-means' 800 KB `(X - c) ** 2` allocated anew each iteration was ~3,600
+# than it saves (k-means' 800 KB `(X - c) ** 2` allocated anew each iteration was ~3,600
 # page faults a fit when the C library had handed the last one back to the system).
 _INTO_BYTES = 1 << 16
 
@@ -1346,7 +1341,7 @@ def _kept_view(view: np.ndarray) -> bool:
     and it shows at least half of that buffer, so it pins no much larger one (a small slice of
     a large array is copied, as before). Its layout is the eager device's view's, so a later
     reduction walks it as NumPy walks that view. (Monte-Carlo's `pts[:, 0]` and `pts[:, 1]`,
-    1e6 points each, were two copies per read: 2.2 of its 12 ms interpreted.)"""
+    1e6 points each, would be two copies per read.)"""
     owner = view
     while isinstance(owner.base, np.ndarray):
         owner = owner.base

@@ -491,9 +491,8 @@ def _NO_ENTRY() -> None:  # (a Plan's `entry` before its first hit: a dead weak 
 
 
 # the hits after which a plan follows by a generated function (trace.follower), and the most
-# steps it is generated for: generating costs Python's compiler ~0.07-0.15 ms a step (2026-12-05,
-# the 2-core machine: 3.3 ms for 48 steps, 38 ms for 225, 115 ms for 750) and saves ~0.3 us a step
-# at each hit (the Adam fit's 32 calls: follow ~16 us, the generated one ~6), so it pays after a
+# steps it is generated for: generating costs Python's compiler far more per step (and more than
+# linearly in steps) than a generated follow saves a step at each hit, so it pays after a
 # few hundred hits: a plan hit this often is a repeated step's, hit many times more
 FOLLOWER_AFTER = 128
 FOLLOWER_STEPS = 256
@@ -782,11 +781,9 @@ def unpacked(where: list[tuple[Any, ...]], kinds: list[tuple[Any, bool]], packed
 
 _FLOAT64 = np.dtype(np.float64)
 _INT64 = np.dtype(np.int64)
-# Packing pays from this many floats on (a jitted call, min of 5 x 1,000, 2026-12-03, 2-core
-# machine: 1 float 36 us as it is / 46 us packed, 2: 34 / 35, 4: 37 / 30, 8: 94 / 42, 24: 298 / 48)
+# Packing pays from this many floats on (a jitted call's cost against the floats' count)
 PACK_FROM = 4
-# and from this many ints (a jitted call, median of 4,000, 2026-12-05, the 2-core machine,
-# two runs: 1 int 5.3-7.1 us as it is / 5.9-8.0 packed, 2: 6.6-6.7 / 6.0, 3: 7.9 / 6.0-6.1, 4: 9.2 / 6.1-6.3)
+# and from this many ints (measured alike)
 PACK_INTS_FROM = 2
 
 
@@ -796,9 +793,8 @@ class PackedScalars:
     at each call, the ints (type `int` exactly; PACK_INTS_FROM or more: the Adam fit's mean
     divisor, the 2 of `x**2`'s derivative, the step count) in one int64 array, the others
     (bools, complex numbers, NumPy scalars, fewer floats or ints) as they are. jax converts each
-    Python scalar argument on its own (~5 us a float: an Adam step's 24 took ~170 of its ~190
-    us per call, one packed array ~20-40 us, measured 2026-12-03 with a jitted function of 24
-    floats; ~1.3 us an int). Inside the program each is unpacked as the weakly typed float64 or
+    Python scalar argument on its own (an Adam step's 24 floats took most of its call's time,
+    one packed array a fraction of it). Inside the program each is unpacked as the weakly typed float64 or
     int64 it was (`unpacked`, as x10array.compile's), so promotions and bits are those of the
     unpacked program. (An int beyond int64 would raise OverflowError at the call, packed or
     not, as jax's own conversion does; none reaches a program as an int: the public layer makes
@@ -963,112 +959,41 @@ def _compile_pays(program: Program) -> bool:
 
 
 class _CostModel:
-    """The fixed cost model of the tier decision, in estimated seconds (calibrated once on a
-    2-core x86-64 machine, XLA CPU from jax 0.10, NumPy 2.4; the constants only have to be
-    right within a factor of a few, since the ski-rental rule stays within a small factor of
-    the best choice whatever the error).
+    """The fixed cost model of the tier decision, in estimated seconds. The constants are
+    calibrated on a 2-core x86-64 CPU (XLA CPU from jax 0.10, NumPy 2.4) by
+    benchmarks/bench_tiers.py, whose section of benchmarks/README.md holds the measurements;
+    they only have to be right within a factor of a few, since the ski-rental rule stays within
+    a small factor of the best choice whatever the error. Estimates come from the graph alone,
+    never from measured time, so a program takes the same tier at the same run on every machine.
 
     - compiling a graph of n operations: COMPILE_FIXED + n * COMPILE_PER_OP + COMPILE_PER_WRITE
-      * its writes (`in_place` operations) + COMPILE_PER_FUSED * the sum over its elementwise
-      operations of their depth in a chain of elementwise operations (1 + the deepest
-      elementwise operand's; any other operation starts a new chain). A write costs XLA's
-      compile far more than another operation (its buffer analysis of the updated array:
-      2026-12-04, jax 0.10.2, the 2-core machine with one core busy, graphs of one-element
-      writes `c[i, j] += v` into a 100 x 100 array: 1.12 s for 50 writes, 3.55 s / 200, 8.86 s
-      / 400, 23.2 s / 800; one-element slice writes 2.05 s / 200; scikit-learn's GaussianMixture
-      EM step, 1,675 operations of which 1,015 writes, 8.4 s, where the model without the
-      write term estimated 1.27 s and compiled it in the second fit, ~12 fits before it paid).
-      XLA fuses such a chain into one loop, and its compile of the fusion grows with the
-      chain's square. Measured by benchmarks/bench_tiers.py (2026-12-03, jax 0.10.2, the 2-core
-      x86-64 machine, loaded by other work: about twice its CPU time), first runs of graphs
-      never seen: the heat stencil without a barrier (slices and slice writes; chains of ~5)
-      0.32 s for 57 operations, 0.61 s for 407, 0.96 s for 1,513, 2.47 s for 3,011 (0.6-0.8
-      ms per operation; issue 26 measured 1.14 s for 2,800 on an idle machine, where the
-      previous model, 0.1 s + 5 ms per operation, estimated 14.1 s); chains cut by a matmul
-      and a reduction every 8 operations 0.15 s / 52, 0.56 s / 401, 1.53 s / 1,501; one
-      unbroken float64 chain 0.13 s / 51, 1.14 s / 401, 8.6 s / 1,501 (exp, tanh, log1p, sqrt
-      in it alike: 8.5 s / 1,501). COMPILE_FIXED was 0.1 s, the intercept of those graphs of 50
-      operations and more on a loaded machine; small graphs, measured on the same machine idle
-      (2026-12-06, `bench_tiers.py --sizes 3,10,20 --kinds elementwise,mixed,stencil,kmeans`,
-      medians of 3-5 compiles), take 30-65 ms: an elementwise chain 44 ms for 5 operations, 43
-      for 11, 63 for 21; with a matmul and a reduction 46 / 5, 63 / 12, 84 / 21; one addition
-      30-34, a sum 14; k-means' distances and labels (7 operations, a reduction and an arg
-      reduction) 47-65 ms, 86-95 with a sum of the labels; a heat stencil step with its slice
-      write 120-132 (the write term, below, covers part of it). So 0.05 s: the small graphs'
-      estimate over measured 0.5-1.3 (it was 1.1-3.3; the k-means graph compiled at ~85
-      sightings, ~44 now); graphs of hundreds of operations are estimated by their other
-      terms as before;
-    - what interpreting one operation costs *more than* running it compiled, i.e. what a
-      compile saves (never the work both tiers do alike):
-      - PER_OP for every operation: the interpreter's Python dispatch (~7-10 us);
-      - PER_ELEMENT for each element of the result of an arithmetic operation (an
-        elementwise function, a reduction, a matmul, tensordot or convolution): the pass that
-        stores it to memory where XLA fuses it into its consumer, and the subnormal scan the
-        interpreter runs on it (~1-4 ns for float64: the saving of a compiled chain of
-        elementwise operations on 10^6 elements measured 4.5 ns per element and operation, a
-        10,000 x 100 by 100 x 100 matmul 1.3 ns per result element). Not for an elementwise
-        result the graph returns where the interpreter does not scan it (under the CPU's
-        flush-to-zero mode): both tiers store it alike (`x += 1.0; float(x[0])` over 10^6
-        float64, 2026-12-06: 0.27 ms interpreted, 0.37 ms compiled, where this term compiled it
-        at its 16th sighting);
-      - PER_LOOP for each call of NumPy's inner loop that an elementwise function or a
-        reduction makes (`inner_loops`): NumPy walks the longest run of trailing axes that
-        every operand takes alike (broadcast along all of them, or along none) as one loop,
-        so an operation over short trailing axes calls its loop once per few elements, where
-        XLA's fused loop does not (~8 ns a call). Measured 2026-12-06 (the 2-core machine, idle;
-        wall-clock medians, interpreted / compiled, read at once): k-means' distances
-        `argmin(sum((X[:, None] - C) ** 2, axis=2), axis=1)`, X 5000 x 4, C 5 x 4, 0.88-1.02 /
-        0.27-0.37 ms, credited 0.19 ms a run without this term (0.61-0.65 saved); `sum(X * X,
-        axis=-1)` of 250,000 x 4 5.2-5.8 / 0.5-1.5 ms (credited 2.2, 4.3-4.7 saved); `sum(X *
-        c, axis=0)` of 250,000 x 4 6.7 / 1.3 ms (credited 1.7); row norms of 100,000 x 3 2.0 /
-        0.35 ms (credited 0.7); `argmin(X + c, axis=1)` of 50,000 x 5 0.99 / 0.27 ms (credited
-        0.29): 6-9 ns a call missing. (Code over (n, 3) coordinates and pairwise differences is
-        this kind: interpreted at NumPy's speed, and several times faster compiled.)
-      - for an operation the interpreter runs in blocks (interpreter.BlockedRun: a chain of
-        exactly rounded elementwise steps, whose intermediates stay in the cache as in XLA's
-        fusion), instead (`blocked_step_seconds`): PER_BLOCK for each block (the Python
-        dispatch of one ufunc call on a block) + PER_BLOCKED_ELEMENT for each element of the
-        run (a pass over a block in the cache, against XLA's fused loop) + PER_ELEMENT only for
-        each element of a result it stores. Measured 2026-12-05 (the 2-core machine, shared;
-        wall-clock medians, blocked interpreted / compiled): 41 additions of a scalar over 1e6
-        float64 9.9 / 2.7 ms (over 64 x 4096: 2.5 / 0.8 ms; step by step 14.9 and 2.7 ms), i.e.
-        ~3 us a step and block + ~0.1 ns a step and element; `count_nonzero(((a * a + 1) *
-        0.5 - a) <= 0.3)` over 1e6 1.1 / 1.2 ms (estimated saving 1.0 ms: XLA's count of a
-        comparison is slow, which the model does not know); Monte-Carlo's count (strided
-        columns) 1.8 / 2.3-3.0 ms, estimated 1.0 ms a run, so it compiled at about its 75th
-        sighting, where it compiled at its 8th (its 41st since COMPILE_FIXED is 0.05 s).
+      * its writes (`in_place` operations: XLA's buffer analysis of an updated array costs far
+      more than another operation) + COMPILE_PER_FUSED * the sum over its elementwise
+      operations of their depth in a chain of elementwise operations (XLA fuses such a chain
+      into one loop, and its compile of the fusion grows with the chain's square);
+    - what interpreting an operation costs *more than* running it compiled, i.e. what a compile
+      saves (never the work both tiers do alike): PER_OP for every operation (the interpreter's
+      Python dispatch); PER_ELEMENT for each element of an arithmetic result (the pass that
+      stores it where XLA fuses it into its consumer, and the interpreter's subnormal scan; not
+      for a returned result the interpreter does not scan, which both tiers store alike);
+      PER_LOOP for each call of NumPy's inner loop (`inner_loops`: an operation over short
+      trailing axes calls its loop once per few elements, where XLA's fused loop does not);
+      for a run the interpreter strip-mines in blocks (interpreter.BlockedRun), PER_BLOCK per
+      block + PER_BLOCKED_ELEMENT per element of the run + PER_ELEMENT per stored element;
     - what a compiled run costs that an interpreted run does not, where its values are read at
-      once (a read: float(), a host or DLPack export; a barrier with wait=True): RUN_FIXED for
-      the jitted call (x10array's hand-over of its leaves and outputs and jax's dispatch) +
-      RUN_PER_ARG per leaf and output + RUN_WAIT, the wait for XLA's runtime to finish it (jax
-      dispatches asynchronously on the CPU: the reader waits on a thread hand-off). Measured
-      2026-12-05 (the 2-core machine, shared; benchmarks/bench_tiers.py --runs): a graph of 1
-      operation on 16 elements 34 us compiled against 14 us interpreted; a jitted call 4-5 us
-      with 1-4 arguments, 23 us with 64; a 2000 x 50 logistic-loss step in jax alone ~13 us
-      dispatched but ~140 us when each call is waited for; in scikit-learn's fits, a DLPack
-      export of a compiled gradient waits ~340 us, and compiling their L-BFGS loss and
-      gradient graphs (20 and 11 operations on 2000 x 50, ~0.27 and ~0.15 ms estimated above)
-      made the fits ~0.6 ms slower per compiled run. The saving credited to an interpreted run
-      is what interpreting costs more less this, never below 0 (`Program.saving`), so a small
-      graph read at once never pays for its compile however often it is seen. At a barrier
-      nobody waits for, nothing is charged: the compiled run is dispatched (~20 us more host
-      work than the interpreter's own per-graph cost, measured as above), within this model's
-      error, and charging it would delay graphs that do gain (the Adam fit's 32-operation step:
-      from its 177th to its ~203rd sighting; it compiles at its 107th since COMPILE_FIXED is
-      0.05 s);
-      Not counted, because a compiled program spends the same on it: the multiply-adds of a
-      matmul, tensordot or convolution (the same GEMM, ~7.6 ms `jax.jit` against 7.0 ms NumPy
-      for a float64 10,000 x 100 by 100 x 100 product); data movement (`moves_data`: views and
-      copies that XLA makes as well) and writes (`in_place`: both tiers write into a private
-      buffer and copy a shared one); and `COST_LIBRARY` primitives (an SVD, a solve, an FFT),
-      which a compiled program calls as the same routine.
+      once (a read, an export, a barrier with wait=True): RUN_FIXED for the jitted call,
+      RUN_PER_ARG per leaf and output, RUN_WAIT for the wait on XLA's runtime thread. The
+      saving credited to an interpreted run is what interpreting costs more less this, never
+      below 0 (`Program.saving`), so a small graph read at once never pays for its compile. At
+      a barrier nobody waits for nothing is charged.
 
-    A graph that is mostly one-element writes or matmuls of large operands, or a small one
-    read at once, is therefore credited little (or nothing) per run and stays interpreted
-    (scikit-learn's GaussianMixture EM step, 1,675 operations, would compile in ~17 s of CPU
-    for a program no faster than the interpreter; its LogisticRegression's L-BFGS graphs),
-    while a training step of elementwise work over large activations pays back its compile
-    within tens of steps.
+    Not counted, because a compiled program spends the same on it: the multiply-adds of a
+    matmul, tensordot or convolution (the same GEMM), data movement (`moves_data`), writes
+    (`in_place`), and `COST_LIBRARY` primitives (an SVD, a solve, an FFT: the same routine).
+    So a graph that is mostly one-element writes or large matmuls, or a small one read at once,
+    is credited little per run and stays interpreted (scikit-learn's GaussianMixture EM step,
+    its L-BFGS graphs), while a training step of elementwise work over large activations pays
+    back its compile within tens of steps.
     """
 
     COMPILE_FIXED = 0.05
@@ -1130,8 +1055,7 @@ class _CostModel:
         (interpreter._kept_view: `pts[:, 0]` of a leaf, a new node at each read, so placed at
         each run; a buffer of its own is placed once and reused, executor.run_compiled).
         PLACE_PER_ELEMENT a contiguous element, PLACE_STRIDED_PER_ELEMENT a strided one
-        (measured 2026-12-05, the 2-core machine: jax.device_put of 1e6 float64 0.8 ms, of a
-        column of a (1e6, 2) array 2.0 ms)."""
+        (jax.device_put of a strided column costs about 2.5 times a contiguous array's)."""
         total = 0.0
         for n in leaves:
             v = n.value
@@ -1373,11 +1297,10 @@ def select_writes(ops: tuple[Any, ...], outputs: tuple[Slot, ...]) -> frozenset[
     between (`outputs`: a value the program returns is stored first, and the write reads it
     from memory). XLA's scatter cannot write such a value in place (it reads what the write
     overwrites): on the CPU it copies the array and scatters into the copy, slower than one
-    select of the whole array. A heat stencil step, 100 steps of 256 x 256 float64 on the quiet
-    host (x10array's lazy device, 2026-12-07): with its laplacian fused (`lap` dead at the
-    barrier: the step in a function, or `del lap`) 44.5-45.9 ms as a scatter, 25.4-25.8 ms as
-    a select; with `lap` kept, an output, 25.3-26.4 ms as a scatter and 27.8-29.5 as a select,
-    so it stays a scatter there; on a TPU v5e the lowerings ran alike in plain jax.jit. A
+    select of the whole array. A heat stencil step with its laplacian fused (`lap` dead at the
+    barrier: the step in a function, or `del lap`) runs in little more than half the time as a
+    select; with `lap` kept, an output, the select is slower, so it stays a scatter there; on a
+    TPU the lowerings run alike. A
     write whose value is computed without reading the array (`x[:3] = 0`), or reads it only at
     the positions written (`x[1:-1] *= 0.999`), stays a scatter, which XLA updates in place.
     Beyond _CONE_LIMIT steps of the cone: a scatter."""
