@@ -12,6 +12,10 @@ graph compiled, and under `x10array.compile` (recorded once, then replayed).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +124,120 @@ def test_a_loop_of_self_writes_stays_right_once_the_cost_model_compiles_it():
         xp.lazy_barrier()
     assert xp.metrics().compile_count > before  # (the loop did reach the compiled tier)
     np.testing.assert_array_equal(np.asarray(u), want)
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------
+
+
+def _run_script(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh Python with this checkout first on the path; a hang fails the test
+    (subprocess.TimeoutExpired) rather than hanging the run."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("X10ARRAY_")}
+    environ.update(X10ARRAY_COMPILE_CACHE_DIR="0", **env)
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], env=environ, capture_output=True, text=True, timeout=60
+    )
+
+
+def _check(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), (
+        f"exit status {result.returncode}\nstdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}"
+    )
+
+
+def test_ctrl_c_while_the_interpreter_waits_for_its_threads_leaves_it_usable():
+    """A large interpreted run (an exp over 2**20 elements) runs on two threads; Ctrl-C lands
+    right after the wait for the other thread (slowed down) took its future's lock (set off
+    from a profile hook, so that it lands there every time): the read raises KeyboardInterrupt,
+    and the array and the next large run are still computed (no lock left held, no worker
+    blocked)."""
+    _check(
+        _run_script(
+            """
+            import _thread, sys, threading, time, numpy as np
+            import x10array as xp
+            from x10array._backends.lazy import interpreter
+            base = np.linspace(0, 1, 1 << 20)
+            x = xp.asarray(base, device=xp.Device("cpu", 0, "xla"))
+            threaded = []
+            run_threaded = interpreter._run_block_steps_threaded
+            def counted(*args):
+                threaded.append(1)
+                return run_threaded(*args)
+            interpreter._run_block_steps_threaded = counted
+            run_blocks = interpreter._run_block_steps
+            def slow_worker(*args):  # (the other thread still runs when this one waits for it)
+                if threading.current_thread() is not threading.main_thread():
+                    time.sleep(0.2)
+                return run_blocks(*args)
+            interpreter._run_block_steps = slow_worker
+            np.asarray(xp.exp(x * 2.0) + 1.0)  # (jax imported, the pool made)
+            assert threaded, "the run did not take the threads"
+            fired = []
+            def profile(frame, event, arg):
+                if not fired and event == "c_return" and frame.f_code.co_name == "__enter__" \\
+                        and "concurrent" in frame.f_code.co_filename:
+                    fired.append(1)
+                    _thread.interrupt_main()
+            y = xp.exp(x * 3.0) + 1.0
+            sys.setprofile(profile)
+            try:
+                np.asarray(y)
+                interrupted = False
+            except KeyboardInterrupt:
+                interrupted = True
+            sys.setprofile(None)
+            assert fired and interrupted, (fired, interrupted)
+            assert xp.metrics().compile_count == 0
+            np.testing.assert_allclose(np.asarray(y), np.exp(base * 3.0) + 1.0)
+            np.testing.assert_allclose(np.asarray(xp.exp(x * 0.5) + 2.0), np.exp(base * 0.5) + 2.0)
+            print("ok")
+            """,
+            X10ARRAY_COMPILE_THRESHOLD="1000000",
+            X10ARRAY_INTERPRETER_THREADS="2",
+        )
+    )
+
+
+@pytest.mark.parametrize("tier", ["interpreted", "compiled", "captured"])
+def test_ctrl_c_while_the_first_read_imports_jax_loses_nothing(tier):
+    """The first lazy read imports jax; Ctrl-C lands early in that import (set off from a
+    profile hook at the 100th call into jax's code): the read raises KeyboardInterrupt, and
+    the pending array, and later work, are still computed."""
+    _check(
+        _run_script(
+            """
+            import _thread, sys, numpy as np
+            import x10array as xp
+            TIER = sys.argv[1] if len(sys.argv) > 1 else None
+            x = xp.asarray(np.arange(5.0), device=xp.Device("cpu", 0, "xla"))
+            def f(x):
+                return x * 2.0
+            step = xp.compile(f)
+            assert "jax" not in sys.modules, "jax was imported before the first read"
+            calls = [0]
+            def profile(frame, event, arg):
+                if event == "call" and "jax" in frame.f_code.co_filename:
+                    calls[0] += 1
+                    if calls[0] == 100:
+                        _thread.interrupt_main()
+            sys.setprofile(profile)
+            try:
+                y = step(x) if TIER == "captured" else f(x)
+                got = np.asarray(y)
+                interrupted = False
+            except KeyboardInterrupt:
+                interrupted = True
+            sys.setprofile(None)
+            assert calls[0] >= 100 and interrupted, (calls, interrupted)
+            if TIER != "captured":
+                np.testing.assert_array_equal(np.asarray(y), np.arange(5.0) * 2.0)
+            for _ in range(3):
+                np.testing.assert_array_equal(np.asarray(step(x)), np.arange(5.0) * 2.0)
+            np.testing.assert_array_equal(np.asarray(xp.exp(x * 0.0)), np.ones(5))
+            print("ok")
+            """.replace("sys.argv[1] if len(sys.argv) > 1 else None", repr(tier)),
+            X10ARRAY_COMPILE_THRESHOLD="1" if tier == "compiled" else "2",
+        )
+    )

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._core import interrupts
 from ..._core.array import Array
 from ..._core.devices import Device, jax_put
 from ..._core.dtypes import FROM_NUMPY
@@ -63,6 +64,7 @@ def begin(arrays: list[Array], device: Device) -> Watch | None:
     operations become part of that one)."""
     if RUNTIME.watching[0] is not None:
         return None
+    interrupts.import_jax()  # (the recording's end needs it: imported first, with Ctrl-C held)
     # Every pending array of the device is computed first, not only the arguments: an array the
     # function reads from a closure is then a leaf, a constant whose array the replay checks
     # (Captured.stale); a pending one would bake its recipe into the program unchecked.

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core import compile_cache, settings
+from ..._core import compile_cache, interrupts, settings
 from ..._core.array import Array
 from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.dtypes import FROM_NUMPY, DType
@@ -359,6 +359,7 @@ def materialize_nodes(targets: list[Node], device: Device, read: bool = True) ->
         targets = [n for n in dict.fromkeys(targets) if n.value is None]
         if not targets:
             return
+    interrupts.import_jax()  # (the first run imports it: with Ctrl-C held, see interrupts)
     if (watch := RUNTIME.watching[0]) is not None:  # x10array.compile is recording (capture.py)
         if watch.thread == threading.get_ident():
             watch.reads.append(user_line())  # a value needed inside the function
