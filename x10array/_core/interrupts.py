@@ -1,53 +1,75 @@
-"""Ctrl-C (SIGINT) held off where an interrupt would leave x10array's state half-changed.
+"""Signals held off where an exception they raise would leave x10array's state half-changed.
 
-Python raises KeyboardInterrupt at any bytecode of the main thread, also between a lock's
-acquisition and the `try` that releases it, or halfway through an import. Two places of
-x10array cannot be left half-done that way: the lazy interpreter's wait for its worker
-threads (a lock left held there blocks a worker for good, and the next large run waits on
-it), and the first import of jax (an import stopped halfway leaves jax's submodules behind
-without their package, so that every later `import jax` fails). Both run under `held()`: an
-interrupt meanwhile is raised once they are done.
+Python runs a signal's handler (KeyboardInterrupt for Ctrl-C) at any bytecode of the main
+thread, also between a lock's acquisition and the `try` that releases it, or halfway through an
+import. The places of x10array that cannot be left half-done that way run with the signals
+deferred (`deferred_signals`, `held`): the lazy device's hand-over of a program's results once
+it consumed its donated inputs, the interpreter's wait for its worker threads (a lock left held
+there blocks a worker for good, and the next large run waits on it), and the first import of
+jax (an import stopped halfway leaves jax's submodules behind without their package, so that
+every later `import jax` fails). A signal meanwhile is handled once they are done.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
+import signal as _signal
 import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+# the signals whose handlers may be Python functions (SIGKILL and SIGSTOP have none)
+_SIGNALS = tuple(s for s in _signal.valid_signals() if s not in (_signal.SIGKILL, _signal.SIGSTOP))
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def _main_thread() -> bool:
+    return threading.get_ident() == _MAIN_THREAD
+
+
+def deferred_signals() -> _Deferred | None:
+    """Defer the signals that have a Python handler until the result's `close()`: each handler
+    is swapped for one that notes the signal, and `close()` puts the handlers back, then runs
+    each noted signal's handler (which may raise: KeyboardInterrupt for Ctrl-C, a timeout's
+    exception). For the moments when Python code runs between a program consuming its donated
+    inputs and its outputs reaching their arrays, where an exception would lose them. None
+    outside the main thread (only the main thread runs Python signal handlers: a signal cannot
+    raise in another) or when no handler is a Python function."""
+    if not _main_thread():
+        return None
+    handlers: list[tuple[int, Any]] = [(s, h) for s in _SIGNALS if callable(h := _signal.getsignal(s))]
+    return _Deferred(handlers) if handlers else None
+
+
+class _Deferred:
+    __slots__ = ("handlers", "received")
+
+    def __init__(self, handlers: list[tuple[int, Any]]):
+        self.handlers = handlers
+        self.received: list[tuple[int, Any]] = []
+        note = self.received.append
+        for s, _ in handlers:
+            _signal.signal(s, lambda signum, frame: note((signum, frame)))
+
+    def close(self) -> None:
+        for s, h in self.handlers:
+            _signal.signal(s, h)
+        handlers = dict(self.handlers)
+        for signum, frame in self.received:  # (a handler that raises ends the loop, as Python's would)
+            handlers[signum](signum, frame)
+
 
 @contextlib.contextmanager
 def held() -> Iterator[None]:
-    """Run the block with SIGINT held: a Ctrl-C meanwhile is handed to the handler in place
-    (KeyboardInterrupt by default) when the block ends, once. Only the main thread receives
-    signals: elsewhere, or where the handler is not a Python function (SIG_IGN, SIG_DFL, one
-    set from C), the block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):
-        yield
-        return
-    caught: list[tuple[int, Any]] = []
-
-    def hold(signum: int, frame: Any) -> None:
-        caught.append((signum, frame))
-
-    try:
-        signal.signal(signal.SIGINT, hold)
-    except ValueError:  # (not the main interpreter)
-        yield
-        return
+    """Run the block with the signals deferred (`deferred_signals`): one received meanwhile is
+    handled when the block ends (KeyboardInterrupt raised then, for Ctrl-C)."""
+    deferred = deferred_signals()
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            previous(*caught[0])
+        if deferred is not None:
+            deferred.close()
 
 
 def import_jax() -> Any:
