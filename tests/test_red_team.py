@@ -241,3 +241,54 @@ def test_ctrl_c_while_the_first_read_imports_jax_loses_nothing(tier):
             X10ARRAY_COMPILE_THRESHOLD="1" if tier == "compiled" else "2",
         )
     )
+
+
+# -- x10array.compile: what a replay returns -------------------------------------------------
+
+
+def _returns_the_argument(a):
+    a += 1.0
+    return a
+
+
+def _returns_a_slice_of_it(a):
+    a += 1.0
+    return a[0:2]
+
+
+def _returns_a_row_of_a_reshape_of_it(a):
+    a += 1.0
+    return a.__array_namespace__().reshape(a, (2, 2))[1]
+
+
+RETURNED = {
+    "the argument": _returns_the_argument,
+    "a slice of it": _returns_a_slice_of_it,
+    "a row of a reshape of it": _returns_a_row_of_a_reshape_of_it,
+}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("case", list(RETURNED))
+def test_writes_through_a_returned_argument_or_view_reach_the_argument(case, tier, override_settings):
+    """A step updates its argument in place and returns it (or a view of it); a write through
+    the result reaches the argument at every call, as NumPy's does: on the recording call and
+    on the replays of x10array.compile too (the argument itself returned, or a view of it)."""
+    fn = RETURNED[case]
+    want = np.zeros(4)
+    if tier == "compiled":
+        override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
+    forget_programs()
+    before = xp.metrics().captured_replays
+    a = xp.asarray(want.copy(), device=EAGER if tier == "eager" else LAZY)
+    step = xp.compile(fn) if tier in ("eager", "captured") else fn
+    for i in range(4):
+        expected = fn(want)
+        expected[0] = 100.0 - i
+        got = step(a)
+        got[0] = 100.0 - i
+        assert (got is a) == (expected is want), f"call {i}"
+        np.testing.assert_array_equal(np.asarray(a), want, err_msg=f"call {i}")
+        np.testing.assert_array_equal(np.asarray(got), expected, err_msg=f"call {i}")
+    if tier == "captured":
+        assert xp.metrics().captured_replays == before + 3
