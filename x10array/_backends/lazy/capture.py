@@ -46,10 +46,11 @@ from ..._core import interrupts
 from ..._core.array import Array
 from ..._core.devices import Device, jax_put
 from ..._core.dtypes import FROM_NUMPY
+from ..._core.interrupts import deferred_signals
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
-from .executor import barrier, deferred_signals, materialize_nodes, run_compiled
+from .executor import barrier, materialize_nodes, run_compiled
 from .graph import Node
 from .placement import placement_of
 from .program import ONE, Program, build, donation, unpacked
