@@ -40,11 +40,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ._api.indexing import GETITEM, Alias
 from ._backends.lazy import capture as _lazy_capture
 from ._core import settings
 from ._core.array import Array
 from ._core.lru import LRU
 from ._core.metrics import COUNTERS
+from ._core.primitive import WRITE_LOCK, bind
 from ._core.pytree import hashable as _hashable
 from ._core.pytree import is_node as _is_node
 from ._core.pytree import tree_flatten as _tree_flatten
@@ -191,13 +193,14 @@ _STORM = 16
 
 
 class _Entry:
-    __slots__ = ("captured", "fallback", "calls", "out_tree")
+    __slots__ = ("captured", "fallback", "calls", "out_tree", "links")
 
     def __init__(self) -> None:
         self.captured: Any = None
         self.fallback: str | None = None
         self.calls = 0
         self.out_tree: Any = None  # the output tree's _unflattener: what a replay builds its result with
+        self.links: list[tuple[int, int, list[Alias]]] = []  # (see _links)
 
 
 class Compiled:
@@ -276,7 +279,10 @@ class Compiled:
             if every and entry.calls % every == 0:
                 return self._check(entry, args, kwargs, arrays, device)
             self._replays += 1
-            return entry.out_tree(iter(captured.replay(arrays, scalars)))
+            outs = captured.replay(arrays, scalars)
+            for k, i, chain in entry.links:  # (the arguments returned, or views of them)
+                outs[k] = _view_of(arrays[i], chain)
+            return entry.out_tree(iter(outs))
         if self._storm is not None:  # a new signature at (nearly) every call: not worth a compile each
             return self.fn(*args, **kwargs)
         return self._record(entry, args, kwargs, arrays, device)
@@ -333,6 +339,7 @@ class Compiled:
             return result
         entry.captured = captured
         entry.out_tree = _unflattener(out_treedef)
+        entry.links = _links(_tree_flatten(result)[0], arrays)
         self._captures += 1
         if self._captures >= _STORM and self._replays < self._captures:
             self._storm = (
@@ -362,6 +369,45 @@ class Compiled:
                 f" {why}; the replayed program would not be what the function computes now"
             )
         return result
+
+
+def _links(outputs: list[Any], arrays: list[Array]) -> list[tuple[int, int, list[Alias]]]:
+    """The outputs of a recorded call that are its argument arrays, or views of them (through
+    index and function views, none indexed by an array): (output position, argument position,
+    the aliases from the output up to the argument). A replay returns the argument itself, or
+    a view made again the same way, so that writes through its results reach what they reach
+    on the recording call (and on an eager device), rather than a detached copy."""
+    position = {id(a): i for i, a in enumerate(arrays)}
+    links = []
+    for k, o in enumerate(outputs):
+        if type(o) is not Array:
+            continue
+        chain: list[Alias] = []
+        v = o
+        while id(v) not in position:
+            alias = v._alias
+            if alias is None or alias.base is None or any(type(x) is Array for x in alias.operands):
+                break
+            chain.append(alias)
+            v = alias.base
+        else:
+            links.append((k, position[id(v)], chain))
+    return links
+
+
+def _view_of(base: Array, chain: list[Alias]) -> Array:
+    """`base` viewed as `chain` (from the view down to the array it views: see _links) says."""
+    for alias in reversed(chain):
+        with WRITE_LOCK:  # (made and registered between writes, as getitem's views)
+            if alias.transform is None:
+                assert alias.index is not None
+                view = bind(GETITEM, base._device, base, *alias.operands, index=alias.index)
+                Alias.register(base, view, alias.index, alias.operands)
+            else:
+                view = alias.transform.forward(base)
+                Alias.register_function(base, view, alias.transform)
+        base = view
+    return base
 
 
 def compile(fn: Callable[..., Any]) -> Compiled:  # noqa: A001  (x10array.compile, as mx.compile)

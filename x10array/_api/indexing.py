@@ -123,10 +123,10 @@ def _jax_setitem(k: Any, x: Any, value: Any, operands: tuple[Any, ...], index: t
     if _covers(index, x.shape):
         shape = tuple(1 if c[0] == "n" else c[2] for c in index)
         return k.broadcast_to(value, shape).reshape(x.shape)
+    if SELECT_WRITE.get() and _static_box(index, x.shape):
+        return _select_write(k, x, value, index)
     forward = _forward(index, x.shape)
     if forward is None:
-        if SELECT_WRITE.get() and _box_elements({"index": index}, x.shape) is not None:
-            return _select_write(k, x, value, index)
         return k.index_update(x, _rebuild(index, operands), value)
     # x[first] holds the positions in ascending order; reversed, it is the view the
     # negative steps describe, and `rest` indexes it with positive steps only.
@@ -137,25 +137,28 @@ def _jax_setitem(k: Any, x: Any, value: Any, operands: tuple[Any, ...], index: t
 
 
 def _select_write(k: Any, x: Any, value: Any, index: tuple[Any, ...]) -> Any:
-    """`x[index] = value` for an index of static slices with positive steps and new axes alone,
-    as XLA's select of the whole array: `value` padded out to x's shape (lax.pad, a step's gaps
-    as interior padding) where a mask of the box's positions holds, `x` elsewhere. The same
-    bits as a scatter (data movement: every element is one of the two operands' elements); a
-    compiled lazy graph takes it where the value reads x at other positions
-    (the lazy program builder's select_writes), which XLA's scatter cannot update in place (a
-    heat stencil step `u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * lap` with `lap` fused runs several
+    """`x[index] = value` for an index of static slices and new axes alone (_static_box), as
+    XLA's select of the whole array: `value` padded out to x's shape (lax.pad, a step's gaps
+    as interior padding) where a mask of the box's positions holds, `x` elsewhere; a negative
+    step names the same positions as a positive one, with the value reversed along that axis.
+    The same bits as a scatter (data movement: every element is one of the two operands'
+    elements); a compiled lazy graph takes it where the value reads x at other positions (the
+    lazy program builder's select_writes), which XLA's scatter cannot update in place (a heat
+    stencil step `u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * lap` with `lap` fused runs several
     times faster so in jax.jit)."""
     lax = k.lax
-    view = tuple(1 if c[0] == "n" else len(range(c[1], c[2], c[3])) for c in index)
-    box = [c for c in index if c[0] == "s"]  # (one per axis of x, in order: _box_elements)
-    sizes = tuple(len(range(c[1], c[2], c[3])) for c in box)
+    view = tuple(1 if c[0] == "n" else len(_positions(c)) for c in index)
+    box = [c for c in index if c[0] == "s"]  # (one per axis of x, in order: _static_box)
+    sizes = tuple(len(_positions(c)) for c in box)
     if 0 in sizes:  # (nothing written)
         return x
+    value = k.broadcast_to(value, view)
+    value = _reverse(k, value, tuple(i for i, c in enumerate(index) if c[0] == "s" and c[3] < 0))
     padding = []
     mask = None
     for axis, (c, n) in enumerate(zip(box, sizes)):
-        start, step = c[1], c[3]
-        last = start + (n - 1) * step
+        positions = _positions(c)
+        start, last, step = min(positions[0], positions[-1]), max(positions[0], positions[-1]), abs(c[3])
         padding.append((start, x.shape[axis] - 1 - last, step - 1))
         if n == x.shape[axis]:  # (the whole axis)
             continue
@@ -164,8 +167,21 @@ def _select_write(k: Any, x: Any, value: Any, index: tuple[Any, ...]) -> Any:
         if step > 1:
             inside = inside & ((i - start) % step == 0)
         mask = inside if mask is None else mask & inside
-    padded = lax.pad(k.broadcast_to(value, view).reshape(sizes), k.zeros((), x.dtype), padding)
+    padded = lax.pad(value.reshape(sizes), k.zeros((), x.dtype), padding)
     return padded if mask is None else lax.select(mask, padded, x)
+
+
+def _static_box(index: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    """Whether `index` is static slices (of either sign of step) and new axes alone, one slice
+    per axis of an array of `shape`: a box of positions that `_select_write` can write."""
+    axes = 0
+    for c in index:
+        if c[0] == "n":
+            continue
+        if c[0] != "s":
+            return False
+        axes += 1
+    return axes == len(shape)
 
 
 def _box_elements(params: dict[str, Any], shape: tuple[int, ...]) -> int | None:

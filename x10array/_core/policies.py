@@ -55,7 +55,8 @@ The registries, and who reads them:
     (no integer or array index): the number of elements in the box; None otherwise. Two such
     primitives with equal key parameters name the same positions. A compiled write whose
     value reads the array it writes at other positions (a stencil's neighbours), over at least
-    half of it, is lowered as a select of the whole array (`program.select_writes`).
+    half of it or into an array the program computes, is lowered as a select of the whole
+    array (`program.select_writes`).
 `GRAPH_REWRITES` (the lazy backend's recorder, `_backends/lazy/`)
     `rewrite(operands, producers, params) -> (operands, params) | None`: `operands` are the
     recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the

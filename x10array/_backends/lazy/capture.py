@@ -42,13 +42,15 @@ from typing import Any
 
 import numpy as np
 
+from ..._core import interrupts
 from ..._core.array import Array
 from ..._core.devices import Device, jax_put
 from ..._core.dtypes import FROM_NUMPY
+from ..._core.interrupts import deferred_signals
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
-from .executor import barrier, deferred_signals, materialize_nodes, run_compiled
+from .executor import barrier, materialize_nodes, run_compiled
 from .graph import Node
 from .placement import placement_of
 from .program import ONE, Program, build, donation, unpacked
@@ -63,6 +65,7 @@ def begin(arrays: list[Array], device: Device) -> Watch | None:
     operations become part of that one)."""
     if RUNTIME.watching[0] is not None:
         return None
+    interrupts.import_jax()  # (the recording's end needs it: imported first, with Ctrl-C held)
     # Every pending array of the device is computed first, not only the arguments: an array the
     # function reads from a closure is then a leaf, a constant whose array the replay checks
     # (Captured.stale); a pending one would bake its recipe into the program unchecked.

@@ -14,7 +14,6 @@ import functools
 import math
 import os
 import re
-import signal as _signal
 import threading
 import time
 import types
@@ -25,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from ..._core import compile_cache, settings
+from ..._core import compile_cache, interrupts, settings
 from ..._core.array import Array
 from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.dtypes import FROM_NUMPY, DType
+from ..._core.interrupts import deferred_signals
 from ..._core.kernels import NUMPY
 from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
@@ -359,6 +359,7 @@ def materialize_nodes(targets: list[Node], device: Device, read: bool = True) ->
         targets = [n for n in dict.fromkeys(targets) if n.value is None]
         if not targets:
             return
+    interrupts.import_jax()  # (the first run imports it: with Ctrl-C held, see interrupts)
     if (watch := RUNTIME.watching[0]) is not None:  # x10array.compile is recording (capture.py)
         if watch.thread == threading.get_ident():
             watch.reads.append(user_line())  # a value needed inside the function
@@ -546,38 +547,6 @@ def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, fi
             deferred.close()
 
 
-def deferred_signals() -> _Deferred | None:
-    """Defer the signals that have a Python handler until the result's `close()`: each handler
-    is swapped for one that notes the signal, and `close()` puts the handlers back, then runs
-    each noted signal's handler (which may raise: KeyboardInterrupt for Ctrl-C, a timeout's
-    exception). For the moments when Python code runs between a program consuming its donated
-    inputs and its outputs reaching their arrays, where an exception would lose them. None
-    outside the main thread (only the main thread runs Python signal handlers: a signal cannot
-    raise in another) or when no handler is a Python function."""
-    if not _main_thread():
-        return None
-    handlers: list[tuple[int, Any]] = [(s, h) for s in _SIGNALS if callable(h := _signal.getsignal(s))]
-    return _Deferred(handlers) if handlers else None
-
-
-class _Deferred:
-    __slots__ = ("handlers", "received")
-
-    def __init__(self, handlers: list[tuple[int, Any]]):
-        self.handlers = handlers
-        self.received: list[tuple[int, Any]] = []
-        note = self.received.append
-        for s, _ in handlers:
-            _signal.signal(s, lambda signum, frame: note((signum, frame)))
-
-    def close(self) -> None:
-        for s, h in self.handlers:
-            _signal.signal(s, h)
-        handlers = dict(self.handlers)
-        for signum, frame in self.received:  # (a handler that raises ends the loop, as Python's would)
-            handlers[signum](signum, frame)
-
-
 def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
     """Give pending nodes their values (see _run_and_adopt; _adopt_checked when some carry
     bounds checks)."""
@@ -590,15 +559,8 @@ def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
         node.call = None  # drop the graph: its inputs can be freed
 
 
-# the signals whose handlers may be Python functions (SIGKILL and SIGSTOP have none)
-_SIGNALS = tuple(s for s in _signal.valid_signals() if s not in (_signal.SIGKILL, _signal.SIGSTOP))
-_MAIN_THREAD = threading.main_thread().ident
 _FunctionType = types.FunctionType
 _ndarray = np.ndarray
-
-
-def _main_thread() -> bool:
-    return threading.get_ident() == _MAIN_THREAD
 
 
 # -- bounds checks (see graph.Check) ------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._core import settings
+from ..._core import interrupts, settings
 from ..._core.convert import ASTYPE
 from ..._core.devices import Device, DeviceKind
 from ..._core.kernels import NUMPY, NumpyNamespace
@@ -364,9 +364,9 @@ def _run_block_steps_threaded(
 ) -> None:
     """_run_block_steps on `workers` threads: this one and workers - 1 of the pool, each on a
     contiguous share of the blocks, with buffers of its own; their counts and sums are then
-    combined in block order. Returns once every share has finished (also when one raised, or
-    this thread was interrupted: no thread writes into this run's buffers afterwards); the
-    first error raises."""
+    combined in block order. Returns once every share has finished (also when one raised: no
+    thread writes into this run's buffers afterwards); the first error raises, and a Ctrl-C
+    meanwhile raises KeyboardInterrupt then (interrupts.held)."""
     share, extra = divmod(len(bounds), workers)
     shares, start = [], 0
     for w in range(workers):
@@ -384,12 +384,16 @@ def _run_block_steps_threaded(
         _run_block_steps(part, steps, buffers, rows, envs, own_totals, own_sums)
         return own_totals, own_sums
 
-    pool = _block_pool(workers - 1)
-    futures = [pool.submit(context.copy().run, run_share, part) for part in shares[1:]]
-    try:
-        _run_block_steps(shares[0], steps, scratch, rows, cpu, totals, sums)
-    finally:
-        concurrent.futures.wait(futures)
+    # Ctrl-C is held until every share has finished (then raised): one landing while the
+    # pool's or a future's lock is held here would leave it held, a worker blocked on it for
+    # good, and the next threaded run waiting on that worker.
+    with interrupts.held():
+        pool = _block_pool(workers - 1)
+        futures = [pool.submit(context.copy().run, run_share, part) for part in shares[1:]]
+        try:
+            _run_block_steps(shares[0], steps, scratch, rows, cpu, totals, sums)
+        finally:
+            concurrent.futures.wait(futures)
     for future in futures:
         part_totals, part_sums = future.result()
         for j, t in enumerate(part_totals):

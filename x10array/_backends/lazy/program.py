@@ -1197,8 +1197,8 @@ class XlaSteps:
     set: without the guard the where kernel puts on the others (_api/searching). `scalars`: the
     graph's Python scalars as the trace being made has them (set by its function at each trace),
     which that decision compares. A slice write that select_writes finds, over at least half
-    of the array it writes, is lowered with SELECT_WRITE set: as a select of the whole array
-    (_api/indexing's `_select_write`)."""
+    of the array it writes or into an array the program computes (_selects_now), is lowered
+    with SELECT_WRITE set: as a select of the whole array (_api/indexing's `_select_write`)."""
 
     __slots__ = ("k", "flush", "flushed_steps", "feeds_sum", "free", "scalars", "select_writes")
 
@@ -1229,7 +1229,7 @@ class XlaSteps:
                 out = prim.lowering(k, *args, **params)
             finally:
                 FREE_SELECT.reset(token)
-        elif index in self.select_writes and _selects_now(prim, params, args[0]):
+        elif index in self.select_writes and _selects_now(prim, params, refs[0], args[0]):
             token = SELECT_WRITE.set(True)
             try:
                 out = prim.lowering(k, *args, **params)
@@ -1292,18 +1292,17 @@ SELECT_WRITE_SHARE = 0.5
 def select_writes(ops: tuple[Any, ...], outputs: tuple[Slot, ...]) -> frozenset[int]:
     """The slice writes of a graph (policies.SLICE_BOXES, `in_place`: `u[1:-1, 1:-1] = v`) whose
     value XLA computes in the write's own loop from the array written at other positions than
-    those written: a step of the value's cone reads the array, other than as the box at the
-    same positions (a slice read with the write's key parameters), and no program output lies
-    between (`outputs`: a value the program returns is stored first, and the write reads it
-    from memory). XLA's scatter cannot write such a value in place (it reads what the write
-    overwrites): on the CPU it copies the array and scatters into the copy, slower than one
-    select of the whole array. A heat stencil step with its laplacian fused (`lap` dead at the
-    barrier: the step in a function, or `del lap`) runs in little more than half the time as a
-    select; with `lap` kept, an output, the select is slower, so it stays a scatter there; on a
-    TPU the lowerings run alike. A
+    those written (_reads_elsewhere), with no program output between (`outputs`: a value the
+    program returns is stored first, and the write reads it from memory). XLA's scatter cannot
+    write such a value in place (it reads what the write overwrites): on the CPU it copies the
+    array and scatters into the copy, slower than one select of the whole array. A heat stencil
+    step with its laplacian fused (`lap` dead at the barrier: the step in a function, or
+    `del lap`) runs in little more than half the time as a select; with `lap` kept, an output,
+    the select is slower, so it stays a scatter there; on a TPU the lowerings run alike. A
     write whose value is computed without reading the array (`x[:3] = 0`), or reads it only at
-    the positions written (`x[1:-1] *= 0.999`), stays a scatter, which XLA updates in place.
-    Beyond _CONE_LIMIT steps of the cone: a scatter."""
+    the positions written and only through elementwise steps (`x[1:-1] *= 0.999`), stays a
+    scatter, which XLA updates in place. XlaSteps decides which of the writes found are selects
+    (_selects_now)."""
     stored = {c for c, _ in outputs}
     found = set()
     for index, (prim, key_params, refs) in enumerate(ops):
@@ -1315,32 +1314,55 @@ def select_writes(ops: tuple[Any, ...], outputs: tuple[Slot, ...]) -> frozenset[
             continue
         if value[0] != "c" or value[1] in stored:
             continue
-        seen = {value[1]}
-        stack = [value[1]]
-        shifted = False
-        while stack and not shifted:
-            j = stack.pop()
-            step_prim, step_params, step_refs = ops[j]
-            for r in step_refs:
-                if r == target:  # (read at the positions written, or elsewhere)
-                    if not (step_prim in _SLICE_BOXES and not step_prim.in_place and step_params == key_params):
-                        shifted = True
-                        break
-                    continue
-                if r[0] == "c" and r[1] not in seen and r[1] not in stored:
-                    if len(seen) >= _CONE_LIMIT:
-                        stack = []
-                        break
-                    seen.add(r[1])
-                    stack.append(r[1])
-        if shifted:
+        if _reads_elsewhere(ops, target, key_params, value[1], stored):
             found.add(index)
     return frozenset(found)
 
 
-def _selects_now(prim: Primitive, params: dict[str, Any], target: Any) -> bool:
-    """Whether the write `prim` (one of select_writes) of `target`, a traced array, covers at
-    least SELECT_WRITE_SHARE of it in a box of static slices."""
+def _reads_elsewhere(ops: tuple[Any, ...], target: Ref, key_params: Any, value: int, stored: set[int]) -> bool:
+    """Whether step `value` of `ops` (not stored) reads `target` other than at the positions
+    a write with `key_params` writes: some step of its cone (up to the stored steps) reads
+    `target` other than as that box (a slice read with the write's key parameters), or
+    something other than an elementwise step reads such a box (a reversal of it, a sum over
+    it, a gather from it: element i of the value then depends on other elements than i). A
+    cone of more than _CONE_LIMIT steps counts as read elsewhere."""
+    cone = {value}
+    stack = [value]
+    while stack:
+        for r in ops[stack.pop()][2]:
+            if r[0] == "c" and r[1] not in cone and r[1] not in stored:
+                if len(cone) >= _CONE_LIMIT:
+                    return True
+                cone.add(r[1])
+                stack.append(r[1])
+    depends: set[int] = set()  # the steps of the cone computed from the box read at its positions
+    for j in sorted(cone):  # (a step reads only earlier steps)
+        step_prim, step_params, step_refs = ops[j]
+        box_read = step_prim in _SLICE_BOXES and not step_prim.in_place and step_params == key_params
+        for r in step_refs:
+            if r == target:
+                if not box_read:
+                    return True
+                depends.add(j)
+            elif r[0] == "c" and r[1] in depends:
+                if not step_prim.elementwise:
+                    return True
+                depends.add(j)
+    return False
+
+
+def _selects_now(prim: Primitive, params: dict[str, Any], target_ref: Ref, target: Any) -> bool:
+    """Whether the write `prim` (one of select_writes) of `target`, a traced array, is lowered
+    as a select: where it covers at least SELECT_WRITE_SHARE of it in a box of static slices,
+    and wherever `target` is computed in the program rather than one of its inputs
+    (`target_ref` not a leaf). There XLA may update the array in place while the value still
+    reads it, and lose elements: jaxlib 0.10.2 on the CPU does so where the array's producer
+    has another shape than the array (a gather, a reshape: `u = u[p] * 2.0; u[1:4] = u[0:3]`),
+    in plain jax.jit as well. A select reads the array, writes a new one, and gives NumPy's
+    values whatever XLA fuses. The write lowers as a scatter where its index is not a box of
+    static slices (_api/indexing's `_jax_setitem`)."""
+    if target_ref[0] != "l":
+        return True
     covered = _SLICE_BOXES[prim](params, tuple(target.shape))
     return covered is not None and covered >= SELECT_WRITE_SHARE * math.prod(target.shape)
 
