@@ -118,7 +118,7 @@ def _host() -> str:
 @functools.cache  # (one entry: the versions of this process)
 def _version_tag() -> str:
     import jax
-    from jaxlib import __version__ as jaxlib_version
+    from jaxlib.version import __version__ as jaxlib_version
 
     try:
         from importlib.metadata import version

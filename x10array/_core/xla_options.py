@@ -75,7 +75,7 @@ def kind_of(reductions: list[tuple[tuple[int, ...], tuple[int, ...], bool]], mat
 
 @functools.cache
 def _jaxlib_version() -> str:
-    from jaxlib import __version__ as version_str  # (as compile_cache names its folders)
+    from jaxlib.version import __version__ as version_str  # (as compile_cache names its folders)
 
     return ".".join(str(version_str).split(".")[:2])
 
