@@ -47,8 +47,12 @@ from x10array.extend import settings  # noqa: E402
 
 mpmath = pytest.importorskip("mpmath") if __name__ != "__main__" else __import__("mpmath")
 
-EAGER = xp.Device("cpu", 0, "eager")
-LAZY = xp.Device("cpu", 0, "xla")
+# The default devices: the CPU's in CI; on a machine with an accelerator (run by hand there),
+# the accelerator's, whose eager device runs XLA's kernels (the "numpy" and "xla-kernels"
+# tiers are then the same) and whose lazy device compiles every graph.
+EAGER = xp.Device.default
+LAZY = xp.Device.default_xla
+HOST = xp.Device("cpu", 0, "eager")  # the float64 reference of float32 results: NumPy's
 FUNCTIONS = CHAPTERS["elementwise_functions"]
 TIERS = ("numpy", "xla-kernels", "interpreted", "compiled")
 ROUNDED = ("numpy", "interpreted", "compiled")  # the tiers the page's bounds hold (not XLA's eager kernels)
@@ -274,7 +278,7 @@ def reference(name: str, ops: tuple[Any, ...], dtype: str, want: np.ndarray) -> 
     if dtype == "float32":
         # float32, complex64: the float64 / complex128 NumPy result, rounded once
         with np.errstate(all="ignore"):
-            got = np.asarray(call(name, [xp.asarray(h, device=EAGER) for h in host]))
+            got = np.asarray(call(name, [xp.asarray(h, device=HOST) for h in host]))
         return got.astype(want.dtype)
     mpmath.mp.prec = 1200 if dt.kind == "c" else 120  # (complex: cancellation near tiny parts)
     conv = mpmath.mpc if dt.kind == "c" else mpmath.mpf
@@ -715,14 +719,15 @@ def test_an_accelerators_cold_graphs_are_not_interpreted_on_the_host(monkeypatch
     reads the device through placement.interprets_cold_graphs.)"""
     from x10array._backends.lazy import placement
 
-    assert placement.interprets_cold_graphs(LAZY)  # the CPU's rule: interpreted while cold
+    cpu = xp.Device("cpu", 0, "xla")
+    assert placement.interprets_cold_graphs(cpu)  # the CPU's rule: interpreted while cold
     for kind in ("tpu", "gpu"):  # (a stand-in: this machine may have no such device)
         assert not placement.interprets_cold_graphs(SimpleNamespace(kind=DeviceKind(kind)))
     monkeypatch.setattr(placement, "interprets_cold_graphs", lambda device: False)
     monkeypatch.setattr(placement, "_PLACEMENTS", {})
     host = np.linspace(-2.0, 2.0, 12)
     before = xp.metrics()
-    x = xp.asarray(host, device=LAZY)
+    x = xp.asarray(host, device=cpu)
     y = xp.exp(x) * 2.0 - x
     total = float(xp.sum(y))  # a graph of several operations, read at once
     first = float(x[3] + 1.0)  # one operation whose operands are computed (run_single's case)
