@@ -675,7 +675,7 @@ def _pow(k: Any, a: Any, b: Any) -> Any:
     # value, 1 for a base of 1, +-1 for a base of -1, 0 otherwise.
     if not _is_integer(k, a, b):
         dtype = _tiered_complex(k, a, b)
-        return k.power(a, b) if dtype is None else _complex_power(k, a, b, dtype)
+        return _real_power(k, a, b) if dtype is None else _complex_power(k, a, b, dtype)
     dtype = k.result_type(a, b)
     a = k.asarray(a, dtype=dtype)
     b = k.asarray(b, dtype=dtype)
@@ -687,6 +687,15 @@ def _pow(k: Any, a: Any, b: Any) -> Any:
     odd = (b % 2) != 0
     inverse = k.where(a == 1, one, k.where(a == -1, k.where(odd, -one, one), k.zeros_like(a)))
     return k.where(negative, inverse, plain)
+
+
+def _real_power(k: Any, a: Any, b: Any) -> Any:
+    out = k.power(a, b)
+    if k.is_jax or k.size(b) != 1 or k.asarray(b).dtype.kind != "f" or k.asarray(b).ravel()[0] != 0.5:
+        return out
+    # NumPy computes a power whose exponent is one value 0.5 as a square root: -0 for -0 and
+    # NaN for -inf, where the standard's pow (and XLA's) gives +0 and +inf.
+    return k.where(a == 0, k.abs(out), k.where(a == -k.inf, k.abs(a), out))
 
 
 def _int_power(k: Any, a: Any, b: Any) -> Any:

@@ -9,8 +9,9 @@ spmd.py, which only `OnMesh` calls):
 - placing host data (`place`) and, on a mesh, copying an array into another layout
   (`relayout`);
 - the part of a graph's key that layouts make (`key_shardings`: empty on one device);
-- whether a graph may be interpreted (`interprets`: a mesh always compiles) and whether a
-  barrier may reuse a plan of its structure (`plans`: not on a mesh, whose keys hold layouts);
+- whether a graph may be interpreted (`interprets`: only where the host is the device, see
+  `interprets_cold_graphs`; a mesh always compiles) and whether a barrier may reuse a plan of
+  its structure (`plans`: not on a mesh, whose keys hold layouts);
 - the jitted program's in/out shardings (`jit`) and, across processes, its checked runs
   (`checked_runs`, `agree`);
 - the programs in flight (`launched`: bounded on a CPU mesh);
@@ -35,12 +36,24 @@ from .graph import Node
 from .interpreter import as_node_value
 from .trace import GraphKey, Traced
 
+# The kinds of device whose cold graphs the host's NumPy interpreter runs (interpreter.py):
+# the CPU, whose memory the host's is. A cold graph on any other device (an accelerator) is
+# compiled for that device at once, as on a mesh: its values stay where they live, with the
+# device's own numerics (docs/numerics.md), never a round trip through the host.
+INTERPRETED_KINDS = frozenset({DeviceKind.CPU})
+
+
+def interprets_cold_graphs(device: Device) -> bool:
+    """The tier rule of a single device, a fact of its kind (so deterministic): whether its
+    cold graphs are interpreted on the host (then the cost model decides when a graph
+    compiles), else every graph compiles at its first sighting."""
+    return device.kind in INTERPRETED_KINDS
+
 
 class SingleDevice:
     """The placement of one device (a CPU, an accelerator): values are its buffers."""
 
-    __slots__ = ("device", "host_buffers")
-    interprets = True  # a graph may run on the interpreted tier
+    __slots__ = ("device", "host_buffers", "interprets")
     plans = True  # a barrier may reuse a graph structure's plan (program.Plan: its key holds no layout)
     mesh = False
 
@@ -48,6 +61,7 @@ class SingleDevice:
         self.device = device
         # on the CPU a host buffer is the device's memory (see LazyBackend.host_buffer)
         self.host_buffers = device.kind is DeviceKind.CPU
+        self.interprets = interprets_cold_graphs(device)  # a graph may run on the interpreted tier
 
     def place(self, host: np.ndarray, owned: bool, layout: Any) -> Any:
         """A host array as a node's value on the device. On the CPU the host buffer is the
@@ -122,13 +136,13 @@ class OnMesh(SingleDevice):
     (spmd.py)."""
 
     __slots__ = ()
-    interprets = False  # no interpreted tier, no cost model: every graph compiles at once
     plans = False  # a key holds the leaves' layouts, which a plan does not check: every graph is walked
     mesh = True
 
     def __init__(self, device: Device):
         self.device = device
         self.host_buffers = False
+        self.interprets = False  # no interpreted tier, no cost model: every graph compiles at once
 
     def place(self, host: np.ndarray, owned: bool, layout: Any) -> Any:
         return spmd.place(host if owned else host.copy(), self.device, layout or ())  # (jax may alias host memory)

@@ -152,7 +152,9 @@ class Program:
 
     def interprets(self) -> bool:
         """The tier decision: whether this run is interpreted (a cold graph, or one whose
-        compile has not paid yet, see _compile_pays), else compiled (or run compiled). A mesh always compiles.
+        compile has not paid yet, see _compile_pays), else compiled (or run compiled). A device
+        whose cold graphs are not interpreted (an accelerator, a mesh: placement.interprets_cold_graphs)
+        always compiles.
         A graph of more than X10ARRAY_COMPILE_LIMIT operations is always interpreted (the
         compile refusal: XLA's compile memory grows with the graph, gigabytes for ten thousand
         operations; a rule of the graph alone, so a script gives the same bits on every run)."""
