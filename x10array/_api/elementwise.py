@@ -213,11 +213,11 @@ def _in_float64(real64: Kernel) -> Kernel:
 
 def _stored(k: Any, x: Any) -> Any:
     """`x` as a rounded value XLA may not reassociate through: its algebraic simplifier
-    rewrites (1 + x) - 1 to x, which the corrections below must not see."""
+    rewrites (1 + x) - 1 to x, which the corrections below must not see. An optimization
+    barrier (not a reduce-precision step: XLA's float64 emulation on a TPU has none)."""
     if not k.is_jax:
         return x
-    info = k.finfo(x.dtype)
-    return k.lax.reduce_precision(x, exponent_bits=info.nexp, mantissa_bits=info.nmant)
+    return k.lax.optimization_barrier(x)
 
 
 def _pow2(k: Any, like: Any, e: int) -> Any:
@@ -663,12 +663,29 @@ def _remainder(k: Any, a: Any, b: Any) -> Any:
 remainder = _binary("remainder", "real numeric", _remainder, lowering=_real_lowering(_remainder, _remainder_real))
 
 
+def _flush_read(k: Any, x: Any) -> Any:
+    """A real floating-point operand of a compiled lowering with its subnormals as zeros of
+    their signs, explicitly: XLA's arithmetic reads them so (the subnormal rule), but its
+    atan2 and pow lowerings test an operand's bits too, and gave NaN for atan2(tiny/2, tiny/2)
+    and 1.6e-162 for pow(5e-324, 0.5). (A comparison under the CPU's denormals-are-zero mode
+    reads the subnormal as zero; the product by 0 keeps its sign.)"""
+    if not k.is_jax or not hasattr(x, "dtype") or x.dtype.kind != "f":
+        return x
+    return k.where(k.abs(x) < k.finfo(x.dtype).tiny, x * 0.0, x)
+
+
+def _atan2(k: Any, a: Any, b: Any) -> Any:
+    return k.arctan2(_flush_read(k, a), _flush_read(k, b))
+
+
 def _pow(k: Any, a: Any, b: Any) -> Any:
     # Integers to negative powers (unspecified by the standard; NumPy raises): the truncated
     # value, 1 for a base of 1, +-1 for a base of -1, 0 otherwise.
     if not _is_integer(k, a, b):
         dtype = _tiered_complex(k, a, b)
-        return k.power(a, b) if dtype is None else _complex_power(k, a, b, dtype)
+        if dtype is None:
+            return k.power(_flush_read(k, a), _flush_read(k, b))
+        return _complex_power(k, a, b, dtype)
     dtype = k.result_type(a, b)
     a = k.asarray(a, dtype=dtype)
     b = k.asarray(b, dtype=dtype)
@@ -869,7 +886,7 @@ nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextaf
 logaddexp = _binary(
     "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
 )
-atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b), passes_bits=True)
+atan2 = _binary("atan2", "real floating-point", _atan2, passes_bits=True)
 
 # -- complex logarithms, powers and inverse functions on the lazy tiers ------------------------
 #
