@@ -121,12 +121,13 @@ def assert_within_ulp(got: np.ndarray, expected: np.ndarray, ulps: float, what: 
 
 
 def assert_close(fn, hosts: list[np.ndarray], what: str, rtol: float) -> None:
-    """Within `rtol` (of the largest magnitude), and special exactly where either is special."""
+    """Within `rtol` (of the largest magnitude), and special exactly where either is special
+    (a subnormal result up to the subnormal rule)."""
     a, b = on_both_tiers(fn, *hosts)
     assert a.dtype == b.dtype and a.shape == b.shape, what
     a1, b1 = a.reshape(-1), b.reshape(-1)
     special = _numerics.special(a1, zero=False) | _numerics.special(b1, zero=False)
-    assert _numerics.same_bits(a1[special], b1[special]).all(), f"{what}: {a1[special]} vs {b1[special]}"
+    assert _numerics.same_under_flush(a1[special], b1[special]).all(), f"{what}: {a1[special]} vs {b1[special]}"
     finite = ~special
     scale = max(1.0, float(np.max(np.abs(a1[finite]))) if finite.any() else 1.0)
     assert np.all(np.abs(a1[finite] - b1[finite]) <= rtol * scale), f"{what}: {a1} vs {b1}"
@@ -250,14 +251,16 @@ def _set(x):
 def test_data_movement_and_selections_keep_every_bit_on_both_tiers(name, dtype):
     """Subnormals pass through moves and selections on both tiers, and a sort orders them the
     same way on both (as zeros where XLA flushes: its compiled comparisons read them so;
-    the values sorted keep their bits). On main at 87a5705 the interpreter flushed the
-    subnormals of sort, where and a same-type astype, the compiled tier kept them."""
+    the values sorted keep their bits). On a computed operand (`a + a * 0`: arithmetic, which
+    a compiled program may flush) the same up to the subnormal rule."""
     if name.startswith(("sort", "argsort")) and dtype == "bool":
         pytest.skip("sort: real numbers only")
     x = specials(dtype)
     assert_same(MOVERS[name], [x], f"{name} {dtype}")
-    if np.dtype(dtype).kind == "f":  # the same on a computed (intermediate) operand
-        assert_same(lambda a: MOVERS[name](a + a * 0), [x], f"{name} {dtype} (intermediate)")
+    if np.dtype(dtype).kind == "f" and not name.startswith("argsort"):  # on a computed operand
+        a, b = on_both_tiers(lambda a: MOVERS[name](a + a * 0), x)
+        agree = _numerics.same_under_flush(a.reshape(-1), b.reshape(-1))
+        assert agree.all(), f"{name} {dtype} (intermediate): {a.reshape(-1)[~agree]} vs {b.reshape(-1)[~agree]}"
 
 
 # -- casts: one rule for out-of-range values, and subnormals ------------------------------
@@ -324,14 +327,14 @@ def test_a_cast_loop_gives_the_same_values_before_and_after_its_graph_compiles()
 @pytest.mark.parametrize("source", FLOATS + COMPLEX)
 def test_casts_of_special_values_agree_on_both_tiers(source, target):
     """Every cast from a floating-point type on special values, subnormals included: the same
-    bits on both tiers (a subnormal kept by a cast to the same type, read as zero by one that
-    converts, where XLA flushes)."""
+    values on both tiers, up to the subnormal rule (a subnormal read as zero by a cast that
+    converts, where XLA flushes; kept by a cast to the same type)."""
     if np.dtype(source).kind == "c" and np.dtype(target).kind != "c" and target != "bool":
         pytest.skip("the standard casts complex to complex or bool only")
     x = specials(source)
     dtype = getattr(xp, target)
-    assert_same(lambda a: xp.astype(a, dtype), [x], f"{source} -> {target}")
-    assert_same(lambda a: xp.astype(a * 1, dtype), [x], f"{source} -> {target} (intermediate)")
+    assert_contract(lambda a: xp.astype(a, dtype), [x], f"{source} -> {target}")
+    assert_contract(lambda a: xp.astype(a * 1, dtype), [x], f"{source} -> {target} (intermediate)")
 
 
 # -- reductions, products, the rest: the same treatment of special values ------------------
@@ -357,16 +360,37 @@ REDUCERS = {
 @pytest.mark.parametrize("name", sorted(REDUCERS))
 def test_other_primitives_treat_special_values_alike_on_both_tiers(name, dtype):
     """Subnormal, zero, infinite and NaN operands: the tiers agree exactly on special results
-    and within a rounding tolerance elsewhere (summation orders differ)."""
+    and within a rounding tolerance elsewhere (summation orders differ); with subnormal
+    operands, a tier may read them as zeros (the subnormal rule: its result is then the
+    result on the operands flushed)."""
     fn, rtol = REDUCERS[name]
     x = specials(dtype)
-    if rtol == 0.0:
-        assert_same(fn, [x], f"{name} {dtype}")
-    else:
-        assert_close(fn, [x], f"{name} {dtype}", rtol)
     finite = x[np.isfinite(x)]
     finite = finite[np.abs(finite) < 1e10]
-    assert_close(fn, [np.resize(finite, x.shape)], f"{name} {dtype} (finite)", rtol or 0.0)
+    tiny = float(np.finfo(dtype).tiny)
+    for what, host, tol in (
+        (f"{name} {dtype}", x, rtol),
+        (f"{name} {dtype} (finite)", np.resize(finite, x.shape), rtol or 0.0),
+    ):
+        flat = _numerics.flushed(host)
+        if tol == 0.0:
+            assert_same(fn, [flat], what)
+        else:
+            assert_close(fn, [flat], what, tol)
+        try:
+            if tol == 0.0:
+                assert_same(fn, [host], what)
+            else:
+                assert_close(fn, [host], what, tol)
+        except AssertionError:  # (then the compiled result must be the interpreter's on the operands flushed)
+            (interpreted, compiled), (on_flat, _) = on_both_tiers(fn, host), on_both_tiers(fn, flat)
+            special = _numerics.special(on_flat.reshape(-1), zero=False)
+            close = compiled.shape == on_flat.shape and np.allclose(
+                compiled, on_flat, rtol=tol, atol=16 * tiny, equal_nan=True
+            )
+            assert close and _numerics.same_bits(compiled.reshape(-1)[special], on_flat.reshape(-1)[special]).all(), (
+                f"{what}: interpreted {interpreted}, compiled {compiled}, interpreted on the operands flushed {on_flat}"
+            )
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -591,8 +615,10 @@ def test_sums_and_means_over_a_short_last_axis_agree_on_both_tiers(dtype):
         finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(scale) & (a != 0) & (b != 0)
         special = ~finite
         assert _numerics.same_under_flush(a[special], b[special]).all(), f"last axis of {n} {dtype}"
+        # (and the subnormal rule: each of the n terms may be read as zero, off by less than tiny)
         with np.errstate(all="ignore"):
-            err = np.abs(a[finite].astype(np.float64) - b[finite]) / np.spacing(scale[finite])
+            apart = np.abs(a[finite].astype(np.float64) - b[finite]) - n * float(info.tiny)
+            err = np.maximum(apart, 0.0) / np.spacing(scale[finite])
         assert err.size == 0 or err.max() <= 2 * n, f"last axis of {n} {dtype}: {err.max()} ULP"
 
 

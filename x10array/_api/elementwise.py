@@ -24,7 +24,6 @@ from .._core.policies import (
     INTERPRETER_BLOCKS_UNCAST,
     INTERPRETER_UFUNCS,
     NUMPY_QUIET,
-    SIGN_STEPS,
     XLA_HOST_KERNELS,
 )
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
@@ -453,8 +452,9 @@ def _tiered_complex(k: Any, *operands: Any) -> Any:
 
 
 def _parts(k: Any, x: Any, dtype: Any) -> tuple[Any, Any]:
+    """The parts of `x` as the arithmetic reads them (`k.rounded`: flushed where XLA flushes)."""
     x = k.asarray(x, dtype=dtype)
-    return k.real(x), k.imag(x)
+    return k.rounded(k.real(x)), k.rounded(k.imag(x))
 
 
 def _complex_product(k: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
@@ -584,7 +584,7 @@ def _numpy_complex_quotient(k: Any, x: Any, y: Any, dtype: Any, probing: bool = 
     r = k.rounded if not safe else (lambda v: v)
     shape = k.broadcast_shapes(x.shape, y.shape)
     x, y = k.broadcast_to(x, shape), k.broadcast_to(y, shape)
-    a, b, c, d = x.real, x.imag, y.real, y.imag
+    a, b, c, d = r(x.real), r(x.imag), r(y.real), r(y.imag)
     first = k.abs(c) >= k.abs(d)
     mask = k.negative(first.astype(f"u{c.itemsize}"))  # (all ones where first)
     den, num = _swapped(k, mask, c, d)  # rat = d / c, or c / d
@@ -764,16 +764,6 @@ negative = _unary("negative", "numeric", lambda k, x: k.negative(x), passes_bits
 positive = _unary("positive", "numeric", lambda k, x: k.positive(x), passes_bits=True)
 
 
-def _sign_steps(*fns: Any) -> None:
-    """Register `fns`' primitives in policies.SIGN_STEPS for every operand: their result is an
-    operand's bits up to its sign, or a part of a complex operand."""
-    for fn in fns:
-        SIGN_STEPS.register(fn.primitive, lambda *_: True)
-
-
-_sign_steps(negative, positive)
-
-
 def _abs(k: Any, x: Any) -> Any:
     # Complex: an infinite part gives +infinity even when the other part is NaN.
     if x.dtype.kind != "c":
@@ -782,8 +772,6 @@ def _abs(k: Any, x: Any) -> Any:
 
 
 abs = _unary("abs", "numeric", _abs, passes_bits=True)  # noqa: A001
-# (policies.SIGN_STEPS: a real operand's bits without the sign; a complex one's abs is a hypot)
-SIGN_STEPS.register(abs.primitive, lambda x, *_: x.dtype.kind != "c")  # type: ignore[attr-defined]
 
 
 def _square(k: Any, x: Any) -> Any:
@@ -881,7 +869,6 @@ maximum = _binary("maximum", "real numeric", _maximum)
 minimum = _binary("minimum", "real numeric", _minimum)
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
 copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b), passes_bits=True)
-_sign_steps(copysign)
 nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b), passes_bits=True)
 logaddexp = _binary(
     "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
@@ -1704,7 +1691,6 @@ round = _unary("round", "numeric", lambda k, x: k.round(x))  # noqa: A001
 conj = _unary("conj", "numeric", lambda k, x: k.conj(x), passes_bits=True)
 _real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
 _imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
-_sign_steps(conj, _real, _imag)
 
 
 def _with_part_kernel(k: Any, z: Any, v: Any, *, part: str) -> Any:

@@ -53,7 +53,7 @@ from ..._core.user_code import user_location
 from ..._core.xla_options import compiler_options
 from ..._core.xla_options import kind_of as xla_kind_of
 from .graph import Call, Node
-from .interpreter import Schedule, block_count, blocks_here, interpret, scans_result
+from .interpreter import Schedule, block_count, interpret
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
@@ -1196,14 +1196,13 @@ def _interpret_cost(
     those an interpreted run found not blocked, `unblocked`; interpreter.block_count). (A
     call's result size is that of its largest output the graph reads or returns; an output
     nobody reads is not stored. An elementwise output the graph returns is stored by both tiers
-    alike: where the interpreter does not scan it either, interpreter.scans_result, its
-    elements are not credited.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
+    alike: its elements are not credited.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
     out_elements: dict[int, int] = {}
-    alike: set[int] = set()  # the calls whose results both tiers store and neither scans
+    alike: set[int] = set()  # the elementwise calls whose results both tiers store
     for n in targets:
         if (c := n.call) is not None:
             out_elements[id(c)] = max(out_elements.get(id(c), 0), _elements(n.shape))
-            if c.prim.elementwise and not scans_result(c.prim):
+            if c.prim.elementwise:
                 alike.add(id(c))
     for c in calls:
         for n in c.inputs:
@@ -1213,7 +1212,7 @@ def _interpret_cost(
     loops = [inner_loops(c) for c in calls]
     credited = [0 if id(c) in alike else out_elements.get(id(c), 0) for c in calls]
     whole = [step(c.prim, e, n) for c, e, n in zip(calls, credited, loops)]
-    if blocks is None or not blocks_here():
+    if blocks is None:
         return sum(whole)
     costs = list(whole)
     sizes: dict[int, int] = {}  # id(run) -> its results' elements
