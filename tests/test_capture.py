@@ -372,11 +372,10 @@ def test_a_replay_does_not_donate_a_value_something_else_still_sees():
 def test_optimizer_steps_replay_under_compile_and_match_the_uncompiled_loop(make):
     """Every per-step number of an optimizer's state is data (Adam's step and its powers of
     beta are arrays, not Python ints): 300 captured steps are one recording and 299 replays,
-    with no fallback. They give the bits of the same 300 steps run uncaptured, every graph
-    compiled or every graph interpreted: the gradient and the update are elementwise (no
-    reduction whose order could differ), and the quotients correctly rounded on both tiers
-    (before, XLA's rewrite of Adam's `m / c1` into a product with the reciprocal made the
-    compiled tier one ulp off: tests/test_tiers.py, quotients)."""
+    with no fallback. They give the values of the same 300 steps run uncaptured, every graph
+    compiled or every graph interpreted, within the rounding the tiers may differ by (XLA may
+    fuse a multiply-add or divide by a reciprocal: an ulp a step, which the steps do not
+    amplify here)."""
     rng = np.random.default_rng(7)
     target = _arr(rng.standard_normal((4, 3)))
 
@@ -416,19 +415,19 @@ def test_optimizer_steps_replay_under_compile_and_match_the_uncompiled_loop(make
         uncaptured[tier] = _np(q["w"])
         if "step" in plain:
             assert int(plain["step"]) == 300
-    np.testing.assert_array_equal(_np(p["w"]), uncaptured["compiled"])
-    np.testing.assert_array_equal(_np(p["w"]), uncaptured["interpreted"])
+    np.testing.assert_allclose(_np(p["w"]), uncaptured["compiled"], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_np(p["w"]), uncaptured["interpreted"], rtol=1e-12, atol=1e-14)
     if "step" in state:
         assert int(state["step"]) == 300
     assert float(loss(p)) < 0.5 * float(loss({"w": _arr(start)}))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_captured_multiply_add_rounds_as_eager(dtype):
-    """A replayed program rounds each product before the sum reads it, as NumPy (eager) does:
-    XLA's CPU code would otherwise contract `a * b + c` into one fused multiply-add (rounded
-    once; about a fifth of the results differ). Adam's moments, `b1 * m + (1 - b1) * g`, with
-    both products, and a product on either side of a subtraction, on 20,000 values."""
+def test_a_captured_multiply_add_is_within_the_rounding_of_its_steps(dtype):
+    """A replayed program's `a * b + c` is eager's within the rounding of its steps: XLA's CPU
+    code may contract it into one fused multiply-add (rounded once; about a fifth of the
+    results differ by an ulp of a product). Adam's moments, `b1 * m + (1 - b1) * g`, with both
+    products, and a product on either side of a subtraction, on 20,000 values."""
     rng = np.random.default_rng(7)
     a, b, c, d = (rng.standard_normal(20_000).astype(dtype) for _ in range(4))
 
@@ -442,5 +441,8 @@ def test_a_captured_multiply_add_rounds_as_eager(dtype):
         got = compiled(*lazy, 0.9)
     assert (xp.metrics() - before).captured_replays == 2
     want = step(*(_arr(v, EAGER) for v in (a, b, c, d)), 0.9)
-    for g, w in zip(got, want):
-        assert _np(g).tobytes() == _np(w).tobytes()
+    products = (abs(a * b), abs(0.9 * a) + abs(0.1 * d), abs(a * d), abs(a * b) + abs(c * d))  # (the products' sizes)
+    for g, w, m in zip(got, want, products):
+        g, w = _np(g).astype(np.float64), _np(w)
+        bound = 2 * np.spacing(np.abs(m).astype(dtype)).astype(np.float64) + np.spacing(np.abs(w)).astype(np.float64)
+        assert np.all(np.abs(g - w) <= bound)

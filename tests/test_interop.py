@@ -129,27 +129,25 @@ def test_numpy_asarray_of_a_lazy_result_held_alone_is_its_buffer_not_a_copy() ->
     assert held[0, 0] == 1.0 and float(z[0, 0]) == -1.0
 
 
-def test_subnormals_written_through_numpy_asarray_are_treated_alike_on_both_tiers() -> None:
-    """A buffer the host may write is scanned for subnormals at every interpreted read, not
-    once: a subnormal written into numpy.asarray(x) (or into a view's buffer) after x was read
-    is flushed by the interpreter as XLA flushes it when compiled, so the tiers agree bit for
-    bit (docs/eager-and-lazy.md, "What the tiers guarantee")."""
+def test_subnormals_written_through_numpy_asarray_reach_both_tiers() -> None:
+    """A subnormal written into numpy.asarray(x) (or into a view's buffer) after x was read is
+    what a later graph reads: as it is when interpreted (NumPy's numerics), as it is or as a
+    zero of its sign when compiled (the subnormal rule of docs/numerics.md)."""
     from x10array._backends import lazy as _lazy
 
-    results = []
     for tier in (None, 1):  # every graph interpreted, then every graph compiled
         with _lazy.compile_threshold(tier):
             x = pending(np.linspace(1.0, 2.0, 6).reshape(2, 3), LAZY)
             row = x[1, ...]
             buffer, row_buffer = np.asarray(x), np.asarray(row)
-            assert float(xp.sum(x * 2.0)) > 0 and float(xp.sum(row * 2.0)) > 0  # read: scanned once
+            assert float(xp.sum(x * 2.0)) > 0 and float(xp.sum(row * 2.0)) > 0
             buffer[0, 1] = 5e-324
             row_buffer[2] = -1e-310
-            results.append(
-                [np.asarray(x * 1e300, copy=True).view(np.uint64), np.asarray(row * 1e300, copy=True).view(np.uint64)]
-            )
-    for interpreted, compiled in zip(*results, strict=True):
-        np.testing.assert_array_equal(interpreted, compiled)
+            for got, host in ((np.asarray(x * 1e300), buffer), (np.asarray(row * 1e300), row_buffer)):
+                kept = host * 1e300
+                flushed = np.where(np.abs(host) < np.finfo(np.float64).tiny, host * 0.0, host) * 1e300
+                assert np.array_equal(got, kept) or (tier == 1 and np.array_equal(got, flushed)), (tier, got)
+                assert got[np.abs(host) < 1e-300].any() or tier == 1  # (the interpreter read the write)
 
 
 @pytest.mark.parametrize("kernels_", ["numpy", "xla"])

@@ -294,12 +294,11 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
 
 
 def test_an_elementwise_result_both_tiers_store_is_not_credited(monkeypatch):
-    """A graph's elementwise result is stored by both tiers; where the interpreter does not
-    scan it for subnormals (under the CPU's flush-to-zero mode, interpreter.scans_result), a
-    compile saves nothing on it: `(x + 1.0) * 2.0` is credited its addition's pass, not its
-    product's. So `x += 1.0; float(x[0])` over a large x, whose compiled program only adds a
-    jitted call and a wait, stays interpreted however often it runs (it compiled at its 17th
-    sighting, into a program ~1.4x slower, when the result was credited), with eager's bits."""
+    """A graph's elementwise result is stored by both tiers, so a compile saves nothing on
+    it: `(x + 1.0) * 2.0` is credited its addition's pass, not its product's. So `x += 1.0;
+    float(x[0])` over a large x, whose compiled program only adds a jitted call and a wait,
+    stays interpreted however often it runs (it compiled at its 17th sighting, into a program
+    ~1.4x slower, when the result was credited), with eager's bits."""
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)  # (passes run whole: not blocked)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     n = 1_000_000
@@ -308,10 +307,7 @@ def test_an_elementwise_result_both_tiers_store_is_not_credited(monkeypatch):
     np.asarray((x + 1.0) * 2.0)
     (program,) = _program.RUNTIME.programs.values()
     step, add, mul = _program.COST.step_seconds, _compile_prim("add"), _compile_prim("multiply")
-    unscanned = not _interpreter.scans_result(mul)
-    assert program.interpret_cost == pytest.approx(step(add, n, 1) + step(mul, 0 if unscanned else n, 1))
-    if not unscanned:
-        pytest.skip("no CPU flush-to-zero mode here: the interpreter scans the result, which a compile saves")
+    assert program.interpret_cost == pytest.approx(step(add, n, 1) + step(mul, 0, 1))
     before = xp.metrics()
     eager = xp.asarray(host, device=EAGER)
     for _ in range(100):
@@ -344,11 +340,9 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     # the same result size, 2048 times the multiply-adds: the same estimate
     step = _program.COST.step_seconds
     assert len(costs) == 2 and costs[0] == costs[1]
-    # (the sum is the graph's result, which both tiers store: credited only where the
-    # interpreter scans it, i.e. not under the CPU's flush-to-zero mode)
+    # (the sum is the graph's result, which both tiers store: not credited)
     add = _compile_prim("add")
-    returned = 64 * 64 if _interpreter.scans_result(add) else 0
-    assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(add, returned, 1))
+    assert costs[0] == pytest.approx(step(_compile_prim("matmul"), 64 * 64) + step(add, 0, 1))
 
     def writes(a: Any) -> Any:
         a = a * 1.0
@@ -500,7 +494,7 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     tiers, values = [], []
     for _ in range(10):
         before = xp.metrics()
-        values.append(np.asarray(xp.sqrt(xp.abs(w)) * 0.5 + w * w))  # (correctly rounded: exact on both tiers)
+        values.append(np.asarray(xp.sqrt(xp.abs(w)) * 0.5 + w * w))
         d = delta(before)
         tiers.append("i" if d.interpreted_graphs else "c")
     n = _program.FEEDBACK_RUNS
@@ -511,7 +505,8 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     else:
         assert tiers == ["i"] + ["c"] * 9
         assert "interpreting again" not in log
-    assert all(np.array_equal(v, values[0]) for v in values)  # the tiers' bits: the same
+    for v in values:  # (the tiers round within the contract: XLA may fuse a multiply-add)
+        np.testing.assert_array_max_ulp(v, values[0], maxulp=2)
 
 
 def test_the_feedback_times_a_compiled_run_with_the_leaves_it_places(monkeypatch, override_settings):
@@ -838,84 +833,6 @@ def test_arithmetic_writes_into_a_dying_intermediate_with_the_same_values():
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
-def test_a_selection_by_a_mask_of_clean_values_is_read_without_a_scan():
-    """A graph break that moves data (`X[mask]`) of arrays known to hold no subnormal gives a
-    value known to hold none: the interpreter reads it as a leaf without scanning it. The
-    source is scanned once (then known clean); a source holding a subnormal is not, and its
-    selections are flushed where arithmetic reads them, as before."""
-    Xn = np.arange(40.0).reshape(10, 4)
-    X = xp.asarray(Xn, device=LAZY)
-    m = xp.asarray(np.arange(10) % 3 == 0, device=LAZY)
-    sel = X[m]
-    assert sel._data.clean and X._data.clean
-    assert np.asarray(xp.mean(sel, axis=0)).tolist() == np.mean(Xn[np.arange(10) % 3 == 0], axis=0).tolist()
-    tiny = np.finfo(np.float64).tiny
-    Yn = Xn.copy()
-    Yn[:, 0] = 0.0
-    Yn[0, 0] = tiny / 4  # a subnormal
-    Y = xp.asarray(Yn, device=LAZY)
-    sel = Y[m]
-    assert not sel._data.clean and not Y._data.clean
-    v = xp.asarray([2.0**60, 1.0, 0.0, 0.0], device=LAZY)
-    with _lazy.compile_threshold(None):
-        out = np.asarray(sel @ v)  # (the subnormal read as 0: not 2**58 * tiny)
-    assert out.tolist() == [1.0, 13.0, 25.0, 37.0]
-
-
-@pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_a_cast_that_keeps_the_bits_of_clean_values_is_read_without_a_scan(dtype, monkeypatch):
-    """A cast that keeps its operand's bits (to the same floating-point type or its complex:
-    scikit-learn PCA's astype of a copy of X) of values known to hold no subnormal gives values
-    known to hold none: the arithmetic that reads it in the same graph does not scan it. Of
-    values holding a subnormal it is flushed where arithmetic reads it, as before."""
-    Xn = np.arange(40.0).reshape(10, 4)
-    X = xp.asarray(Xn, device=LAZY)
-    float(xp.sum(X))  # (X scanned once: known clean)
-    assert X._data.clean
-    scanned: list[Any] = []
-    real = _interpreter.flush_subnormals
-
-    def scan(a: Any) -> Any:
-        if getattr(a, "shape", None) == Xn.shape:
-            scanned.append(a)
-        return real(a)
-
-    monkeypatch.setattr(_interpreter, "flush_subnormals", scan)
-    target = getattr(xp, dtype)
-    with _lazy.compile_threshold(None):
-        got = np.asarray(xp.mean(xp.astype(xp.asarray(X, copy=True), target), axis=0))
-    assert scanned == []
-    assert got.tolist() == np.mean(Xn.astype(dtype), axis=0).tolist()
-    Yn = Xn.copy()
-    Yn[:, 0] = 0.0
-    Yn[0, 0] = np.finfo(np.float64).tiny / 4  # a subnormal
-    Y = xp.asarray(Yn, device=LAZY)
-    v = xp.asarray([2.0**1000, 0.0, 0.0, 0.0], device=LAZY)
-    with _lazy.compile_threshold(None):
-        out = np.asarray(xp.real(xp.astype(xp.asarray(Y, copy=True), target) @ xp.astype(v, target)))
-    assert out.tolist() == [0.0] * 10  # (the subnormal read as 0: not 2**-24)
-
-
-@pytest.mark.parametrize("graph", ["one operation", "two"])
-def test_a_host_buffer_written_after_a_read_is_flushed_again(graph):
-    """A value the host may write (numpy.asarray's buffer of a lazy array on the CPU) is never
-    known to hold no subnormal: the interpreter scans it at each read, so a subnormal written
-    into it after an earlier read is read as zero, in a one-operation graph (run_single) and
-    in a longer one."""
-    x = xp.asarray(np.ones(4), device=LAZY)
-    v = xp.asarray([2.0**60, 0.0, 0.0, 0.0], device=LAZY)
-    buf = np.asarray(x)
-    assert buf.flags.writeable
-
-    def read() -> float:
-        return float(x @ v) if graph == "one operation" else float((x @ v) + 0.0)
-
-    with _lazy.compile_threshold(None):
-        assert read() == 2.0**60
-        buf[0] = np.finfo(np.float64).tiny / 4  # a subnormal
-        assert read() == 0.0
-
-
 def test_lazy_buffers_are_exported_read_only_or_as_the_value():
     """A lazy value is immutable: a NumPy view of it without a copy (`__array__(copy=False)`,
     DLPack with copy=False) cannot write into it (pending graphs may still read it). A DLPack
@@ -1164,44 +1081,6 @@ def test_the_subnormal_scan_finds_exactly_the_subnormals():
                         assert _xla_numerics._bits_hold_subnormal(view, found, None) == expected, (dtype, n)
 
 
-def test_results_kept_clean_hold_no_subnormal():
-    """The interpreter does not scan the results of KEEPS_CLEAN primitives: on operands with
-    no subnormal (the values nearest the subnormal range included) they hold none."""
-    from x10array._core.primitive import OP_TABLE
-
-    assert _interpreter.KEEPS_CLEAN <= set(OP_TABLE)
-    # (those are never scanned: data movement and selections keep their operands' bits)
-    assert not any(OP_TABLE[n].moves_data or OP_TABLE[n].selects for n in _interpreter.KEEPS_CLEAN)
-    for dtype in (np.float32, np.float64):
-        tiny = np.finfo(dtype).tiny
-        eps = np.finfo(dtype).eps
-        edge = [tiny, np.nextafter(dtype(tiny), dtype(1)), 2 * tiny, 1.0, 1 + eps, 1 - eps / 2, 0.5, 1e-30, 3.5]
-        edge += [np.sqrt(tiny) / 2, np.log(tiny) - 1]  # (square, exp: subnormal results, not kept clean)
-        edge = np.array(edge + [-v for v in edge] + [0.0, -0.0, np.inf, np.nan], dtype=dtype)
-        x = xp.asarray(edge, device=EAGER)
-        y = xp.asarray(edge[::-1].copy(), device=EAGER)
-        pairs = np.empty(edge.size, np.complex64 if dtype == np.float32 else np.complex128)
-        pairs.real, pairs.imag = edge, edge[::-1]
-        z = xp.asarray(pairs, device=EAGER)
-        results = {
-            "maximum": xp.maximum(x, y),
-            "minimum": xp.minimum(x, y),
-            "clip": xp.clip(x, xp.asarray(dtype(tiny), device=EAGER), xp.asarray(dtype(2.0), device=EAGER)),
-            "copysign": xp.copysign(x, y),
-            "max": xp.max(x),
-            "min": xp.min(x),
-            "real": xp.real(z),
-            "imag": xp.imag(z),
-        }
-        for name in _interpreter.KEEPS_CLEAN - set(results):
-            with np.errstate(all="ignore"):
-                results[name] = getattr(xp, name)(x)
-        assert set(results) == _interpreter.KEEPS_CLEAN
-        for name, r in results.items():
-            values = np.abs(np.asarray(r, dtype=np.float64)).astype(dtype)
-            assert not ((values < tiny) & (values > 0)).any(), (name, dtype, np.asarray(r))
-
-
 def _scalar_step(ns: Any, x: Any, lr: float, shift: float) -> Any:
     # float32 operands with Python floats (weakly typed: the result stays float32) and Python
     # ints: a packing that lost the weak type or the order would show
@@ -1364,11 +1243,12 @@ def test_packed_scalars_pack_only_exact_floats_and_ints():
     assert packed[0].dtype == np.int64 and packed[0].tolist() == list(range(-1, k - 1)) and others == [False, 2.5]
 
 
-def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(override_settings):
+def test_a_graph_past_the_compile_limit_is_interpreted(override_settings):
     """The compile refusal (X10ARRAY_COMPILE_LIMIT): a graph of more operations than the limit
     is interpreted even where every graph is compiled (XLA's compile memory grows with the
     graph: SciPy's permutation_test recorded 14,437 operations and took gigabytes), and gives
-    the bits the compiled tier gives (the same graph under a higher limit)."""
+    the compiled tier's values within the rounding of its steps (the same graph under a
+    higher limit)."""
     values = np.linspace(-1.0, 1.0, 7)
 
     def chain() -> Any:
@@ -1385,7 +1265,7 @@ def test_a_graph_past_the_compile_limit_is_interpreted_with_the_same_bits(overri
     before = xp.metrics()
     compiled = np.asarray(chain(), copy=True)
     assert delta(before).interpreted_graphs == 0
-    np.testing.assert_array_equal(refused, compiled)
+    np.testing.assert_allclose(refused, compiled, rtol=1e-13)
 
 
 def test_a_view_of_a_computed_value_is_kept_as_a_view_not_copied():

@@ -3,8 +3,8 @@
 - Determinism: a training loop whose graph changes tier mid-run (interpreted, then compiled)
   gives the same bits in two fresh processes (the tier decision depends on a fixed cost
   model, not on measured time: see also test_lazy.test_the_tier_decision_does_not_read_the_clock).
-- Contraction: the compiled tier rounds `x * y + z` twice, as eager does (no fused
-  multiply-add).
+- Contraction: the compiled tier's `x * y + z` (a fused multiply-add where XLA contracts
+  it) is within the rounding of the two steps.
 - Every elementwise function of the standard, on special values (zeros, infinities, NaN,
   subnormals, tiny, max) and random values, on eager, lazy interpreted and lazy compiled: the
   bounds of docs/eager-and-lazy.md ("What the tiers guarantee"). Measurement in
@@ -114,7 +114,9 @@ def _training_runs(request, tmp_path_factory):
     thread.join(timeout=60)
 
 
-def test_no_fused_multiply_add_in_compiled_graphs():
+def test_a_fused_multiply_add_stays_within_the_rounding_of_its_steps():
+    """XLA contracts `x * y + z` into a fused multiply-add (rounded once): the contract bounds
+    it by the roundings of the two steps."""
     counts = _numerics.fma_mismatches(20_000)
     assert counts == {"float32": 0, "float64": 0}
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import x10array as xp
+from x10array._backends import lazy as _lazy
 from x10array._core import backend as _backend
 from x10array._core import primitive as _ops
-from x10array._core.xla_numerics import xla_flushes
 from x10array.nn import functional as F
 
 EAGER = xp.Device("cpu", 0, "eager")
@@ -303,13 +303,19 @@ def test_samples_reach_every_primitive(monkeypatch, compile_every_graph):
     assert math.isfinite(len(reached))
 
 
-def test_lazy_interpreter_keeps_subnormals_through_data_movement_only():
-    """XLA's CPU arithmetic flushes subnormals; moving values keeps them. The interpreter
-    follows the primitives' `moves_data` flag, so both tiers of a lazy device agree."""
+def test_data_movement_keeps_subnormals_on_both_lazy_tiers():
+    """Moving values keeps their bits, subnormals included, on both tiers; arithmetic follows
+    the subnormal rule: the interpreter keeps them (NumPy's numerics), a compiled program may
+    flush them (XLA's, where it flushes), to a zero of the same sign."""
     tiny = np.float32(np.finfo(np.float32).tiny) / np.float32(4)  # a subnormal
-    x = xp.asarray(np.array([tiny, 1.0], dtype=np.float32), device=LAZY)
-    assert np.asarray(xp.reshape(x, (2, 1)))[0, 0] == tiny  # moved: kept
-    assert np.asarray(xp.flip(x))[1] == tiny
-    if xla_flushes():
-        assert np.asarray(x * 1.0)[0] == 0.0  # arithmetic: flushed, as compiled XLA code does
+    for threshold in (None, 1):
+        with _lazy.compile_threshold(threshold):
+            x = xp.asarray(np.array([tiny, 1.0], dtype=np.float32), device=LAZY)
+            assert np.asarray(xp.reshape(x, (2, 1)))[0, 0] == tiny  # moved: kept
+            assert np.asarray(xp.flip(x))[1] == tiny
+            product = np.asarray(x * 1.0)[0]
+            if threshold is None:
+                assert product == tiny  # interpreted: NumPy's arithmetic
+            else:
+                assert product in (tiny, 0.0) and not np.signbit(product)
     assert _ops.OP_TABLE["reshape"].moves_data and not _ops.OP_TABLE["multiply"].moves_data

@@ -63,16 +63,6 @@ def test_the_registries_hold_what_the_primitive_fields_held():
     assert {p.name: rule.__name__ for p, rule in policies.GRAPH_REWRITES.rules.items()} == REWRITES
 
 
-def test_sign_steps_are_bit_passing_steps_and_exclude_complex_abs():
-    """The compiled tier skips the result's rounding only for steps whose operands it rounds
-    (`passes_bits`), and abs only of a real operand (a complex abs is a hypot)."""
-    assert _names(policies.SIGN_STEPS) == {"abs", "negative", "positive", "copysign", "conj", "real", "imag"}
-    assert all(p.passes_bits for p in policies.SIGN_STEPS)
-    abs_rule = policies.SIGN_STEPS.get(OP_TABLE["abs"])
-    assert abs_rule is not None
-    assert abs_rule(np.zeros(2)) and not abs_rule(np.zeros(2, complex))
-
-
 @pytest.mark.parametrize("registry", policies.REGISTRIES, ids=lambda r: r.name)
 def test_every_entry_is_a_primitive_of_the_op_table(registry):
     assert len(list(registry)) > 0

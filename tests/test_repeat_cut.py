@@ -33,6 +33,14 @@ def tier(request: pytest.FixtureRequest) -> Any:
         yield request.param
 
 
+def _agree(*arrays: np.ndarray) -> None:
+    """The same values up to the rounding the tiers may differ by (a compiled program may fuse
+    a multiply-add: an ulp a step, which the stencil's averaging does not amplify)."""
+    for other in arrays[1:]:
+        assert other.dtype == arrays[0].dtype and other.shape == arrays[0].shape
+        np.testing.assert_allclose(other, arrays[0], rtol=1e-13, atol=1e-15)
+
+
 def field(device: xp.Device, n: int = 24) -> Any:
     rng = np.random.default_rng(0)
     return xp.asarray(rng.random((n, n)), device=device)
@@ -62,7 +70,7 @@ def test_a_loop_without_a_barrier_is_cut_and_reuses_its_plan(tier: str) -> None:
         assert d.cache_hits >= d.repeat_cuts - 3  # ... and run one compiled program
     barriered = np.asarray(stencil(field(LAZY), 40, barrier=True))
     eager = np.asarray(stencil(field(EAGER), 40))
-    assert cut.tobytes() == barriered.tobytes() == eager.tobytes()
+    _agree(cut, barriered, eager)
 
 
 def test_the_cut_values_equal_the_uncut_recording(override_settings: Any) -> None:
@@ -71,7 +79,7 @@ def test_the_cut_values_equal_the_uncut_recording(override_settings: Any) -> Non
     before = xp.metrics()
     uncut = np.asarray(stencil(field(LAZY), 30))
     assert (xp.metrics() - before).repeat_cuts == 0  # the setting off: one graph, read at the end
-    assert cut.tobytes() == uncut.tobytes()
+    _agree(cut, uncut)
 
 
 def test_a_barrier_per_step_is_never_cut() -> None:
@@ -116,9 +124,9 @@ def test_a_loop_with_a_held_temporary_gives_the_right_values() -> None:
     assert (xp.metrics() - before).repeat_cuts > 0
     held_eager: list[Any] = []
     eager = np.asarray(stencil(field(EAGER), 30, held=held_eager))
-    assert cut.tobytes() == eager.tobytes()
+    _agree(cut, eager)
     for a, b in zip(held, held_eager, strict=True):  # every temporary kept, computed or not
-        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+        _agree(np.asarray(a), np.asarray(b))
 
 
 def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> None:
@@ -132,7 +140,7 @@ def test_a_short_period_is_cut_every_few_periods_and_a_shorter_one_never() -> No
     want = np.ones(5)
     for _ in range(200):
         want = (want * 0.5 + 1.0) * 0.25 - 0.5
-    assert got.tobytes() == want.tobytes()
+    _agree(got, want)
     before = xp.metrics()
     for _ in range(200):
         x = x * 0.5 + 1.0  # (2 operations a step: not cut)
@@ -159,7 +167,7 @@ def test_a_large_in_place_write_is_cut_at_every_period(tier: str) -> None:
     assert (xp.metrics() - small).repeat_cuts <= 12 // 3  # (a small array: every 3 steps)
     eager = np.asarray(stencil(field(EAGER, n), 12))
     barriered = np.asarray(stencil(field(LAZY, n), 12, barrier=True))
-    assert cut.tobytes() == eager.tobytes() == barriered.tobytes()
+    _agree(cut, eager, barriered)
 
 
 def test_a_small_write_into_a_large_array_is_cut_every_few_periods() -> None:
@@ -176,7 +184,7 @@ def test_a_small_write_into_a_large_array_is_cut_every_few_periods() -> None:
     want = np.zeros(2 * _graph._WRITE_EVERY_PERIOD)
     for _ in range(100):
         want[0] = want[0] * 0.5 + 1.0
-    assert got.tobytes() == want.tobytes()
+    _agree(got, want)
 
 
 def test_a_large_loop_without_an_in_place_write_is_cut_every_few_periods() -> None:
@@ -196,7 +204,7 @@ def test_a_large_loop_without_an_in_place_write_is_cut_every_few_periods() -> No
     for _ in range(100):
         want = (want * 0.5 + 1.0) * 0.25 - 0.5
         want += 1.0
-    assert got.tobytes() == want.tobytes()
+    _agree(got, want)
 
 
 def heat(u: Any) -> Any:
@@ -216,7 +224,7 @@ def test_a_loop_under_compile_is_not_cut() -> None:
     assert d.capture_fallbacks == 0 and d.captured_replays >= 2
     want = np.asarray(heat(field(EAGER)))
     for out in outs:
-        assert out.tobytes() == want.tobytes()
+        _agree(out, want)
 
 
 def test_a_cut_logs_once(override_settings: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -253,7 +261,7 @@ def test_an_autodiff_and_optimizer_loop_without_a_barrier_is_cut_with_the_same_b
     barriered = adam_fit(LAZY, 30, barrier=True)
     override_settings(X10ARRAY_REPEAT_CUT=False)
     uncut = adam_fit(LAZY, 30, barrier=False)
-    assert cut.tobytes() == barriered.tobytes() == uncut.tobytes()
+    _agree(cut, barriered, uncut)
     np.testing.assert_allclose(cut, adam_fit(EAGER, 30, barrier=False), rtol=1e-12)
 
 

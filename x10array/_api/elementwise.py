@@ -24,7 +24,6 @@ from .._core.policies import (
     INTERPRETER_BLOCKS_UNCAST,
     INTERPRETER_UFUNCS,
     NUMPY_QUIET,
-    SIGN_STEPS,
     XLA_HOST_KERNELS,
 )
 from .._core.primitive import WRITE_LOCK, Primitive, bind, same_as_first
@@ -220,11 +219,11 @@ def _in_float64(real64: Kernel) -> Kernel:
 
 def _stored(k: Any, x: Any) -> Any:
     """`x` as a rounded value XLA may not reassociate through: its algebraic simplifier
-    rewrites (1 + x) - 1 to x, which the corrections below must not see."""
+    rewrites (1 + x) - 1 to x, which the corrections below must not see. An optimization
+    barrier (not a reduce-precision step: XLA's float64 emulation on a TPU has none)."""
     if not k.is_jax:
         return x
-    info = k.finfo(x.dtype)
-    return k.lax.reduce_precision(x, exponent_bits=info.nexp, mantissa_bits=info.nmant)
+    return k.lax.optimization_barrier(x)
 
 
 def _pow2(k: Any, like: Any, e: int) -> Any:
@@ -460,8 +459,9 @@ def _tiered_complex(k: Any, *operands: Any) -> Any:
 
 
 def _parts(k: Any, x: Any, dtype: Any) -> tuple[Any, Any]:
+    """The parts of `x` as the arithmetic reads them (`k.rounded`: flushed where XLA flushes)."""
     x = k.asarray(x, dtype=dtype)
-    return k.real(x), k.imag(x)
+    return k.rounded(k.real(x)), k.rounded(k.imag(x))
 
 
 def _complex_product(k: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
@@ -591,7 +591,7 @@ def _numpy_complex_quotient(k: Any, x: Any, y: Any, dtype: Any, probing: bool = 
     r = k.rounded if not safe else (lambda v: v)
     shape = k.broadcast_shapes(x.shape, y.shape)
     x, y = k.broadcast_to(x, shape), k.broadcast_to(y, shape)
-    a, b, c, d = x.real, x.imag, y.real, y.imag
+    a, b, c, d = r(x.real), r(x.imag), r(y.real), r(y.imag)
     first = k.abs(c) >= k.abs(d)
     mask = k.negative(first.astype(f"u{c.itemsize}"))  # (all ones where first)
     den, num = _swapped(k, mask, c, d)  # rat = d / c, or c / d
@@ -670,12 +670,27 @@ def _remainder(k: Any, a: Any, b: Any) -> Any:
 remainder = _binary("remainder", "real numeric", _remainder, lowering=_real_lowering(_remainder, _remainder_real))
 
 
+def _flush_read(k: Any, x: Any) -> Any:
+    """A real floating-point operand of a compiled lowering with its subnormals as zeros of
+    their signs, explicitly: XLA's arithmetic reads them so (the subnormal rule), but its
+    atan2 and pow lowerings test an operand's bits too, and gave NaN for atan2(tiny/2, tiny/2)
+    and 1.6e-162 for pow(5e-324, 0.5). (A comparison under the CPU's denormals-are-zero mode
+    reads the subnormal as zero; the product by 0 keeps its sign.)"""
+    if not k.is_jax or not hasattr(x, "dtype") or x.dtype.kind != "f":
+        return x
+    return k.where(k.abs(x) < k.finfo(x.dtype).tiny, x * 0.0, x)
+
+
+def _atan2(k: Any, a: Any, b: Any) -> Any:
+    return k.arctan2(_flush_read(k, a), _flush_read(k, b))
+
+
 def _pow(k: Any, a: Any, b: Any) -> Any:
     # Integers to negative powers (unspecified by the standard; NumPy raises): the truncated
     # value, 1 for a base of 1, +-1 for a base of -1, 0 otherwise.
     if not _is_integer(k, a, b):
         dtype = _tiered_complex(k, a, b)
-        return _real_power(k, a, b) if dtype is None else _complex_power(k, a, b, dtype)
+        return _real_power(k, _flush_read(k, a), _flush_read(k, b)) if dtype is None else _complex_power(k, a, b, dtype)
     dtype = k.result_type(a, b)
     a = k.asarray(a, dtype=dtype)
     b = k.asarray(b, dtype=dtype)
@@ -763,16 +778,6 @@ negative = _unary("negative", "numeric", lambda k, x: k.negative(x), passes_bits
 positive = _unary("positive", "numeric", lambda k, x: k.positive(x), passes_bits=True)
 
 
-def _sign_steps(*fns: Any) -> None:
-    """Register `fns`' primitives in policies.SIGN_STEPS for every operand: their result is an
-    operand's bits up to its sign, or a part of a complex operand."""
-    for fn in fns:
-        SIGN_STEPS.register(fn.primitive, lambda *_: True)
-
-
-_sign_steps(negative, positive)
-
-
 def _abs(k: Any, x: Any) -> Any:
     # Complex: an infinite part gives +infinity even when the other part is NaN.
     if x.dtype.kind != "c":
@@ -781,8 +786,6 @@ def _abs(k: Any, x: Any) -> Any:
 
 
 abs = _unary("abs", "numeric", _abs, passes_bits=True)  # noqa: A001
-# (policies.SIGN_STEPS: a real operand's bits without the sign; a complex one's abs is a hypot)
-SIGN_STEPS.register(abs.primitive, lambda x, *_: x.dtype.kind != "c")  # type: ignore[attr-defined]
 
 
 def _square(k: Any, x: Any) -> Any:
@@ -880,12 +883,11 @@ maximum = _binary("maximum", "real numeric", _maximum)
 minimum = _binary("minimum", "real numeric", _minimum)
 hypot = _binary("hypot", "real floating-point", lambda k, a, b: k.hypot(a, b))
 copysign = _binary("copysign", "real floating-point", lambda k, a, b: k.copysign(a, b), passes_bits=True)
-_sign_steps(copysign)
 nextafter = _binary("nextafter", "real floating-point", lambda k, a, b: k.nextafter(a, b), passes_bits=True)
 logaddexp = _binary(
     "logaddexp", "real floating-point", lambda k, a, b: k.logaddexp(a, b), lowering=_in_float64(_logaddexp_real)
 )
-atan2 = _binary("atan2", "real floating-point", lambda k, a, b: k.arctan2(a, b), passes_bits=True)
+atan2 = _binary("atan2", "real floating-point", _atan2, passes_bits=True)
 
 # -- complex logarithms, powers and inverse functions on the lazy tiers ------------------------
 #
@@ -1703,7 +1705,6 @@ round = _unary("round", "numeric", lambda k, x: k.round(x))  # noqa: A001
 conj = _unary("conj", "numeric", lambda k, x: k.conj(x), passes_bits=True)
 _real = _unary("real", "numeric", lambda k, x: k.real(x), passes_bits=True)
 _imag = _unary("imag", "numeric", lambda k, x: k.imag(x), passes_bits=True)
-_sign_steps(conj, _real, _imag)
 
 
 def _with_part_kernel(k: Any, z: Any, v: Any, *, part: str) -> Any:

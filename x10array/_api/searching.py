@@ -15,7 +15,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.dtypes import DEFAULT_INDEX, DType
-from .._core.kernels import FREE_SELECT, ROUNDING_GUARD, numpy_on_flushed
+from .._core.kernels import numpy_on_flushed
 from .._core.policies import INTERPRETER_BLOCK_COUNTS, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, bind
 from .._core.validation import binary_operands, broadcast_shapes, check_array, common_device
@@ -150,26 +150,7 @@ def searchsorted(
 
 
 def _where_kernel(k: Any, condition: Any, x1: Any, x2: Any, *, dtype: DType) -> Any:
-    x1, x2 = k.asarray(x1, dtype=dtype.np), k.asarray(x2, dtype=dtype.np)
-    guard = ROUNDING_GUARD.get()
-    if guard is None or not k.is_jax or dtype.np.kind != "f" or FREE_SELECT.get():
-        return k.where(condition, x1, x2)
-    # A select moves bits (subnormals kept: docs/eager-and-lazy.md). But in a compiled graph on
-    # x86 LLVM turns a float select by a comparison of its own operands, `where(x < y, x, y)`,
-    # into the MINPD/MAXPD instruction, whose denormals-are-zero mode (set while XLA runs) reads
-    # a subnormal as zero: the compiled tier gave -0.0 where the interpreter gave -5e-324. A
-    # select of the bit patterns as integers alone does not help (LLVM folds the bitcasts
-    # away), nor does an optimization barrier (XLA removes it before code generation). So the
-    # two bit patterns pass through different integer steps with a zero known only at run time
-    # (from the graph's runtime 1.0): exact, and nothing left for LLVM to recognize. Where the
-    # select cannot be such a pattern (relu's `where(x <= 0, 0.0, x)`: its 0.0 is a runtime input
-    # the comparison does not read) the compiled tier sets FREE_SELECT, and it is left as it is.
-    bits = k.dtype(f"uint{8 * dtype.np.itemsize}")
-    one = np.array(1, dtype.np).view(bits)
-    zero = k.lax.bitcast_convert_type(guard.astype(dtype.np), bits) - one
-    b1 = k.lax.bitcast_convert_type(x1, bits) | zero
-    b2 = k.lax.bitcast_convert_type(x2, bits) ^ zero
-    return k.lax.bitcast_convert_type(k.where(condition, b1, b2), dtype.np)
+    return k.where(condition, k.asarray(x1, dtype=dtype.np), k.asarray(x2, dtype=dtype.np))
 
 
 _WHERE = Primitive("where", _where_kernel, elementwise=True, selects=True)

@@ -99,8 +99,8 @@ def _host() -> str:
     ARM; the processor's name elsewhere). XLA's CPU compiler generates code for the host's
     instruction set, and jax's key names the platform only ("cpu"): a cache directory shared by
     machines of different CPUs (a home directory on a network) must not hand one the other's
-    programs (an instruction it lacks, or other roundings; the subnormal probes,
-    xla_numerics._probe, are programs too)."""
+    programs (an instruction it lacks, or other roundings; the subnormal probe,
+    xla_numerics.xla_flushes, is a program too)."""
     import platform
 
     text = platform.machine()

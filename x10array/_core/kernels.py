@@ -328,17 +328,13 @@ NUMPY.rounded = lambda x: x
 NUMPY.tiered = False
 
 # A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
-# (see `rounded` and _backends/lazy/program.Program.function).
+# (see `_rounded`, the steps of the complex formulas, and _backends/lazy/program.Program.function).
 ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_guard", default=None)
 # The values `_rounded` made while that graph is traced (id -> value, the value held so that its
 # id is not reused): a value already multiplied by the runtime 1.0 is stored, and a second
 # product (a quotient's, then its step's) would be one more multiplication per element for
 # nothing. Set beside ROUNDING_GUARD.
 ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("rounded_values", default=None)
-# Set (True) while that graph's tracing lowers an elementwise select (`where`) that cannot
-# become a floating-point minimum or maximum, so needs no guard against one (_api/searching's
-# where kernel; the compiled tier decides which: _backends/lazy/program.free_selects).
-FREE_SELECT: contextvars.ContextVar[bool] = contextvars.ContextVar("free_select", default=False)
 # Set (True) while that graph's tracing lowers a write of a box of static slices that XLA should
 # compute as a select of the whole array rather than a scatter into it (_api/indexing's
 # `_select_write`; the compiled tier decides which: _backends/lazy/program.select_writes).
@@ -346,20 +342,21 @@ SELECT_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("select_writ
 
 
 def _rounded(x: Any) -> Any:
-    """`x` as an arithmetic step of a compiled lazy graph must store it: rounded to its dtype
-    (not fused into a later addition) and, where XLA flushes, with subnormals flushed to zero.
+    """`x` as a step of x10array's own complex formulas (`k.rounded`, _api/elementwise) must
+    store it in a compiled lazy graph: rounded to its dtype, not fused into a later addition,
+    and flushed where XLA flushes.
 
-    XLA's CPU compiler contracts a multiplication and an addition that reads it into one fused
-    multiply-add (rounded once), always, with no option to turn it off (LLVM's
-    `AllowFPOpFusion::Fast`; neither XLA's flags nor the per-compile options change it short
-    of lowering the instruction set to SSE4.2 for the whole process). NumPy rounds the product,
-    then the sum: 23% of `x * y + z` differ. So a lazy graph multiplies each arithmetic result
-    by a runtime 1.0 (an input of the compiled program, which XLA cannot fold): a contraction
-    can then only fuse that exact multiplication by one into the addition, and
-    fma(p, 1, z) = p + z rounded once, with p already rounded. The same multiplication flushes
-    a subnormal that a bit-level lowering (abs, negation, copysign, a select) let through, as
-    XLA's flush-to-zero arithmetic does everywhere else. Outside a compiled lazy graph (eager
-    XLA kernels: one operation per program) `x` is returned as it is."""
+    Only those formulas use it: they pin the special values of the complex functions (NaN,
+    infinities, signed zeros of each part) that jax's own complex lowerings get wrong, and they
+    keep them only when each step is rounded and flushed as written. XLA's CPU compiler
+    contracts a multiplication and an addition that reads it into one fused multiply-add,
+    which turns an intermediate overflow into a finite value ((inf + max j) * (max - inf j):
+    inf - inf j instead of inf + NaN j), and its algebraic simplifier rewrites quotients
+    ((a / b) / c as a / (b * c): 1 / (tiny j) NaN - 8.5e37 j). A product with a runtime 1.0
+    (an input of the compiled program, which XLA cannot fold) is a step neither can look
+    through. Real arithmetic carries no such step (XLA's own rounding, within the contract's
+    bounds). Outside a compiled lazy graph (eager XLA kernels: one operation per program) `x`
+    is returned as it is."""
     guard = ROUNDING_GUARD.get()
     if guard is None or not hasattr(x, "dtype") or x.dtype.kind not in "fc":
         return x
@@ -412,7 +409,6 @@ def jax_namespace() -> types.SimpleNamespace:
     ns.min = ns.amin = functools.partial(_nan_propagating, jnp.min, jnp)
     # jax.numpy has no errstate; kernels may use `with k.errstate(...)` on both.
     ns.errstate = lambda **kw: _NULL
-    ns.divide = ns.true_divide = functools.partial(_quotient, jnp, lax)
     ns.sum = functools.partial(_short_axis_reduction, jnp, lax, False)
     ns.mean = functools.partial(_short_axis_reduction, jnp, lax, True)
     return ns
@@ -423,10 +419,9 @@ def _short_axis_reduction(jnp: Any, lax: Any, mean: bool, a: Any, axis: Any = No
     """jnp.sum (jnp.mean if `mean`), except over a short last axis (short_axis_sum: 2 to 7
     elements of a float32 or float64 array): its columns added in order, from +0.0, as NumPy
     adds them (`_columns_sum`, the interpreter's and the eager device's route), then for a
-    mean divided by the count as `_numpy_mean` divides (`_quotient`: correctly rounded). So a
-    compiled program gives the interpreter's bits there, and XLA runs the additions as one
-    elementwise loop, where its CPU reduction over a short last axis is slow (bench_lazy.py's
-    `narrow` figures; on a TPU both forms run alike)."""
+    mean divided by the count. XLA runs the additions as one elementwise loop, where its CPU
+    reduction over a short last axis is slow (bench_lazy.py's `narrow` figures; on a TPU both
+    forms run alike)."""
     shape = jnp.shape(a)
     if not _short_axis_call(shape, np.dtype(a.dtype), axis, dtype, out, kw):
         reduce = jnp.mean if mean else jnp.sum
@@ -439,38 +434,8 @@ def _short_axis_reduction(jnp: Any, lax: Any, mean: bool, a: Any, axis: Any = No
     # this one otherwise)
     total = jnp.where(total == 0, jnp.zeros((), total.dtype), total)
     if mean:
-        total = _quotient(jnp, lax, total, jnp.asarray(shape[-1], total.dtype))
+        total = total / jnp.asarray(shape[-1], total.dtype)
     return total[..., None] if keepdims else total
-
-
-def _quotient(jnp: Any, lax: Any, a: Any, b: Any) -> Any:
-    """jnp.divide, correctly rounded in a compiled lazy graph. XLA's algebraic simplifier
-    rewrites quotients into other roundings: A / broadcast(B) as A * broadcast(1 / B) (one
-    ulp off in about a fifth of the elements), (A / B) / C as A / (B * C), A / sqrt(B) as
-    A * rsqrt(B), A / exp(B) as A * exp(-B). So, for real floating-point results: a
-    broadcast divisor is broadcast to the result's shape behind an optimization barrier (a
-    plain operand again: ~10% on a 1e6-element float64 quotient), the divisor (before any
-    broadcast) and the quotient itself are stored (`_rounded`: a product with the graph's
-    runtime 1.0, which XLA cannot fold), so that no rewrite sees a quotient or a square root
-    next to a division, and LLVM knows nothing of the divisor (see below). Outside a compiled
-    graph (`ROUNDING_GUARD` unset) only the barrier applies."""
-    dtype = jnp.result_type(a, b)
-    if not jnp.issubdtype(dtype, jnp.floating):
-        return jnp.divide(a, b)
-    shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
-    # The divisor always goes through the runtime 1.0 (before its broadcast: one product per
-    # divisor element), also for LLVM: the barrier is gone by code generation, and jaxlib
-    # 0.10.2's LLVM folds `0.0 / x` into a signed zero inside a fused loop wherever it can
-    # prove x is never NaN (an integer converted to float is such an x), although x = 0 makes
-    # the quotient NaN (llvm/llvm-project#202482). The graph-constant zero that XLA makes of an
-    # empty contraction or reduction (cov of a (2, 0) array: m @ m.T / 0) then came out 0. A
-    # divisor times a runtime input is a value LLVM knows nothing about.
-    # (in the quotient's dtype first: a Python scalar's runtime input is weakly typed, and the
-    # runtime 1.0's product would make it a strong float64, and the quotient with it)
-    b = _rounded(jnp.asarray(b, dtype=dtype))
-    if jnp.shape(b) != shape:
-        b = lax.optimization_barrier(jnp.broadcast_to(b, shape))
-    return _rounded(jnp.divide(a, b))
 
 
 def _nan_propagating(reduce: Any, jnp: Any, x: Any, axis: Any = None, *args: Any, keepdims: bool = False,

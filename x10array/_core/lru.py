@@ -20,9 +20,7 @@ tests/test_caches.py check every bound). The whole of it is this module's few do
 
 Every other memo of x10array is bounded by construction, so it needs no LRU and no setting:
 `devices.jax_devices` (one entry per device kind), `kernels.jax_namespace` and the lazy
-`xla_numerics.xla_flushes` (no arguments: one entry), `xla_numerics.xla_lets_subnormals_through`'s
-probes (one per elementwise primitive, parameters and operand dtypes: no shape or value in
-the key; cleared past 8,192 all the same), `current_device`'s parsed
+`xla_numerics.xla_flushes` (no arguments: one entry), `current_device`'s parsed
 `X10ARRAY_DEFAULT_DEVICE` (one entry), `Device.default` / `default_xla` (one each), the lazy
 executor's device memory sizes and the lazy placements (one per device), `mesh.spec_of`'s
 canonical specs (it stops adding at 1,024). The eager elementwise sightings and the mesh

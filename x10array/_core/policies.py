@@ -66,13 +66,6 @@ The registries, and who reads them:
     what made their results (the node's `origin`) even once computed, so a rewrite happens
     whether or not another thread's barrier ran the producer in between (its bits never
     depend on the timing of threads).
-`SIGN_STEPS` (the lazy backend's compiled tier, `_backends/lazy/program.py`'s XlaSteps)
-    `rule(*operands) -> bool`: whether the result of the primitive on these operands is an
-    operand's bits with at most its sign changed, or one part of a complex operand (negation,
-    copysign, conj, real, imag; abs of a real operand, not of a complex one, which is a
-    hypot). The compiled tier rounds such a step's operands by the runtime 1.0 (it passes
-    bits) and not its result, which the rounded operands flush already: a second product next
-    to the first split XLA's vectorised loop (bench_lazy's chain, sqrt(abs(y))).
 `XLA_HOST_KERNELS` (the eager backend's XLA executor, `_backends/eager.py`)
     `kernel(flush, *buffers, **params) -> ndarray | None`: on the CPU, a NumPy function that
     gives the bits of the primitive's XLA program (`flush`: whether XLA flushes subnormals
@@ -132,7 +125,7 @@ from .primitive import Primitive
 
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "MATRIX_PRODUCTS", "COLUMN_READS",
-    "SLICE_BOXES", "GRAPH_REWRITES", "SIGN_STEPS", "XLA_HOST_KERNELS", "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS",
+    "SLICE_BOXES", "GRAPH_REWRITES", "XLA_HOST_KERNELS", "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS",
     "INTERPRETER_BLOCKS_UNCAST", "INTERPRETER_BLOCK_COUNTS", "INTERPRETER_BLOCK_SUMS", "REGISTRIES",
 ]  # fmt: skip
 
@@ -214,7 +207,6 @@ MATRIX_PRODUCTS = PrimitiveSet("MATRIX_PRODUCTS", reader="x10array._backends.laz
 COLUMN_READS = PrimitiveRules("COLUMN_READS", reader="x10array._backends.lazy")
 SLICE_BOXES = PrimitiveRules("SLICE_BOXES", reader="x10array._backends.lazy")
 GRAPH_REWRITES = PrimitiveRules("GRAPH_REWRITES", reader="x10array._backends.lazy")
-SIGN_STEPS = PrimitiveRules("SIGN_STEPS", reader="x10array._backends.lazy")
 XLA_HOST_KERNELS = PrimitiveRules("XLA_HOST_KERNELS", reader="x10array._backends.eager")
 INTERPRETER_UFUNCS = PrimitiveRules("INTERPRETER_UFUNCS", reader="x10array._backends.lazy")
 INTERPRETER_BLOCKS = PrimitiveSet("INTERPRETER_BLOCKS", reader="x10array._backends.lazy")
@@ -224,7 +216,7 @@ INTERPRETER_BLOCK_SUMS = PrimitiveRules("INTERPRETER_BLOCK_SUMS", reader="x10arr
 
 # Every registry, for the completeness test.
 REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
-    NUMPY_QUIET, COST_LIBRARY, MATRIX_PRODUCTS, COLUMN_READS, SLICE_BOXES, GRAPH_REWRITES, SIGN_STEPS, XLA_HOST_KERNELS,
+    NUMPY_QUIET, COST_LIBRARY, MATRIX_PRODUCTS, COLUMN_READS, SLICE_BOXES, GRAPH_REWRITES, XLA_HOST_KERNELS,
     INTERPRETER_UFUNCS, INTERPRETER_BLOCKS, INTERPRETER_BLOCKS_UNCAST, INTERPRETER_BLOCK_COUNTS,
     INTERPRETER_BLOCK_SUMS,
 )  # fmt: skip

@@ -193,11 +193,6 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting("X10ARRAY_DONATE", "bool", True, "donate overwritten buffers to the compiled program at the barrier"),
     Setting(
-        "X10ARRAY_CPU_FLUSH", "bool", True,
-        "the lazy interpreter runs elementwise arithmetic under the CPU's flush-to-zero mode where glibc can set"
-        " it (0: it scans every result for subnormals instead)",
-    ),
-    Setting(
         "X10ARRAY_INTERPRETER_THREADS", "int", 0,
         "threads the lazy interpreter shares a large elementwise run with an exp among (0: the cores this"
         " process may use, at most 4; 1: the calling thread alone); the values do not depend on it", minimum=0,

@@ -35,7 +35,7 @@ from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
 from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
-from .interpreter import cores, held_alone, moves_clean, run_single
+from .interpreter import cores, held_alone, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
@@ -97,7 +97,6 @@ class LazyBackend:
                 else:  # (shared: another node's value too, a view of it held, a device buffer)
                     node.value = np.array(node.value, copy=True)
                 node.host = True
-            node.clean = False  # (the host may write subnormals into it: flushed again when read)
             return node.value
 
     views_share_host = True  # a view's host buffer is a NumPy view of its base's (Alias.share_host)
@@ -332,9 +331,6 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
     outs = [np.asarray(o) for o in (out if prim.multiple_results else (out,))]
     placed = tuple(from_host(o, FROM_NUMPY[o.dtype], device, owned=True) for o in outs)
     if placement.interprets:
-        if prim.moves_data and moves_clean(operands):
-            for a in placed:  # (values moved from values that hold no subnormal: the interpreter
-                a._data.clean = True  # reads them without a scan, k-means' X[labels == j])
         # the lengths that came from values: those no operand has (see graph.VALUE_SIZED)
         known = {d for o in operands if type(o) is Array for d in o.shape}
         for a in placed:

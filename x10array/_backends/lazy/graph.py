@@ -57,7 +57,7 @@ class Node:
     """One lazy value: pending (`call` set) or materialized (`value` set)."""
 
     __slots__ = (
-        "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "clean", "checks",
+        "call", "index", "shape", "dtype", "value", "size", "exported", "host", "owner", "checks",
         "seq", "layout", "origin", "sizes", "__weakref__",
     )  # fmt: skip
     layout: Any
@@ -92,7 +92,6 @@ class Node:
         self.exported = False  # its buffer was handed to the host: never donate it
         self.host = False  # its value is a NumPy buffer the host may write (LazyBackend.host_buffer)
         self.owner: Any = None  # weak reference to the array made with this node
-        self.clean = False  # its value is known to hold no subnormal (see _core.xla_numerics.flush_subnormals)
         # the bounds checks of the index arrays it was computed from (pending ones: see Check)
         self.checks = checks
         self.seq = _NO_SEQ  # the recording number of the operation that made it (see _Repeats)
@@ -439,7 +438,6 @@ class Recorder:
             node.size = size
             node.exported = False
             node.host = False
-            node.clean = False
             node.checks = checks
             node.seq = seq
             if prim in _REWRITE_SOURCES:

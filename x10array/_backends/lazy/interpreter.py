@@ -32,16 +32,7 @@ from ..._core.policies import (
     INTERPRETER_UFUNCS,
 )
 from ..._core.primitive import Primitive
-from ..._core.xla_numerics import (
-    CPU_MODE_KERNELS,
-    KEEPS_CLEAN,
-    CpuFlushMode,
-    cpu_flush_mode,
-    flush_subnormals,
-    probe_operands,
-    same_values,
-    xla_flushes,
-)
+from ..._core.xla_numerics import flush_subnormals, xla_flushes
 from .graph import Node
 from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, leaf_last_uses, outside_references, replay
 
@@ -62,7 +53,6 @@ def interpret(
     step of a loop: a copy of `x` each time otherwise), as the compiled tier's donation does;
     what it overwrites is kept until the run's outputs are made, and written back if it fails
     (so the caller hands them over as a donating run's, executor._run_and_adopt)."""
-    flush = xla_flushes()
     own = None
     if donate is not None and True in donate and schedule is not None and schedule.written_leaves:
         leaves = traced.leaves
@@ -76,21 +66,18 @@ def interpret(
     undo = _Undo(own) if own else None
     try:
         with np.errstate(all="ignore"):
-            out, clean = _replay(
+            out = _replay(
                 traced.ops,
                 host_leaves,
                 traced.scalars,
                 traced.outputs,
                 [c.params for c in traced.calls],
-                flush=flush,
                 leaves=traced.leaves,
                 schedule=schedule,
                 undo=undo,
             )
         results = []
-        for node, value, known in zip(targets, out, clean):
-            if known and getattr(value, "dtype", None) == node.dtype:
-                node.clean = True  # (a later graph reads it as a leaf without a scan)
+        for node, value in zip(targets, out):
             results.append(as_node_value(value, node.dtype))
     except BaseException:
         if undo is not None:  # (every leaf written in place as it was: a later run starts again from it)
@@ -109,10 +96,7 @@ def interpret(
 def run_single(node: Node, device: Device) -> np.ndarray | None:
     """The common small case, `float(x[i])` say: one primitive whose inputs are all computed,
     on the CPU. It would be run op by op anyway; skip keying and caching a graph for it. Its
-    value, or None when `node` is not such a case. An elementwise arithmetic step runs under
-    the CPU's flush-to-zero mode where a graph's step would (_cpu_level: the same bits, and no
-    scan of its result, which for `numpy.asarray(a + 1.0)` of 10^6 elements cost three times
-    the addition)."""
+    value, or None when `node` is not such a case."""
     call = node.call
     if call is None:
         return None
@@ -124,26 +108,9 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
         if type(i) is Node and i.value is None:  # waits for it, and a pending one ends here)
             return None
     args: list[Any] = [np.asarray(i.value) if type(i) is Node else i for i in inputs]
-    flush = xla_flushes()
     params = call.params
-    arithmetic = _arithmetic(flush, prim, params, args[0] if prim is ASTYPE else None)
-    if arithmetic and node.dtype.kind in "biu" and _integral(args):
-        arithmetic = flush = False  # (k-means' `labels == j`: no mode to set, nothing to scan)
-    cpu = None
-    flush_args = arithmetic
-    if arithmetic and _mode_kernel(prim) and (mode := cpu_flush_mode()) is not None:
-        envs = (mode, *mode.envs())
-        found = _mode_level(prim, call.key_params, params, args, envs)  # (as NumpySteps._statics decides)
-        level = 0 if found is None else found[0]
-        if level:
-            cpu = envs
-            flush_args = level != 2  # (2: the mode reads the operands' subnormals as zeros: no scan of them)
-    if flush_args:  # (operands flushed as a graph's leaves are: a value known clean is not scanned)
-        args = [_flush_leaf(i, a) if type(i) is Node else a for i, a in zip(inputs, args)]
     with np.errstate(all="ignore"):
-        value = _numpy_step(prim, args, params, flush, args_clean=True, cpu=cpu)
-    if arithmetic and getattr(value, "dtype", None) == node.dtype:
-        node.clean = True  # (an arithmetic result, flushed: a later graph reads it without a scan)
+        value = _numpy_step(prim, args, params)
     return as_node_value(value, node.dtype)
 
 
@@ -166,23 +133,21 @@ def _replay(
     scalars: list[Any],
     outputs: tuple[Slot, ...],
     params_of: list[dict[str, Any]],
-    flush: bool,
     leaves: list[Node],
     schedule: Schedule | None = None,
     undo: _Undo | None = None,
 ) -> tuple[Any, ...]:
     """Run the steps of a graph (`ops` as in trace.GraphKey, their parameters `params_of`) on
     `leaf_values` and `scalars`: the values of `outputs` (trace.replay, the walk both tiers
-    share, with the NumPy steps of `NumpySteps`), and whether each is known to hold no
-    subnormal (the result of a clean step). `schedule`: the graph's (see Schedule), else one
+    share, with the NumPy steps of `NumpySteps`). `schedule`: the graph's (see Schedule), else one
     made for this run. `undo`: where the writes into leaves' buffers keep what they overwrite
     (interpret)."""
     if schedule is None or schedule.outputs != outputs:
         schedule = Schedule(ops, outputs)
-    steps = NumpySteps(flush, leaves, schedule.last_use, schedule.keep, ops, schedule)
+    steps = NumpySteps(leaves, schedule.last_use, schedule.keep, ops, schedule)
     steps.undo = undo
     out = replay(ops, params_of, leaf_values, scalars, outputs, steps.step, steps.dropped, schedule.drops)
-    return out, [c in steps.clean for c, _ in outputs]
+    return out
 
 
 class Schedule:
@@ -192,12 +157,10 @@ class Schedule:
     trace.replay drops after each step (`drops`), the blocked runs (`blocks`: step -> its
     BlockedRun, see there; a value a run reads from outside it lives to the run's end; `recost`:
     one was found not blocked since the program's cost read them), and per
-    step what NumpySteps.step decides from the key alone (`statics`: whether it is arithmetic,
-    a library call, and the CPU flush-to-zero mode's probe level without its scalar check; see
-    NumpySteps._statics), for the numerics it was made under (`made_for`: whether XLA flushes,
-    the CPU mode). The lazy lock serializes the runs that share it."""
+    step what NumpySteps.step decides from the key alone (`statics`: whether it is arithmetic
+    and a library call; see NumpySteps._statics). The lazy lock serializes the runs that share it."""
 
-    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "made_for", "recost", "written_leaves")
+    __slots__ = ("outputs", "last_use", "keep", "blocks", "drops", "statics", "recost", "written_leaves")
 
     def __init__(self, ops: tuple[Op, ...], outputs: tuple[Slot, ...]):
         self.outputs = outputs
@@ -221,8 +184,7 @@ class Schedule:
         self.keep = set(outputs)
         self.blocks = blocked_runs(ops, self.last_use, self.keep)
         self.drops = drops_after(ops, self.last_use, self.keep)
-        self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
-        self.made_for: Any = None
+        self.statics: dict[int, tuple[bool, bool]] = {}
         self.recost = False  # a run found not blocked at a run: the cost model's credit is stale
 
 
@@ -264,13 +226,6 @@ def block_count(elements: int) -> int:
     return -(-elements // _BLOCK_ELEMENTS)
 
 
-def blocks_here() -> bool:
-    """Whether this process's numerics let the interpreter run blocks (NumpySteps._blocked):
-    where XLA flushes subnormals, only under the CPU's flush-to-zero mode (no scan of a
-    block's results)."""
-    return not xla_flushes() or cpu_flush_mode() is not None
-
-
 # -- a blocked run's blocks on several threads --------------------------------------------------
 #
 # A blocked run's blocks are independent: each block reads its operands' rows and writes its
@@ -280,9 +235,8 @@ def blocks_here() -> bool:
 # fused loop out among its threads, with the same bits whatever the thread count or timing:
 # every element goes through the same loop, a count adds exact integers, and a float sum's
 # per-block sums are combined in the order of NumPy's pairwise tree (_pairwise_total, whatever
-# the block size) as on one thread. Each thread has its own block buffers, sets the CPU's
-# flush-to-zero mode in its own floating-point environment (per thread) where the run's caller
-# does, and runs in a copy of the caller's context (NumPy's errstate is a context variable).
+# the block size) as on one thread. Each thread has its own block buffers and runs in a copy
+# of the caller's context (NumPy's errstate is a context variable).
 #
 # Only a run with an exp (INTERPRETER_BLOCKS_UNCAST), whose loop is compute-bound, is shared
 # out, in larger blocks: every ufunc call of a block takes and gives back the GIL, and threads
@@ -321,35 +275,23 @@ def _run_block_steps(
     steps: list[tuple[Any, list[tuple[Any, Any]], tuple[Any, Any]]],
     scratch: list[np.ndarray],
     rows: int,
-    cpu: tuple[CpuFlushMode, Any, Any] | None,
     totals: list[Any],
     sums: list[list[Any]],
 ) -> None:
     """Run a blocked run's `steps` (NumpySteps._run_blocks) over the blocks `bounds` (row
-    ranges, in order) on this thread, with `scratch` as its block buffers (`rows` rows each),
-    under the CPU's flush-to-zero mode where `cpu` (the mode, this thread's environments
-    without and with it): counts added into `totals`, each float sum's per-block sums appended
+    ranges, in order) on this thread, with `scratch` as its block buffers (`rows` rows each):
+    counts added into `totals`, each float sum's per-block sums appended
     to `sums` in block order."""
-    if cpu is not None:
-        cpu[0].set(cpu[2])
-    try:
-        for s, e in bounds:
-            blocks = scratch if e - s == rows else [b[: e - s] for b in scratch]
-            for fn, srcs, (okind, o) in steps:
-                operands = [v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs]
-                if okind is _COUNT:
-                    totals[o] += fn(operands[0])
-                elif okind is _SUM:  # (as the step by step run sums: not under the CPU's mode)
-                    if cpu is not None:
-                        cpu[0].set(cpu[1])
-                    sums[o].append(np.add.reduce(operands[0]))
-                    if cpu is not None:
-                        cpu[0].set(cpu[2])
-                else:
-                    fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
-    finally:
-        if cpu is not None:
-            cpu[0].set(cpu[1])
+    for s, e in bounds:
+        blocks = scratch if e - s == rows else [b[: e - s] for b in scratch]
+        for fn, srcs, (okind, o) in steps:
+            operands = [v[s:e] if kind is _SLICE else (blocks[v] if kind is _SCRATCH else v) for kind, v in srcs]
+            if okind is _COUNT:
+                totals[o] += fn(operands[0])
+            elif okind is _SUM:
+                sums[o].append(np.add.reduce(operands[0]))
+            else:
+                fn(*operands, out=o[s:e] if okind is _SLICE else blocks[o])
 
 
 def _run_block_steps_threaded(
@@ -357,7 +299,6 @@ def _run_block_steps_threaded(
     steps: list[tuple[Any, list[tuple[Any, Any]], tuple[Any, Any]]],
     scratch: list[np.ndarray],
     rows: int,
-    cpu: tuple[CpuFlushMode, Any, Any] | None,
     workers: int,
     totals: list[Any],
     sums: list[list[Any]],
@@ -374,14 +315,12 @@ def _run_block_steps_threaded(
         shares.append(bounds[start:end])
         start = end
     context = contextvars.copy_context()  # (each thread runs in a copy: errstate, overrides)
-    mode = None if cpu is None else cpu[0]
 
     def run_share(part: list[tuple[int, int]]) -> tuple[list[Any], list[list[Any]]]:
         own_totals: list[Any] = [0] * len(totals)
         own_sums: list[list[Any]] = [[] for _ in sums]
         buffers = [np.empty_like(b) for b in scratch]
-        envs = None if mode is None else (mode, *mode.envs())  # (this thread's environment)
-        _run_block_steps(part, steps, buffers, rows, envs, own_totals, own_sums)
+        _run_block_steps(part, steps, buffers, rows, own_totals, own_sums)
         return own_totals, own_sums
 
     # Ctrl-C is held until every share has finished (then raised): one landing while the
@@ -391,7 +330,7 @@ def _run_block_steps_threaded(
         pool = _block_pool(workers - 1)
         futures = [pool.submit(context.copy().run, run_share, part) for part in shares[1:]]
         try:
-            _run_block_steps(shares[0], steps, scratch, rows, cpu, totals, sums)
+            _run_block_steps(shares[0], steps, scratch, rows, totals, sums)
         finally:
             concurrent.futures.wait(futures)
     for future in futures:
@@ -425,16 +364,6 @@ def _forget_pool() -> None:  # (in a forked child: the parent's threads are not 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
-
-
-def scans_result(prim: Primitive) -> bool:
-    """Whether the interpreter scans the result of an elementwise arithmetic step of `prim`
-    for subnormals in this process (NumpySteps): not where XLA keeps subnormals, nor where the
-    kernel runs under the CPU's flush-to-zero mode (CPU_MODE_KERNELS; about: its probe,
-    _cpu_level, may still send a dtype to the scan). (The cost model reads it: a graph's
-    output that both tiers store and that the interpreter does not scan costs it nothing
-    more, program._interpret_cost.)"""
-    return xla_flushes() and (cpu_flush_mode() is None or not _mode_kernel(prim))
 
 
 def blocked_runs(ops: tuple[Op, ...], last_use: dict[Slot, int], keep: set[Slot]) -> dict[int, BlockedRun] | None:
@@ -531,45 +460,30 @@ def _joined_runs(
 class NumpySteps:
     """The interpreter's steps for trace.replay: each primitive through its NumPy kernel.
 
-    With XLA's numerics (`flush`), on both tiers: an arithmetic step reads subnormal operands
-    as zeros and its subnormal results are flushed to zeros (signs kept), so they are clean
-    operands; scalars and the outputs of data movement (which keeps subnormals, as XLA does)
-    are flushed where arithmetic first reads them, and leaves (`leaves`: their nodes) once in
-    their life: a weight matrix read by every step is not scanned at every step. Here
-    `_flush` does it; the compiled tier, program.XlaSteps, does the same. Where the CPU's
-    flush-to-zero mode is there (`cpu`), the kernels of CPU_MODE_KERNELS that pass its probe
-    (_cpu_level) run under it instead, set around the one kernel call: no scan of their
-    results (level 2: nor of their operands). Data movement of values known clean is clean,
-    and so is a cast of them that keeps their bits (keeps_bits).
+    NumPy's numerics, as the eager device's: subnormals are kept (the compiled tier, XLA,
+    may flush them: the subnormal rule of docs/numerics.md).
 
     A write (`in_place`) into an intermediate at its last use writes into that buffer instead
     of a copy, as XLA would (see _Buffers)."""
 
     __slots__ = (
-        "flush", "leaves", "last_use", "keep", "clean", "flushed", "buffers", "ops", "cpu", "statics",
-        "runs", "deferred", "avals", "schedule", "undo",
+        "leaves", "last_use", "keep", "buffers", "ops", "statics", "runs", "deferred", "avals", "schedule",
+        "undo",
     )  # fmt: skip
 
     def __init__(
         self,
-        flush: bool,
         leaves: list[Node],
         last_use: dict[Slot, int],
         keep: set[Slot],
         ops: tuple[Op, ...] | None = None,
         schedule: Schedule | None = None,
     ):
-        self.flush = flush
         self.leaves = leaves
         self.last_use = last_use
         self.keep = keep
-        self.clean: set[int] = set()  # steps whose results hold no subnormal
-        self.flushed: dict[Ref, Any] = {}  # ref -> its value flushed, while later steps read it
         self.buffers = _Buffers()
-        self.ops = ops  # (the graph's ops: their key parameters key the CPU mode's probe)
-        mode = cpu_flush_mode() if flush and ops is not None else None
-        # the CPU's flush-to-zero mode and this thread's environments without and with it
-        self.cpu: tuple[CpuFlushMode, Any, Any] | None = (mode, *mode.envs()) if mode is not None else None
+        self.ops = ops
         # the blocked runs (Schedule.blocks) and their members' deferred steps: step -> (its
         # operands, its parameters, the list replay holds its value in)
         self.runs = schedule.blocks if schedule is not None and ops is not None else None
@@ -578,32 +492,18 @@ class NumpySteps:
         self.schedule = schedule
         self.undo: _Undo | None = None  # the leaves whose buffers their last write may take (interpret)
         # per step, what it decides from the graph's key alone (_statics): the schedule's, kept
-        # across runs made under the same numerics
-        if schedule is None:
-            self.statics: dict[int, tuple[bool, bool, int, tuple[int, ...]]] = {}
-        else:
-            if schedule.made_for != (flush, mode):
-                schedule.statics, schedule.made_for = {}, (flush, mode)
-            self.statics = schedule.statics
+        # across runs
+        self.statics: dict[int, tuple[bool, bool]] = {} if schedule is None else schedule.statics
 
     def _statics(
         self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]
-    ) -> tuple[bool, bool, int, tuple[int, ...]] | None:
+    ) -> tuple[bool, bool]:
         """What step `index` decides from the graph's key alone (the operands' dtypes, the
         scalars' types, the primitive and its parameters), the same at every run of the graph:
-        whether it is arithmetic (flushes), whether it is a library call, the CPU mode's level
-        for it (_cpu_level: 0 none) and the positions of its Python float or complex scalars
-        (a subnormal one, checked at each run, takes the scan: _subnormal_scalar); None, not to be
-        kept, when one is subnormal now (the step then takes the scan, unprobed)."""
-        arithmetic = _arithmetic(self.flush, prim, params, args[0] if prim is ASTYPE and refs[0][0] in "lc" else None)
-        level = 0
-        floats: tuple[int, ...] = ()
-        if arithmetic and self.cpu is not None and _mode_kernel(prim):
-            found = _mode_level(prim, self.ops[index][1], params, args, self.cpu)  # type: ignore[index]
-            if found is None:
-                return None  # (the scan, this run)
-            level, floats = found
-        return arithmetic, prim in _LIBRARY, level, floats
+        whether it is arithmetic (not data movement, a selection or a cast that keeps bits)
+        and whether it is a library call."""
+        arithmetic = _arithmetic(prim, params, args[0] if prim is ASTYPE and refs[0][0] in "lc" else None)
+        return arithmetic, prim in _LIBRARY
 
     def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
         runs = self.runs
@@ -641,7 +541,6 @@ class NumpySteps:
                 values[m] = self._step(m, prim, refs, given, step_params)[0]
                 for r in refs:  # (an intermediate read here for the last time: not kept)
                     if r[0] == "c" and r[1] in members and r[1] not in run.live and self.last_use[(r[1], 0)] == m:
-                        self.flushed.pop(r, None)
                         values[r[1]] = None
         for m in run.live:
             stash[m][2][0] = values[m]
@@ -655,13 +554,11 @@ class NumpySteps:
         operand of that shape, sliced by blocks along the first axis, strided in one axis or C
         contiguous so that a live result's C layout is the one NumPy would give it; a Python
         scalar or an array that broadcasts along that axis, passed whole), of at least
-        _BLOCK_BYTES / 8 elements (block_count), and where XLA flushes, every member run under the CPU's flush-to-zero
-        mode as `_step` would run it (its level, _cpu_level; no subnormal Python scalar), its
-        external operands flushed as `_step` flushes them. Each element then goes through the
+        _BLOCK_BYTES / 8 elements (block_count). Each element then goes through the
         same ufunc loops as the whole array would, so the same bits; a count adds exact
         integers."""
-        flush, cpu, ops, members = self.flush, self.cpu, self.ops, run.member_set
-        if (flush and cpu is None) or ops is None:
+        ops, members = self.ops, run.member_set
+        if ops is None:
             return None
         shape: tuple[int, ...] | None = None
         dtypes: dict[int, Any] = {}
@@ -706,7 +603,7 @@ class NumpySteps:
                     kinds.append(a.dtype)
                     probe.append(a)
                     arrays.append((k, a))
-                    sources.append((_WHOLE, a))  # (the operand, flushed below, sliced if of the run's shape)
+                    sources.append((_WHOLE, a))  # (the operand, sliced below if of the run's shape)
                 elif type(a) in _SCALAR_TYPES:
                     kinds.append(type(a))
                     probe.append(a)
@@ -741,22 +638,10 @@ class NumpySteps:
                 # hold it (a dead one is computed into each block buffer, broadcast, as its
                 # readers would broadcast it): run whole
                 return self._unblocked(run)
-            known = self.statics.get(m)
-            if known is None:
-                known = self._statics(m, prim, refs, probe, params)
-                if known is None:
-                    return None
-                self.statics[m] = known
-            arithmetic, _, level, floats = known
-            if flush:
-                if not arithmetic or not level or any([_subnormal_scalar(args[k]) for k in floats]):
-                    return None
             try:
                 resolved = ufunc.resolve_dtypes((*kinds, None))[-1]
             except (TypeError, ValueError):
                 return self._unblocked(run)
-            if flush and resolved.kind == "f" and resolved not in _CPU_FLUSHED:
-                return self._unblocked(run)  # (a float16 result is scanned: not under the mode)
             if prim in _UNCAST and (
                 resolved not in _UNCAST_DTYPES
                 or any([k != resolved for k in kinds])
@@ -765,15 +650,6 @@ class NumpySteps:
                 # another loop: run whole)
                 return self._unblocked(run)
             dtypes[m] = resolved
-            if flush and level == 1:  # operands flushed as _step flushes them (level 2: as they are)
-                clean, flushed = self.clean, self.flushed
-                for k, (r, a) in enumerate(zip(refs, args)):
-                    if type(a) is np.ndarray and not (r[0] == "c" and (r[1] in members or r[1] in clean)):
-                        found = flushed.get(r)
-                        if found is None:
-                            found = _flush_leaf(self.leaves[r[1]], a) if r[0] == "l" else flush_subnormals(a)
-                            flushed[r] = found
-                        sources[k] = (_WHOLE, found)
             for k, (kind, a) in enumerate(sources):
                 if kind is _WHOLE and type(a) is np.ndarray and a.shape == shape:
                     sources[k] = (_SLICE, a)
@@ -863,61 +739,25 @@ class NumpySteps:
             steps.append((fn, srcs, out))
         totals: list[Any] = [0] * len(counted)
         sums: list[list[Any]] = [[] for _ in counted]  # (a float sum's nodes, in the tree's order)
-        cpu = self.cpu if self.flush else None
         if workers == 1:
-            _run_block_steps(bounds, steps, scratch, rows, cpu, totals, sums)
+            _run_block_steps(bounds, steps, scratch, rows, totals, sums)
         else:
-            _run_block_steps_threaded(bounds, steps, scratch, rows, cpu, workers, totals, sums)
+            _run_block_steps_threaded(bounds, steps, scratch, rows, workers, totals, sums)
         values: dict[int, Any] = dict(full)
         finishes = {m: finish for m, _, _, finish in plan if finish is not None}
         for j, m in enumerate(counted):
             if sums[j]:
                 value = finishes[m](_pairwise_total(n0, block, iter(sums[j])))
-                values[m] = flush_subnormals(value) if self.flush else value  # (as _numpy_step's result)
+                values[m] = value
             else:
                 values[m] = finishes[m](totals[j])
-        if self.flush:
-            self.clean.update(run.members)  # (arithmetic, under the mode: no subnormal)
         return values
 
     def _step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
-        flush = self.flush
         known = self.statics.get(index)
         if known is None:
-            known = self._statics(index, prim, refs, args, params)
-            if known is None:  # (a subnormal Python scalar: the scan, the step's facts not kept)
-                known = (True, prim in _LIBRARY, 0, ())
-            else:
-                self.statics[index] = known
-        arithmetic, library, level, floats = known
-        if level:  # under the CPU's mode: no scan of the result (nor of the operands: 2)
-            for k in floats:  # (never with a Python scalar subnormal in float32: see _cpu_level)
-                if _subnormal_scalar(args[k]):
-                    level = 0
-                    break
-            if level == 2 and not prim.multiple_results and prim is not ASTYPE:
-                return self._raw_step(index, prim, refs, args, params)
-        if flush and (prim.moves_data or (prim is ASTYPE and not arithmetic)) and self._reads_clean(refs):
-            # (it moves values that hold no subnormal, or casts them keeping their bits
-            # (keeps_bits: PCA's astype of a copy of X): its result needs no scan)
-            self.clean.add(index)
-        cpu, raw = None, False
-        if level:
-            cpu, raw = self.cpu, level == 2
-        if arithmetic and not raw:  # operands flushed, each value once while it lives, unless from a clean step
-            clean, flushed = self.clean, self.flushed
-            given, args = args, []
-            for r, value in zip(refs, given):
-                tag = r[0]
-                if tag == "none" or (tag == "c" and r[1] in clean):
-                    args.append(value)
-                    continue
-                found = flushed.get(r)
-                if found is None:
-                    found = _flush_leaf(self.leaves[r[1]], value) if tag == "l" else flush_subnormals(value)
-                    flushed[r] = found
-                args.append(found)
-            del given
+            known = self.statics[index] = self._statics(index, prim, refs, args, params)
+        arithmetic, library = known
         in_place = prim.in_place
         private = (
             in_place
@@ -928,10 +768,14 @@ class NumpySteps:
         if in_place and not private and self.undo is not None and refs[0][0] == "l" and refs[0][1] in self.undo.own:
             if self._takes_leaf(index, refs[0][1], args[0]):  # (a write moves data: no flushing, see Schedule)
                 return [prim.kernel(self.undo, *args, **params)]
-        into = self._into(index, prim, refs, args) if arithmetic and prim in _UFUNCS and not params else None
-        out = _numpy_step(prim, args, params, flush, args_clean=True, first_is_private=private, cpu=cpu, into=into)
-        if arithmetic or library:  # (library calls are arithmetic)
-            self.clean.add(index)
+        into = None
+        if arithmetic and prim in _UFUNCS and not params:  # (_into's own first test, without its call:
+            for a in args:  # ~0.3 us a step, 5-7% of an L-BFGS graph of 16 KB vectors)
+                if type(a) is np.ndarray:
+                    if a.nbytes >= _INTO_BYTES:
+                        into = self._into(index, prim, refs, args)
+                    break
+        out = _numpy_step(prim, args, params, first_is_private=private, into=into)
         outs = list(out) if prim.multiple_results else [out]
         if not in_place and into is None:  # (a write returns the buffer it wrote: a copy,
             # or a private one; a result written into a dead operand is that buffer's only holder)
@@ -961,32 +805,6 @@ class NumpySteps:
             return False
         first.flags.writeable = True  # (a node's value is read-only; this one is nobody else's now)
         return True
-
-    def _raw_step(
-        self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]
-    ) -> list[Any]:
-        """`step` of the common case (scikit-learn's L-BFGS graphs: 7 steps in 10), written out:
-        an elementwise arithmetic step of one result that runs under the CPU's mode on its
-        operands as they are (level 2: no scan of operands or result, see _cpu_level), what
-        `step` does for it with every other case's tests left out."""
-        into = None
-        if prim in _UFUNCS and not params:  # (_into's own first test, without its call: a
-            for a in args:  # measurable share of an L-BFGS graph of 16 KB vectors)
-                if type(a) is np.ndarray:
-                    if a.nbytes >= _INTO_BYTES:
-                        into = self._into(index, prim, refs, args)
-                    break
-        out = _numpy_step(prim, args, params, True, args_clean=True, cpu=self.cpu, into=into)
-        self.clean.add(index)
-        buffers = self.buffers
-        if into is None:  # (a kernel may return an operand as it came in: not a buffer of its own)
-            for a in args:
-                if out is a:
-                    buffers.passed_through.add(id(out))
-                    break
-        if type(out) is np.ndarray and out.base is not None:
-            buffers.view(index, 0, out)
-        return [out]
 
     def _into(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any]) -> np.ndarray | None:
         """An operand buffer that step `index`, one NumPy ufunc (INTERPRETER_UFUNCS), may write
@@ -1037,32 +855,7 @@ class NumpySteps:
             return None
         return found if resolved[-1] == found.dtype else None
 
-    def _reads_clean(self, refs: tuple[Ref, ...]) -> bool:
-        """Whether every operand of a data movement (or of a cast that keeps bits) is an array
-        known to hold no subnormal (a clean step's result, or a leaf seen to hold none): then
-        so does its result, and the arithmetic that reads it need not scan it (a slice of a
-        flushed field)."""
-        clean, leaves = self.clean, self.leaves
-        found = False
-        for r in refs:
-            tag = r[0]
-            if tag == "c":
-                if r[1] not in clean:
-                    return False
-            elif tag == "l":
-                if not leaves[r[1]].clean:  # (not scanned for this: its readers may need no scan)
-                    return False
-            elif tag == "s":
-                if r[2] is not int and r[2] is not bool:
-                    return False  # (a Python float written or filled in: it is not flushed)
-                continue  # (an index, a bound; or an int value: no subnormal)
-            else:
-                continue
-            found = True
-        return found
-
     def dropped(self, ref: Ref, slot: Slot) -> None:
-        self.flushed.pop(ref, None)
         if self.buffers.viewed:
             self.buffers.dropped(slot)
 
@@ -1235,77 +1028,18 @@ def _numpy_step(
     prim: Primitive,
     args: list[Any],
     params: dict[str, Any],
-    flush: bool,
-    args_clean: bool = False,
     first_is_private: bool = False,
-    cpu: tuple[CpuFlushMode, Any, Any] | None = None,
     into: np.ndarray | None = None,
 ) -> Any:
     """One primitive through its NumPy kernel, as the interpreter runs it: on a copy of an
-    operand it writes into (unless `first_is_private`: a buffer nothing else will read), and
-    with XLA's numerics in arithmetic when `flush` (see _flush; `args_clean`: the caller has
-    flushed the operands already; `cpu`: the CPU's flush-to-zero mode and the environments
-    without and with it, for an arithmetic step that runs under it (_cpu_level): the kernel runs under the
-    mode, and its result needs no scan; `into`: for a primitive of INTERPRETER_UFUNCS, the
-    buffer its ufunc writes its result into, see NumpySteps._into)."""
+    operand it writes into (unless `first_is_private`: a buffer nothing else will read);
+    `into`: for a primitive of INTERPRETER_UFUNCS, the buffer its ufunc writes its result
+    into, see NumpySteps._into."""
     if prim.in_place and not first_is_private:
         args[0] = np.array(args[0])  # a writable copy (of a NumPy scalar too: x[0] of a 1-D x)
     if prim.moves_data:
         return prim.kernel(NUMPY, *args, **params)
-    if not flush:
-        return prim.kernel(_NUMPY_TIERED, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
-    if prim.selects:  # (values kept, an order read as the arithmetic reads them)
-        return prim.kernel(_NUMPY_FLUSHING, *args, **params)
-    if prim is ASTYPE and keeps_bits(prim, params, (np.asarray(args[0]).dtype,)):
-        return prim.kernel(NUMPY, *args, **params)
-    if not args_clean:
-        args = [flush_subnormals(a) for a in args]
-    if cpu is not None:
-        mode, plain, flushing = cpu
-        mode.set(flushing)
-        try:
-            # (into: the step is one ufunc, its result written into a dead operand: NumpySteps._into)
-            out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
-        finally:
-            mode.set(plain)
-        if prim.multiple_results:
-            return tuple(o if getattr(o, "dtype", None) in _CPU_FLUSHED else flush_subnormals(o) for o in out)
-        return out if getattr(out, "dtype", None) in _CPU_FLUSHED else flush_subnormals(out)
-    out = prim.kernel(_NUMPY_FLUSHING, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
-    if prim.multiple_results:
-        return tuple(flush_subnormals(o) for o in out)
-    if (
-        prim.name in KEEPS_CLEAN
-        and type(out) is np.ndarray
-        and out.dtype.kind == "f"
-        and all(type(a) is np.ndarray for a in args)
-    ):
-        return out  # (no scan: it cannot hold a subnormal, see KEEPS_CLEAN)
-    if _scales_up(prim.name, args, out):
-        return out
-    return flush_subnormals(out)
-
-
-def _scales_up(name: str, args: list[Any], out: Any) -> bool:
-    """Whether `out`, the real floating-point result of `name` on flushed `args`, is an array
-    and a product of a clean array by a Python scalar of magnitude at least 1 (or 0), or its
-    quotient by one of magnitude at most 1: a result that cannot hold a subnormal, whose scan
-    is skipped (`4.0 * u` in a stencil). Its magnitude is at least its operand's, which is 0 or
-    normal, and rounding keeps it so (the scalar, rounded to the array's dtype, stays on its
-    side of 1; a NaN or an infinity gives NaN, infinities or zeros)."""
-    if type(out) is not np.ndarray or out.dtype.kind != "f" or len(args) != 2:
-        return False
-    if name == "multiply":
-        array, scalar = args if type(args[1]) in (float, int) else args[::-1]
-        if type(scalar) not in (float, int) or type(array) is not np.ndarray or array.dtype != out.dtype:
-            return False
-        return not 0 < abs(scalar) < 1
-    if name == "divide":
-        array, scalar = args
-        if type(scalar) not in (float, int) or type(array) is not np.ndarray or array.dtype != out.dtype:
-            return False
-        return not abs(scalar) > 1
-    return False
+    return prim.kernel(_NUMPY_TIERED, *args, **params) if into is None else _UFUNCS[prim](*args, out=into)
 
 
 def keeps_bits(prim: Primitive, params: dict[str, Any], dtypes: tuple[Any, ...]) -> bool:
@@ -1356,183 +1090,26 @@ def _kept_view(view: np.ndarray) -> bool:
     return 2 * view.nbytes >= owner.nbytes
 
 
-# -- subnormals ---------------------------------------------------------------------------------
-
-# The dtypes whose arithmetic the CPU's flush-to-zero mode flushes (SSE/AVX and NEON float32,
-# float64 and their complex): a float16 result is converted from float32 by an instruction or
-# routine the mode does not act on, a long double is x87 arithmetic; those are still scanned.
-_CPU_FLUSHED = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
-
-# (primitive, key parameters, operand dtypes or scalar types) -> whether its kernel run under
-# the CPU's flush-to-zero mode gives what the scan gives (see _cpu_level); bounded as
-# xla_numerics._THROUGH is
-_CPU_FLUSHES: dict[tuple[Any, ...], int] = {}
-_CPU_FLUSHES_BOUND = 8192
-_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
-_SCALARS = (float, int, complex, bool)
-
-
-def _arithmetic(flush: bool, prim: Primitive, params: dict[str, Any], first: Any) -> bool:
-    """Whether a step flushes its operands and result as XLA's arithmetic does (with `flush`):
+def _arithmetic(prim: Primitive, params: dict[str, Any], first: Any) -> bool:
+    """Whether a step computes new values (may write into a dying operand, NumpySteps._into):
     not a data movement, not a `selects` primitive, not a cast that keeps bits (`first`: a
     cast's operand array; None for any other step, or a cast of a Python scalar, arithmetic)."""
-    if not flush or prim.moves_data or prim.selects:
+    if prim.moves_data or prim.selects:
         return False
     return not (prim is ASTYPE and first is not None and keeps_bits(prim, params, (np.asarray(first).dtype,)))
 
 
-def _integral(args: list[Any]) -> bool:
-    """Whether every operand is an integer or boolean array or a Python int or bool: a step on
-    them whose result is integral too flushes nothing (only floating-point values have
-    subnormals), so it runs as it is, the same bits under either numerics."""
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            if a.dtype.kind not in "biu":
-                return False
-        elif t is not int and t is not bool:
-            return False
-    return True
+def _stored_as_xla_stores(value: Any) -> Any:
+    """A step of x10array's complex formulas as a compiled program stores it: with its
+    subnormals flushed where XLA flushes them (`k.rounded`, see _core.kernels._rounded). Only
+    those formulas use it: an intermediate that XLA flushes changes their special values
+    (infj / (3.4e38j) is NaN + NaN j when 1 / 3.4e38 is flushed, inf + NaN j when it is not),
+    so both tiers take the same steps there; real arithmetic keeps NumPy's numerics."""
+    return flush_subnormals(value) if xla_flushes() else value
 
 
-def _subnormal_scalar(a: float | complex) -> bool:
-    """Whether a Python float or complex scalar has a part that is subnormal in float32 (or
-    float64): the interpreter does not flush scalars, the CPU's mode would read it as 0."""
-    return (0 < abs(a.real) < _FLOAT32_TINY) or (0 < abs(a.imag) < _FLOAT32_TINY)
-
-
-def _mode_kernel(prim: Primitive) -> bool:
-    """Whether an arithmetic step of `prim` is one the CPU's flush-to-zero mode may run
-    (an elementwise kernel of CPU_MODE_KERNELS; _cpu_level probes it)."""
-    return prim.elementwise and prim.name in CPU_MODE_KERNELS
-
-
-def _mode_level(
-    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
-) -> tuple[int, tuple[int, ...]] | None:
-    """For an arithmetic step of a _mode_kernel on `args`, the CPU mode's level (_cpu_level)
-    and the positions of its Python float or complex scalars (a run checks them again:
-    NumpySteps._step); None when one of those is subnormal now, with which _cpu_level does not
-    probe (the step takes the scan, unprobed). One decision for a graph's step
-    (NumpySteps._statics) and a single read (run_single)."""
-    floats = tuple([k for k, a in enumerate(args) if type(a) is float or type(a) is complex])
-    if any([_subnormal_scalar(args[k]) for k in floats]):
-        return None
-    return _cpu_level(prim, key_params, params, args, cpu), floats
-
-
-def _cpu_level(
-    prim: Primitive, key_params: Any, params: dict[str, Any], args: list[Any], cpu: tuple[CpuFlushMode, Any, Any]
-) -> int:
-    """Whether an elementwise arithmetic step on `args` may run under the CPU's flush-to-zero
-    mode instead of having its result scanned, with the same values bit for bit (up to NaN
-    payloads and the band of results that round up to tiny, see docs/eager-and-lazy.md): 0
-    (no: the scan), 1 (yes, on flushed operands), 2 (yes, on the operands as they are: the
-    mode reads their subnormals as zeros, so they need no scan either). Measured on this
-    machine, once per primitive, key parameters and operand dtypes (a Python scalar: its
-    type): the kernel on special values (zeros, subnormals, tiny, infinities, NaN, magnitudes
-    near tiny and whose results underflow), through the software path (operands flushed,
-    kernel, result flushed) and under the mode (on flushed operands; on raw ones), must agree;
-    a kernel that makes a subnormal without a flushing instruction (a bit operation, an
-    integer routine, a float16 conversion) or whose steps flush otherwise than its result
-    does not, and keeps the scan. Its caller checks the values of the Python scalars (a float
-    or complex subnormal in float32 takes the scan: _subnormal_scalar), which the level,
-    kept per step (NumpySteps._statics), does not depend on."""
-    kinds = []
-    for a in args:
-        t = type(a)
-        if t is np.ndarray:
-            kinds.append(a.dtype)
-        elif isinstance(a, np.generic):
-            kinds.append(np.asarray(a).dtype)
-        else:
-            kinds.append(t)
-    key = (prim, key_params, tuple(kinds))
-    found = _CPU_FLUSHES.get(key)
-    if found is None:
-        try:
-            found = _probe_cpu_flushes(prim, params, args, tuple(kinds), cpu)
-        except Exception:  # noqa: BLE001 - a kernel that refuses the probe's operands: scan
-            found = 0
-        if len(_CPU_FLUSHES) >= _CPU_FLUSHES_BOUND:
-            _CPU_FLUSHES.clear()
-        _CPU_FLUSHES[key] = found
-    return found
-
-
-def _probe_cpu_flushes(
-    prim: Primitive, params: dict[str, Any], args: list[Any], kinds: tuple[Any, ...], cpu: tuple[CpuFlushMode, Any, Any]
-) -> int:
-    floating = [k for k in kinds if isinstance(k, np.dtype) and k.kind in "fc"]
-    # a Python scalar is probed as an array of the first floating-point operand's dtype (or
-    # float64), then once more as the step's own scalar beside the special arrays
-    dtypes = tuple(
-        k if isinstance(k, np.dtype) else (floating[0] if floating else np.dtype(np.float64))
-        for k in kinds
-        if k is not type(None)
-    )
-    grids = probe_operands(dtypes, near_underflow=True)
-    cases = []
-    it = iter(grids)
-    cases.append([None if k is type(None) else next(it) for k in kinds])
-    if any(k in _SCALARS for k in kinds):
-        it = iter(grids)
-        cases.append(
-            [None if k is type(None) else (a if type(a) in _SCALARS else next(it)) for k, a in zip(kinds, args)]
-        )
-    level = 2
-    with np.errstate(all="ignore"):
-        for operands in cases:
-            software = _numpy_step(prim, list(operands), params, True)
-            for raw in (True, False) if level == 2 else (False,):
-                given = list(operands) if raw else [flush_subnormals(o) for o in operands]
-                under = _numpy_step(prim, given, params, True, args_clean=True, cpu=cpu)
-                pairs = zip(software, under) if prim.multiple_results else [(software, under)]
-                if all(same_values(np.asarray(a), np.asarray(b)) for a, b in pairs):
-                    break
-                level -= 1
-                if level == 0:
-                    return 0
-    return level
-
-
-def moves_clean(operands: tuple[Any, ...]) -> bool:
-    """Whether the floating-point arrays among a graph break's `operands` (public arrays,
-    computed) are known to hold no subnormal, so that the result of a data movement of them
-    holds none (executor._graph_break marks it clean: the interpreter reads it as a leaf
-    without a scan). A leaf not known clean is scanned here, once in its life (as _flush_leaf
-    does): a data set that every break indexes (k-means' X) is scanned once, not each of its
-    selections. A buffer the host may write (`host`) is never known clean."""
-    if not xla_flushes():
-        return False
-    for o in operands:
-        node = getattr(o, "_data", None)
-        if type(node) is not Node or node.dtype.kind not in "fc":
-            continue
-        if node.host or node.value is None:
-            return False
-        if not node.clean:
-            value = node.value
-            if type(value) is not np.ndarray or _flush_leaf(node, value) is not value:
-                return False  # (a device buffer is not scanned here)
-    return True
-
-
-def _flush_leaf(node: Node, value: Any) -> Any:
-    """A leaf's value flushed, scanned once in its life: then known clean (`node.clean`), unless
-    it is a buffer the host may write (`node.host`), whose every read is scanned."""
-    if node.clean:
-        return value
-    out = flush_subnormals(value)
-    node.clean = out is value and not node.host
-    return out
-
-
-# The NumPy kernel namespace with `rounded` as XLA's flushing arithmetic stores a value: for
-# `selects` primitives (a sort orders its values as the compiled tier's rounded keys do)
-_NUMPY_FLUSHING = NumpyNamespace(**vars(NUMPY))
-_NUMPY_FLUSHING.rounded = flush_subnormals
-_NUMPY_FLUSHING.tiered = True  # (see _core.kernels: NUMPY.tiered)
-# ... and without the flushing, where XLA keeps subnormals: the arithmetic steps' namespace
+# The NumPy kernel namespace of the lazy tiers' steps (`tiered`: the complex formulas written out
+# from real steps, as the compiled tier computes them, see _core.kernels: NUMPY.tiered)
 _NUMPY_TIERED = NumpyNamespace(**vars(NUMPY))
 _NUMPY_TIERED.tiered = True
+_NUMPY_TIERED.rounded = _stored_as_xla_stores

@@ -36,7 +36,6 @@ from ..._core import metrics as _metrics
 from ..._core import settings
 from ..._core.devices import Device
 from ..._core.kernels import (
-    FREE_SELECT,
     ROUNDED_VALUES,
     ROUNDING_GUARD,
     SELECT_WRITE,
@@ -48,14 +47,13 @@ from ..._core.kernels import (
 )
 from ..._core.lru import Entry, tick
 from ..._core.metrics import COUNTERS
-from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SIGN_STEPS, SLICE_BOXES
+from ..._core.policies import COLUMN_READS, COST_LIBRARY, MATRIX_PRODUCTS, SLICE_BOXES
 from ..._core.primitive import Primitive
 from ..._core.user_code import user_location
-from ..._core.xla_numerics import xla_flushes, xla_lets_subnormals_through
 from ..._core.xla_options import compiler_options
 from ..._core.xla_options import kind_of as xla_kind_of
 from .graph import Call, Node
-from .interpreter import Schedule, block_count, blocks_here, interpret, keeps_bits, scans_result
+from .interpreter import Schedule, block_count, interpret
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
@@ -87,7 +85,7 @@ def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
     return settings.override(X10ARRAY_COMPILE_THRESHOLD=NEVER if n is None else n)
 
 
-ONE = np.float64(1.0)  # the rounding's runtime 1.0 of a barrier's program (see Program)
+ONE = np.float64(1.0)  # the runtime 1.0 of a barrier's program (see Program)
 
 
 class Program:
@@ -96,7 +94,7 @@ class Program:
     jitted function (`compiled`). Made by `build` only.
 
     `unpack` and `one`: how the jitted function takes its scalars, for x10array.compile's
-    programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the rounding,
+    programs (see capture.ScalarPlan; `one`: the runtime 1.0 of the complex formulas' steps,
     _core.kernels._rounded, placed on the device once); a barrier's takes its Python floats
     and ints packed into a float64 and an int64 array per call (`packing`, a PackedScalars;
     None: none to pack), its other scalars as they are, and a 1.0 placed on the device at its
@@ -104,15 +102,12 @@ class Program:
 
     __slots__ = (
         "calls", "outputs", "n_leaves", "seen", "interpret_cost", "compile_cost", "interpreted", "compiled", "key",
-        "operand_dtypes", "kind", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best",
+        "kind", "unpack", "one", "agreed", "interpret_best", "compiled_runs", "compiled_best",
         "demoted", "packing", "plan_tries", "schedule", "run_costs", "keeps", "spin_misses",
     )  # fmt: skip
 
     def __init__(self, calls: list[Call], key: GraphKey, interpret_cost: float, unpack: Any, one: Any):
         self.calls = [(c.prim, c.params) for c in calls]  # [(prim, params)]
-        # per call, its operands' dtypes (a Python scalar: its type), for the subnormal probe
-        # of its elementwise operations (see _flushed_steps)
-        self.operand_dtypes = [tuple(i.dtype if type(i) is Node else type(i) for i in c.inputs) for c in calls]
         self.kind = _options_kind(calls)  # which XLA options it compiles with (_core.xla_options)
         self.outputs = key.outputs  # ((call index, output index), ...)
         self.n_leaves = len(key.leaf_avals)
@@ -280,20 +275,19 @@ class Program:
     def _graph_function(self) -> Any:
         """The graph as a function of (one, donated leaves, kept leaves, scalars) for jax to
         trace: the leaves back in the graph's order, the scalars unpacked (`unpack`), its
-        steps replayed (trace.replay with XlaSteps) with `one` as the rounding's runtime 1.0."""
+        steps replayed (trace.replay with XlaSteps) with `one` as the runtime 1.0 of the
+        complex formulas' steps (_core.kernels._rounded)."""
         k = jax_namespace()
         key = self.key
         ops, outputs, donate, unpack = key.ops, self.outputs, key.donate, self.unpack
         params_of = [p for _, p in self.calls]
-        flush = xla_flushes()  # (probed outside the trace)
-        steps = XlaSteps(k, ops, flush, _flushed_steps(self) if flush else frozenset(), outputs)
+        steps = XlaSteps(k, ops, outputs)
 
         def replay_graph(one: Any, donated: list[Any], kept: list[Any], scalars: Any) -> tuple[Any, ...]:
             donated_it, kept_it = iter(donated), iter(kept)
             leaf_values = [next(donated_it) if d else next(kept_it) for d in donate]
             if unpack is not None:
                 scalars = unpack(scalars)
-            steps.scalars = scalars  # (this trace's: see XlaSteps)
             token = ROUNDING_GUARD.set(one)  # see _core.kernels._rounded
             done = ROUNDED_VALUES.set({})
             try:
@@ -301,7 +295,6 @@ class Program:
             finally:
                 ROUNDED_VALUES.reset(done)
                 ROUNDING_GUARD.reset(token)
-                steps.scalars = []  # (a tracer kept past its trace would keep the whole trace alive)
 
         replay_graph.__name__ = replay_graph.__qualname__ = "replay"  # (jax names the program after it)
         return replay_graph
@@ -1129,14 +1122,13 @@ def _interpret_cost(
     those an interpreted run found not blocked, `unblocked`; interpreter.block_count). (A
     call's result size is that of its largest output the graph reads or returns; an output
     nobody reads is not stored. An elementwise output the graph returns is stored by both tiers
-    alike: where the interpreter does not scan it either, interpreter.scans_result, its
-    elements are not credited.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
+    alike: its elements are not credited.) X10ARRAY_LOG_COMPILES says when blocks lower it (`log`)."""
     out_elements: dict[int, int] = {}
-    alike: set[int] = set()  # the calls whose results both tiers store and neither scans
+    alike: set[int] = set()  # the elementwise calls whose results both tiers store
     for n in targets:
         if (c := n.call) is not None:
             out_elements[id(c)] = max(out_elements.get(id(c), 0), _elements(n.shape))
-            if c.prim.elementwise and not scans_result(c.prim):
+            if c.prim.elementwise:
                 alike.add(id(c))
     for c in calls:
         for n in c.inputs:
@@ -1146,7 +1138,7 @@ def _interpret_cost(
     loops = [inner_loops(c) for c in calls]
     credited = [0 if id(c) in alike else out_elements.get(id(c), 0) for c in calls]
     whole = [step(c.prim, e, n) for c, e, n in zip(calls, credited, loops)]
-    if blocks is None or not blocks_here():
+    if blocks is None:
         return sum(whole)
     costs = list(whole)
     sizes: dict[int, int] = {}  # id(run) -> its results' elements
@@ -1174,64 +1166,25 @@ def _interpret_cost(
 
 # -- the compiled tier's steps ---------------------------------------------------------------
 
-_PRODUCTS = frozenset({"multiply", "square"})
-_SUMS = frozenset({"add", "subtract"})
-_SIGN_STEPS = SIGN_STEPS.rules  # (policies.SIGN_STEPS: no second rounding of their result)
-
 
 class XlaSteps:
     """The compiled tier's steps for trace.replay: each primitive's lowering on jax's kernel
-    namespace `k`, as jax.jit traces them into one program.
+    namespace `k`, as jax.jit traces them into one program, with XLA's own numerics (its
+    rounding, its fusions, its flush of subnormals: the contract of docs/numerics.md). A
+    slice write that select_writes finds, over at least half of the array it writes or into an
+    array the program computes (_selects_now), is lowered with SELECT_WRITE set: as a select of
+    the whole array (_api/indexing's `_select_write`), a speed choice or, for a computed array,
+    what keeps XLA from writing in place into a buffer the value still reads."""
 
-    With XLA's numerics (`flush`), as the interpreter (interpreter.NumpySteps): XLA's CPU
-    arithmetic flushes subnormals by itself, but not where a lowering passes an operand's bits
-    through (abs, negation, copysign, a select) or tests them (atan2, pow): the operands and
-    results of those (`prim.passes_bits`) go through `k.rounded`, a multiplication by a
-    runtime 1.0 (see _core.kernels._rounded), which flushes (the results of those that only
-    move an operand's bits, up to its sign, are flushed by their operands' rounding:
-    policies.SIGN_STEPS). So do the products (multiply,
-    square) that an addition reads, which XLA would otherwise fuse into one multiply-add.
-    And so do the `flushed_steps`: the elementwise operations whose lowering lets a subnormal
-    through on this CPU, as measured here (_flushed_steps). Only those: a multiplication after
-    every operation doubled the time of a compiled LeNet step (it splits XLA's fusions).
+    __slots__ = ("k", "select_writes")
 
-    A select that cannot become a minimum or maximum (free_selects) is lowered with FREE_SELECT
-    set: without the guard the where kernel puts on the others (_api/searching). `scalars`: the
-    graph's Python scalars as the trace being made has them (set by its function at each trace),
-    which that decision compares. A slice write that select_writes finds, over at least half
-    of the array it writes or into an array the program computes (_selects_now), is lowered
-    with SELECT_WRITE set: as a select of the whole array (_api/indexing's `_select_write`)."""
-
-    __slots__ = ("k", "flush", "flushed_steps", "feeds_sum", "free", "scalars", "select_writes")
-
-    def __init__(
-        self, k: Any, ops: tuple[Any, ...], flush: bool, flushed_steps: frozenset[int], outputs: tuple[Slot, ...]
-    ):
+    def __init__(self, k: Any, ops: tuple[Any, ...], outputs: tuple[Slot, ...]):
         self.k = k
-        self.flush = flush
-        self.flushed_steps = flushed_steps
-        self.free = free_selects(ops)
         self.select_writes = select_writes(ops, outputs)
-        self.scalars: list[Any] = []
-        feeds_sum: set[int] = set()  # the products that an addition reads
-        for prim, _, refs in ops:
-            if prim.name in _SUMS:
-                feeds_sum.update(r[1] for r in refs if r[0] == "c" and ops[r[1]][0].name in _PRODUCTS)
-        self.feeds_sum = feeds_sum
 
     def step(self, index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
         k = self.k
-        rounds = self.flush and (prim.passes_bits or index in self.flushed_steps)
-        if rounds:
-            args = [k.rounded(a) if r[0] in "lc" else a for a, r in zip(args, refs)]
-        free = self.free.get(index)
-        if free is not None and _free_now(free, self.scalars):
-            token = FREE_SELECT.set(True)
-            try:
-                out = prim.lowering(k, *args, **params)
-            finally:
-                FREE_SELECT.reset(token)
-        elif index in self.select_writes and _selects_now(prim, params, refs[0], args[0]):
+        if index in self.select_writes and _selects_now(prim, params, refs[0], args[0]):
             token = SELECT_WRITE.set(True)
             try:
                 out = prim.lowering(k, *args, **params)
@@ -1239,49 +1192,12 @@ class XlaSteps:
                 SELECT_WRITE.reset(token)
         else:
             out = prim.lowering(k, *args, **params)
-        outs = list(out) if prim.multiple_results else [out]
-        if rounds and index not in self.feeds_sum:
-            sign_step = _SIGN_STEPS.get(prim)
-            rounds = sign_step is None or not sign_step(*args)
-        if rounds or index in self.feeds_sum:
-            outs = [k.rounded(o) for o in outs]
-        return outs
+        return list(out) if prim.multiple_results else [out]
 
 
-# The most steps free_selects walks back from one select's condition (then it keeps the guard):
-# a bound on the trace's work for a graph of many selects on long chains.
+# The most steps select_writes walks back from one write's value (then it keeps the scatter):
+# a bound on the trace's work for a graph of many writes on long chains.
 _CONE_LIMIT = 4096
-
-
-def free_selects(ops: tuple[Any, ...]) -> dict[int, tuple[tuple[int, ...] | None, frozenset[int]]]:
-    """The elementwise selects (`where`: its condition first, then the two values) of a graph
-    that may need no guard against becoming a floating-point minimum or maximum (see the where
-    kernel in _api/searching: LLVM turns `select(x < y, x, y)` into MINPD/MAXPD, which read
-    subnormals as zero while XLA runs). That takes a comparison whose operands are the very
-    values selected. So a select is free when its condition is a leaf (a runtime input: no
-    comparison in the program), or when one of its values is a Python float, a runtime input of
-    the program, that nothing the condition is computed from reads: no operand of the
-    comparison can then be that value, whatever XLA folds or merges (relu's
-    `where(x <= 0, 0.0, x)`, and its gradient's `where(x <= 0, 0.0, g)`). Per such step: (the
-    slots of those floats, None for a leaf condition; the slots of the scalars the condition is
-    computed from). Whether each float is a runtime input, and not the same input as one the
-    condition reads (x10array.compile passes one argument once however often the graph reads
-    it), is known only while tracing (_free_now)."""
-    found: dict[int, tuple[tuple[int, ...] | None, frozenset[int]]] = {}
-    for index, (prim, _, refs) in enumerate(ops):
-        if not (prim.selects and prim.elementwise) or len(refs) != 3:
-            continue
-        condition = refs[0]
-        if condition[0] == "l":
-            found[index] = (None, frozenset())
-            continue
-        floats = tuple([r[1] for r in refs[1:] if r[0] == "s" and r[2] is float])
-        if not floats or condition[0] != "c":
-            continue
-        cone = _scalars_read(ops, condition[1])
-        if cone is not None:
-            found[index] = (floats, cone)
-    return found
 
 
 _SLICE_BOXES = SLICE_BOXES.rules  # (the live dict)
@@ -1367,62 +1283,6 @@ def _selects_now(prim: Primitive, params: dict[str, Any], target_ref: Ref, targe
         return True
     covered = _SLICE_BOXES[prim](params, tuple(target.shape))
     return covered is not None and covered >= SELECT_WRITE_SHARE * math.prod(target.shape)
-
-
-def _scalars_read(ops: tuple[Any, ...], start: int) -> frozenset[int] | None:
-    """The slots of the Python scalars that step `start` of `ops` is computed from, or None past
-    _CONE_LIMIT steps."""
-    seen = {start}
-    stack = [start]
-    slots: set[int] = set()
-    while stack:
-        for r in ops[stack.pop()][2]:
-            if r[0] == "s":
-                slots.add(r[1])
-            elif r[0] == "c" and r[1] not in seen:
-                if len(seen) >= _CONE_LIMIT:
-                    return None
-                seen.add(r[1])
-                stack.append(r[1])
-    return frozenset(slots)
-
-
-def _free_now(free: tuple[tuple[int, ...] | None, frozenset[int]], scalars: list[Any]) -> bool:
-    """free_selects' decision for one select, in the trace being made (its `scalars`)."""
-    floats, cone = free
-    if floats is None:
-        return True
-    from jax.core import Tracer
-
-    for j in floats:
-        value = scalars[j]
-        if isinstance(value, Tracer) and all(scalars[c] is not value for c in cone):
-            return True
-    return False
-
-
-def _flushed_steps(program: Program) -> frozenset[int]:
-    """The steps of `program` that must flush their operands and result themselves: its
-    elementwise operations with floating-point operands whose lowering lets a subnormal through
-    on this machine's CPU (`_core.xla_numerics.xla_lets_subnormals_through`, probed once per
-    primitive, parameters and dtypes), those that flush in the interpreter (not the ones that
-    keep bits there, `keeps_bits`) and do not flush already (`passes_bits`)."""
-    steps, entries = [], []
-    for index, ((prim, params), dtypes) in enumerate(zip(program.calls, program.operand_dtypes)):
-        if not prim.elementwise or prim.passes_bits or prim.moves_data or keeps_bits(prim, params, dtypes):
-            continue
-        arrays = [d for d in dtypes if isinstance(d, np.dtype)]
-        floating = [d for d in arrays if d.kind in "fc"]
-        if not floating or type(None) in dtypes:
-            continue
-        # a Python scalar operand is probed as an array of the first floating-point operand's dtype
-        probe = tuple(d if isinstance(d, np.dtype) else floating[0] for d in dtypes)
-        steps.append(index)
-        entries.append((prim, tuple(sorted(params.items())), probe))
-    if not entries:
-        return frozenset()
-    through = xla_lets_subnormals_through(entries, program.kind)
-    return frozenset(i for i, t in zip(steps, through) if t)
 
 
 # -- counting and logging compiled runs ---------------------------------------------------------
