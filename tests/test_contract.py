@@ -507,8 +507,6 @@ def semantic_mismatches(name: str, ops: tuple[Any, ...], dtype: str, got: np.nda
 # Where a tier breaks the contract today, (function, dtype kind, tier) -> why. A listed case
 # that no longer differs fails the test (so the list is kept true): remove its line.
 KNOWN = {
-    ("atan2", "f", "xla-kernels"): "XLA's CPU atan2 reads subnormal operands as zero only in part:"
-    " atan2(1e-45, 1e-45) is NaN, atan2(5e-324, -1.0) is -pi",
     ("log", "c", "xla-kernels"): "XLA's CPU complex log of a subnormal is -inf + NaN j (log(0j) is -inf + 0j)",
     ("log2", "c", "xla-kernels"): "as log",
     ("log10", "c", "xla-kernels"): "as log",
