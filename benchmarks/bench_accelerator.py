@@ -466,7 +466,8 @@ def main() -> int:
         print(
             f"\nMNIST ({notes['mnist_data']}, epochs of at most {args.epochs_steps or 'all'} batches): "
             f"test accuracy {acc}; x10array lazy: {lazy.get('compiles')} compiles "
-            f"and {lazy.get('disk_cache_loads')} programs loaded from the disk in {lazy.get('compile_seconds', 0):.1f} s"
+            f"and {lazy.get('disk_cache_loads')} programs loaded from the disk"
+            f" in {lazy.get('compile_seconds', 0):.1f} s"
         )
     if args.json:
         with open(args.json, "w") as f:
