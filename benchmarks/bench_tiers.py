@@ -1,7 +1,7 @@
 """The tier decision's compile estimate against measured compile times.
 
 The lazy device interprets a graph until interpreting it has cost X10ARRAY_COMPILE_PAYBACK
-times its estimated compile (program._CostModel.compile_seconds, from the graph's operations
+times its estimated compile (tiering._CostModel.compile_seconds, from the graph's operations
 and its chains of elementwise operations). This benchmark builds graphs of 50-3000 recorded
 operations (by default; `--sizes 3,10,20` for small ones) of these kinds,
 

@@ -23,6 +23,7 @@ from _util import forget_programs
 import x10array as xp
 from x10array._backends.lazy import interpreter as _interpreter
 from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import tiering as _tiering
 from x10array._core import policies, settings
 from x10array._core.primitive import OP_TABLE
 
@@ -35,7 +36,7 @@ BLOCK = 1000  # elements a block in these tests: sizes below are no multiple of 
 def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", BLOCK)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 12)
-    with _program.compile_threshold(None):
+    with _tiering.compile_threshold(None):
         yield
 
 
@@ -317,7 +318,7 @@ def test_the_cost_model_credits_a_blocked_step_per_block(monkeypatch: pytest.Mon
     compiled run would place a view leaf again at each run (_CostModel.place_seconds)."""
     monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
-    cost = _program.COST
+    cost = _tiering.COST
     deep = np.random.default_rng(9).standard_normal((64, 4096))
 
     def passes(a: Any) -> Any:
@@ -354,7 +355,7 @@ def test_a_run_found_not_blocked_is_credited_whole(monkeypatch: pytest.MonkeyPat
     layout) is credited whole from then on (Schedule.recost)."""
     monkeypatch.setattr(_interpreter, "_BLOCK_ELEMENTS", 1 << 15)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 16)
-    cost = _program.COST
+    cost = _tiering.COST
     forget_programs()
     ran = _spy(monkeypatch)
     host = np.random.default_rng(11).standard_normal((300, 100))

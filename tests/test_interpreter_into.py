@@ -13,7 +13,7 @@ import pytest
 
 import x10array as xp
 from x10array._backends.lazy import interpreter as _interpreter
-from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import tiering as _tiering
 from x10array._core.policies import INTERPRETER_UFUNCS
 
 LAZY = xp.Device("cpu", 0, "xla")
@@ -26,7 +26,7 @@ def _interpreted(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(_interpreter, "_INTO_BYTES", 0)
     # (and no chain strip-mined, whose block buffers take no result: tests/test_interpreter_blocks.py)
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
-    with _program.compile_threshold(None):
+    with _tiering.compile_threshold(None):
         yield
 
 

@@ -20,6 +20,7 @@ from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import interpreter as _interpreter
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
+from x10array._backends.lazy import tiering as _tiering
 from x10array._backends.lazy import trace as _trace
 from x10array._core import kernels as _kernels
 from x10array._core import lru as _lru
@@ -95,7 +96,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     (what interpreting costs more than a compiled run, less a compiled run's fixed cost)
     reaches COMPILE_PAYBACK times the estimated compile cost, then compiled, at a run known in
     advance; a cheap graph stays interpreted."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.04)
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 0.04)
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
     # none from other tests
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
@@ -119,7 +120,7 @@ def test_a_graph_compiles_once_interpreting_it_has_paid(monkeypatch, override_se
     # element), with one call of NumPy's inner loop for each elementwise one and the sum (of
     # contiguous operands of one shape); not the matmul's 300**3 multiply-adds, which the
     # compiled program does as well
-    cost = _program.COST
+    cost = _tiering.COST
     assert program.interpret_cost == pytest.approx(
         5 * cost.PER_OP + cost.PER_ELEMENT * (4 * 300 * 300 + 1) + 4 * cost.PER_LOOP
     )
@@ -141,7 +142,7 @@ def test_a_small_graph_read_at_once_stays_interpreted(monkeypatch, override_sett
     L-BFGS loss and gradient) never pays for its compile and stays interpreted however often it
     is seen, while the same graph run at a barrier (nobody waits) compiles, and so does a chain
     of elementwise operations over many elements read at once."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.01)  # pays after 5 ms
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 0.01)  # pays after 5 ms
     override_settings(X10ARRAY_COMPILE_PAYBACK=0.5)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
@@ -188,7 +189,7 @@ def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypa
     operation)."""
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     override_settings(X10ARRAY_REPEAT_CUT=False)  # (each chain one graph of n operations, not cut where it repeats)
-    cost = _program.COST
+    cost = _tiering.COST
     assert 0.01 < cost.COMPILE_FIXED < 1.0 and 1e-4 < cost.COMPILE_PER_OP < 1e-2 and cost.COMPILE_PER_FUSED > 0
     a = xp.asarray(np.ones((4, 4)), device=LAZY)
 
@@ -197,7 +198,7 @@ def test_the_compile_estimate_grows_with_the_graph_and_its_fused_chains(monkeypa
         x = a
         for i in range(1, n + 1):
             x = x @ a if cut_every and i % cut_every == 0 else x + 1.0
-        with _program.compile_threshold(None):
+        with _tiering.compile_threshold(None):
             np.asarray(x)
         return next(p.compile_cost for p in _program.RUNTIME.programs.values() if len(p.calls) == n)
 
@@ -216,7 +217,7 @@ def test_the_compile_estimate_charges_writes_apart(monkeypatch, override_setting
     estimate. The same number of operations without writes is estimated far lower."""
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     override_settings(X10ARRAY_REPEAT_CUT=False)  # (one graph of every write)
-    cost = _program.COST
+    cost = _tiering.COST
     assert cost.COMPILE_PER_WRITE > 10 * cost.COMPILE_PER_OP
 
     def estimate(write: bool, n: int) -> tuple[float, int]:
@@ -227,7 +228,7 @@ def test_the_compile_estimate_charges_writes_apart(monkeypatch, override_setting
                 c[i % 8, i % 8] += 1.0
             else:
                 c = c + 1.0
-        with _program.compile_threshold(None):
+        with _tiering.compile_threshold(None):
             np.asarray(c)
         (p,) = [p for p in _program.RUNTIME.programs.values() if len(p.calls) >= n]
         return p.compile_cost, sum(1 for prim, _ in p.calls if prim.in_place)
@@ -284,7 +285,7 @@ def test_the_compile_estimate_stays_within_a_factor_of_measured_compiles(monkeyp
         _program.RUNTIME.programs.clear()
         u = xp.asarray(rng.random((29, 31)), device=LAZY)  # (a shape of its own: no cached program)
         before = xp.metrics()
-        with _program.compile_threshold(1):
+        with _tiering.compile_threshold(1):
             np.asarray(fn(u, n))
         measured = delta(before).compile_seconds
         (program,) = [p for p in _program.RUNTIME.programs.values() if p.compiled is not None]
@@ -306,7 +307,7 @@ def test_an_elementwise_result_both_tiers_store_is_not_credited(monkeypatch):
     x = xp.asarray(host, device=LAZY)
     np.asarray((x + 1.0) * 2.0)
     (program,) = _program.RUNTIME.programs.values()
-    step, add, mul = _program.COST.step_seconds, _compile_prim("add"), _compile_prim("multiply")
+    step, add, mul = _tiering.COST.step_seconds, _compile_prim("add"), _compile_prim("multiply")
     assert program.interpret_cost == pytest.approx(step(add, n, 1) + step(mul, 0, 1))
     before = xp.metrics()
     eager = xp.asarray(host, device=EAGER)
@@ -326,7 +327,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     at sightings where a graph of as many elementwise passes over as many elements compiles.
     (Passes run whole: a chain the interpreter runs in blocks is credited per block instead,
     tests/test_interpreter_blocks.py.)"""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays after 10 ms
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 0.02)  # pays after 10 ms
     monkeypatch.setattr(_interpreter, "_BLOCK_BYTES", 1 << 62)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     rng = np.random.default_rng(0)
@@ -338,7 +339,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     np.asarray(shallow @ shallow_t + 1.0)
     costs = sorted(p.interpret_cost for p in _program.RUNTIME.programs.values())
     # the same result size, 2048 times the multiply-adds: the same estimate
-    step = _program.COST.step_seconds
+    step = _tiering.COST.step_seconds
     assert len(costs) == 2 and costs[0] == costs[1]
     # (the sum is the graph's result, which both tiers store: not credited)
     add = _compile_prim("add")
@@ -364,7 +365,7 @@ def test_work_both_tiers_do_alike_does_not_pay_for_a_compile(monkeypatch):
     assert tiers["passes"] == [0, 1, 0, 0]  # 22 ms a run: compiled at its second sighting
     assert tiers["writes"] == [0, 0, 0, 0]  # one pass, then 40 writes: under 1 ms a run
     program = next(p for p in _program.RUNTIME.programs.values() if len(p.calls) == 41 and p.calls[1][0].in_place)
-    cost = _program.COST  # (one multiply, its one inner loop; the writes move data)
+    cost = _tiering.COST  # (one multiply, its one inner loop; the writes move data)
     assert program.interpret_cost == pytest.approx(41 * cost.PER_OP + cost.PER_ELEMENT * 64 * 4096 + cost.PER_LOOP)
 
 
@@ -375,12 +376,12 @@ def _compile_prim(name: str) -> Any:
 
 
 def test_numpy_inner_loops_are_counted_from_shapes():
-    """_program.inner_loops: how often NumPy calls its inner loop for an interpreted step,
+    """_tiering.inner_loops: how often NumPy calls its inner loop for an interpreted step,
     the longest run of trailing axes every operand takes alike walked as one loop."""
     rng = np.random.default_rng(0)
 
     def loops(a: Any) -> int:
-        return _program.inner_loops(a._data.call)
+        return _tiering.inner_loops(a._data.call)
 
     def lazy(*shape: int) -> Any:
         return xp.asarray(rng.standard_normal(shape), device=LAZY)
@@ -419,14 +420,14 @@ def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
     flat = xp.asarray(rng.standard_normal((5000, 5 * 4)), device=LAZY)
 
     def credits(per_loop: float) -> list[float]:
-        monkeypatch.setattr(_program.COST, "PER_LOOP", per_loop)
+        monkeypatch.setattr(_tiering.COST, "PER_LOOP", per_loop)
         monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
-        with _program.compile_threshold(None):
+        with _tiering.compile_threshold(None):
             np.asarray(xp.argmin(xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=2), axis=1))
             np.asarray(xp.argmin(xp.sum(flat**2, axis=1), axis=0))  # as many elements in long rows
         return [p.interpret_cost for p in _program.RUNTIME.programs.values()]
 
-    per_loop = _program.COST.PER_LOOP
+    per_loop = _tiering.COST.PER_LOOP
     assert 1e-9 < per_loop < 1e-7
     with_loops, without = credits(per_loop), credits(0.0)
     # over long rows, the sum a loop of 20 a row, the square and argmin one each
@@ -438,7 +439,7 @@ def test_short_trailing_axes_are_credited_their_numpy_loops(monkeypatch):
 
 def test_library_calls_do_not_pay_for_a_compile(monkeypatch):
     """An SVD runs the same LAPACK routine compiled or not: it is not rent."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.002)
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 0.002)
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     a = xp.asarray(np.random.default_rng(0).standard_normal((300, 200)), device=LAZY)
     for _ in range(4):
@@ -455,7 +456,7 @@ def test_the_tier_decision_does_not_read_the_clock(monkeypatch):
     the feedback reads the clock, to go back to interpreting: see the next test.)"""
     import time
 
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 0.02)  # pays within 40 runs
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 0.02)  # pays within 40 runs
 
     def tiers() -> list[int]:
         monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
@@ -484,7 +485,7 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
     FEEDBACK_RUNS compiled runs slower than the fastest interpreted run, the program is
     interpreted again for good, the log says why, and the values keep their bits; compiled
     runs faster than interpreting stay compiled."""
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     ran_compiled = _program.Program.ran_compiled
     monkeypatch.setattr(_program.Program, "ran_compiled", lambda self, seconds: ran_compiled(self, compiled_seconds))
@@ -497,7 +498,7 @@ def test_a_compiled_program_slower_than_interpreting_goes_back_to_interpreting(
         values.append(np.asarray(xp.sqrt(xp.abs(w)) * 0.5 + w * w))
         d = delta(before)
         tiers.append("i" if d.interpreted_graphs else "c")
-    n = _program.FEEDBACK_RUNS
+    n = _tiering.FEEDBACK_RUNS
     log = capsys.readouterr().out
     if compiled_seconds:
         assert tiers == ["i"] + ["c"] * (1 + n) + ["i"] * (8 - n)  # (compiled at its second sighting)
@@ -518,7 +519,7 @@ def test_the_feedback_times_a_compiled_run_with_the_leaves_it_places(monkeypatch
 
     from x10array._backends.lazy import executor as _executor
 
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
     monkeypatch.setattr(_program.RUNTIME, "programs", _lru.LRU("test programs", 256, register=False))
     override_settings(X10ARRAY_TIER_FEEDBACK=True)
     clock = [0.0]
@@ -552,18 +553,18 @@ def test_the_feedback_is_off_where_every_graph_compiles(monkeypatch, override_se
     assert program.interpret_best < math.inf
     program.compiled = object()  # (as if compiled)
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1, X10ARRAY_TIER_FEEDBACK=True)
-    for _ in range(_program.FEEDBACK_RUNS):
+    for _ in range(_tiering.FEEDBACK_RUNS):
         program.ran_compiled(10.0)
     assert not program.demoted and not program.interprets()
     override_settings(X10ARRAY_COMPILE_THRESHOLD=2, X10ARRAY_TIER_FEEDBACK=False)
     program.compiled_runs = 0
-    for _ in range(_program.FEEDBACK_RUNS):
+    for _ in range(_tiering.FEEDBACK_RUNS):
         program.ran_compiled(10.0)
     assert not program.demoted
     override_settings(X10ARRAY_TIER_FEEDBACK=True)
     program.compiled_runs = 0
-    monkeypatch.setattr(_program, "_several_processes", lambda: True)
-    for _ in range(_program.FEEDBACK_RUNS):
+    monkeypatch.setattr(_program, "several_processes", lambda: True)
+    for _ in range(_tiering.FEEDBACK_RUNS):
         program.ran_compiled(10.0)
     assert not program.demoted
 
@@ -1369,7 +1370,7 @@ def test_a_barrier_does_not_wait_for_the_program_still_computing_its_input(monke
                 host_reads.append(x.shape)
             return np.asarray(x, *args, **kwargs)
 
-    monkeypatch.setattr(_program.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
+    monkeypatch.setattr(_tiering.COST, "compile_seconds", lambda calls: 1e-4)  # pays at once
     u = xp.asarray(np.arange(4096.0), device=LAZY, copy=True)
     for _ in range(4):  # compiled by the cost rule (a threshold of 1 never tries a single operation)
         u[1:-1] = u[1:-1] + 1.0

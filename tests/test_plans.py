@@ -15,6 +15,7 @@ import x10array as xp
 from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
+from x10array._backends.lazy import tiering as _tiering
 from x10array._backends.lazy.trace import outside_references
 
 LAZY = xp.Device("cpu", 0, "xla")
@@ -88,7 +89,7 @@ def _facts_one_by_one(
 
 @pytest.fixture(params=list(TIERS))
 def tier(request: pytest.FixtureRequest) -> Any:
-    with _program.compile_threshold(TIERS[request.param]):
+    with _tiering.compile_threshold(TIERS[request.param]):
         yield request.param
 
 
@@ -235,7 +236,7 @@ def test_a_held_input_is_never_donated_whatever_the_plan_saw(held_first: bool, o
     g = xp.ones((32, 32), device=LAZY)
     w = xp.zeros((32, 32), device=LAZY) * 1.0
     xp.lazy_barrier()
-    with _program.compile_threshold(1):
+    with _tiering.compile_threshold(1):
         for _ in range(3):  # the plan: made with the old weights held (held_first) or not
             old = w
             w = update(w, g)
@@ -420,7 +421,7 @@ def test_donation_on_leaves_of_other_shapes_is_the_walks(held: bool) -> None:
     a = xp.asarray(np.arange(6.0), device=LAZY) * 1.0  # (held here: never private)
     xp.lazy_barrier()
 
-    with _program.compile_threshold(1):
+    with _tiering.compile_threshold(1):
         for m in (4, 4, 5, 6):  # the plan made on (4,) (no leaf has the output's shape), then followed
             c = xp.asarray(np.arange(float(m)), device=LAZY) * 1.0
             xp.lazy_barrier()  # (c computed: a leaf, private once dropped)

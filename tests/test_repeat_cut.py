@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import x10array as xp
-from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
+from x10array._backends.lazy import tiering as _tiering
 
 LAZY = xp.Device("cpu", 0, "xla")
 EAGER = xp.Device("cpu", 0)
@@ -29,7 +29,7 @@ def _checked(override_settings: Any) -> None:
 
 @pytest.fixture(params=list(TIERS))
 def tier(request: pytest.FixtureRequest) -> Any:
-    with _program.compile_threshold(TIERS[request.param]):
+    with _tiering.compile_threshold(TIERS[request.param]):
         yield request.param
 
 

@@ -61,7 +61,7 @@ _SHORT_AXIS_MAX = 7  # (from 8 elements on NumPy's pairwise sum unrolls into 8 p
 def short_axis_sum(shape: tuple[int, ...], dtype: Any) -> bool:
     """Whether a sum or mean over the last axis of an array of `shape` and `dtype` adds that
     axis's columns in order (`_numpy_sum` and `_short_axis_reduction`; the lazy tier's cost
-    model counts its loops: program.inner_loops)."""
+    model counts its loops: tiering.inner_loops)."""
     return len(shape) >= 1 and dtype in _SHORT_AXIS_DTYPES and 2 <= shape[-1] <= _SHORT_AXIS_MAX
 
 
@@ -123,7 +123,7 @@ def _columns_sum(a: np.ndarray, keepdims: bool) -> tuple[np.ndarray, np.ndarray]
 
 
 # NUMPY's reductions that take the short-axis route, by name (the lazy cost model reads the names:
-# program.inner_loops)
+# tiering.inner_loops)
 _SHORT_AXIS_KERNELS = {"sum": _numpy_sum, "mean": _numpy_mean}
 SHORT_AXIS_REDUCTIONS = frozenset(_SHORT_AXIS_KERNELS)
 
@@ -193,7 +193,7 @@ def loop_count(out: tuple[int, ...], padded: list[tuple[int, ...]]) -> int:
 def elementwise_loops(name: str, operands: list[tuple[tuple[int, ...], Any]]) -> int:
     """The inner loops NUMPY's kernel `name` runs on arrays of these (shape, dtype): by the
     broadcast route where it takes it (route_loops), else NumPy's (numpy_loops). For the lazy
-    cost model (program.inner_loops)."""
+    cost model (tiering.inner_loops)."""
     if name in BROADCAST_ROUTED and len(operands) == 2:
         (a, a_dtype), (b, b_dtype) = operands
         if a_dtype == b_dtype and a_dtype in _ROUTE_DTYPES and a != b and (plan := broadcast_route(a, b)) is not None:
@@ -220,7 +220,7 @@ def broadcast_route(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> Any:
 
 def route_loops(plan: Any) -> int:
     """The loops `_broadcast_route` runs by `plan`, counted as NumPy's inner loops for the lazy
-    cost model (program.inner_loops): one per tiled row and per block, and a quarter of one per
+    cost model (tiering.inner_loops): one per tiled row and per block, and a quarter of one per
     chunk that numpy.repeat copies (a copied chunk costs about a fifth of a ufunc's loop call)."""
     shape, _, repeats, m, rows = plan
     n = shape[0]

@@ -19,7 +19,7 @@ graph at once) it is compiled with XLA as soon as compiling has paid for itself:
 estimated cost of interpreting it so far reaches `X10ARRAY_COMPILE_PAYBACK` (default 0.5) times
 the estimated cost of its compile (ski rental: rent until renting has cost a share of buying).
 Both are estimates from the graph's operations and sizes by a fixed cost model
-(program._CostModel: interpreting is charged only what a compile would save, per-operation
+(tiering._CostModel: interpreting is charged only what a compile would save, per-operation
 dispatch and passes over arithmetic results, not the multiply-adds of a matmul, data movement
 or library calls, which both tiers do alike), never measured time, so a script takes the same tiers at the same points
 on every run and gives the same numbers. So a training step, whose interpretation costs
@@ -74,7 +74,7 @@ from . import capture as capture
 from .executor import LazyBackend, barrier, from_global, from_host, materialize
 from .graph import Call, Check, Node
 from .inspect import Graph, Operation, describe, lower
-from .program import NEVER, compile_threshold
+from .tiering import NEVER, compile_threshold
 
 __all__ = [
     "barrier", "from_host", "from_global", "materialize", "compile_threshold", "NEVER", "Call", "Check", "Node",

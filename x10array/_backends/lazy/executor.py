@@ -347,7 +347,7 @@ def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], par
 def materialize_nodes(targets: list[Node], device: Device, read: bool = True) -> None:
     """Compute the pending `targets`; `read`: the caller waits for their values at once (a
     read; a barrier passes its `wait`), which the tier decision charges a compiled run
-    (program._CostModel.run_seconds)."""
+    (tiering._CostModel.run_seconds)."""
     if len(targets) == 1:  # (a read's, a graph break's: nothing to deduplicate)
         if targets[0].value is not None:
             return

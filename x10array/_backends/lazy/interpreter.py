@@ -220,7 +220,7 @@ def block_count(elements: int) -> int:
     """How many blocks a blocked run of results of `elements` elements takes (about: a run of
     N-D results takes whole rows a block), 0 where it is not blocked: below _BLOCK_BYTES of
     float64, a chain whose buffers stay in the cache anyway. (The cost model reads it too:
-    program._interpret_cost.)"""
+    tiering.estimated_interpret_cost.)"""
     if 8 * elements < _BLOCK_BYTES:
         return 0
     return -(-elements // _BLOCK_ELEMENTS)
