@@ -90,8 +90,8 @@ def build(xp: object, kind: str, n_target: int, salt: int) -> object:
 def measure(kind: str, n: int, salt: int) -> tuple[int, float, float]:
     """(operations in the program, measured first-run seconds, estimated compile seconds)."""
     import x10array as xp
-    from x10array._backends.lazy.program import compile_threshold
     from x10array._backends.lazy.runtime import RUNTIME
+    from x10array._backends.lazy.tiering import compile_threshold
     from x10array.extend import settings
 
     # (REPEAT_CUT off: a stencil of a few steps is one graph, not cut where it repeats)
@@ -113,7 +113,7 @@ def measure_runs(reps: int = 200) -> None:
     import numpy as np
 
     import x10array as xp
-    from x10array._backends.lazy.program import compile_threshold
+    from x10array._backends.lazy.tiering import compile_threshold
 
     dev = xp.Device("cpu", 0, "xla")
     rng = np.random.default_rng(0)
@@ -208,8 +208,8 @@ def measure_credits(reps: int) -> None:
     import numpy as np
 
     import x10array as xp
-    from x10array._backends.lazy.program import compile_threshold
     from x10array._backends.lazy.runtime import RUNTIME
+    from x10array._backends.lazy.tiering import compile_threshold
 
     dev = xp.Device("cpu", 0, "xla")
     print(f"{'graph':<16} {'elements':>9} {'layout':<8} {'interp ms':>10} {'compiled ms':>12} {'saving ms':>10}"
