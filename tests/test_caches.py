@@ -11,7 +11,7 @@ import numpy as np
 from _util import run_benchmark
 
 import x10array as xp
-from x10array._backends import eager as _eager
+from x10array._core import op_programs as _op_programs
 from x10array._backends.lazy import shapes as _shapes
 from x10array._core import devices as _devices
 from x10array._core import lru as _lru
@@ -82,7 +82,7 @@ def test_lru_rejects_a_bound_below_one():
 
 def test_every_cache_is_registered_with_its_bound():
     found = _lru.caches()
-    for name in ("lazy programs", "lazy shapes", "lazy elementwise dtypes", "eager jitted programs"):
+    for name in ("lazy programs", "lazy shapes", "lazy elementwise dtypes", "op-by-op programs"):
         size, bound = found[name]
         assert 0 <= size <= bound
     assert found["lazy programs"][1] == settings.get("X10ARRAY_CACHE_SIZE")
@@ -92,9 +92,9 @@ def test_every_cache_is_registered_with_its_bound():
 
 def test_the_eager_jit_cache_bound_follows_its_setting():
     with settings.override(X10ARRAY_EAGER_CACHE_SIZE=5):
-        assert _lru.caches()["eager jitted programs"][1] == 5 and _eager._JITTED.batch == 1
+        assert _lru.caches()["op-by-op programs"][1] == 5 and _op_programs._JITTED.batch == 1
     with settings.override(X10ARRAY_EAGER_CACHE_SIZE=64):
-        assert _lru.caches()["eager jitted programs"][1] == 64 and _eager._JITTED.batch == 8
+        assert _lru.caches()["op-by-op programs"][1] == 64 and _op_programs._JITTED.batch == 8
 
 
 def test_the_default_device_memo_holds_one_entry():
@@ -144,7 +144,7 @@ def test_the_eager_jit_cache_is_bounded(monkeypatch):
     """The eager XLA kernels keep one jitted program per (primitive, parameters): bounded by
     an LRU, not wiped when full."""
     small = _lru.LRU("test jitted", 4, register=False)
-    monkeypatch.setattr(_eager, "_JITTED", small)
+    monkeypatch.setattr(_op_programs, "_JITTED", small)
     old = xp.set_cpu_kernels("xla")
     try:
         # (sums: reshapes and other data movement run on the host on the CPU, compiling nothing)

@@ -720,33 +720,52 @@ def test_nan_propagates_through_reductions_at_every_size(dtype, tier):
 # -- cold graphs run where the data lives --------------------------------------------------------
 
 
-def test_an_accelerators_cold_graphs_are_not_interpreted_on_the_host(monkeypatch):
-    """On a device whose kind the host does not interpret (every kind but the CPU), no graph
-    runs on the host's NumPy interpreter: every graph compiles for the device at its first
-    sighting, and its values are right. (The CPU stands in for an accelerator here: the rule
-    reads the device through placement.interprets_cold_graphs.)"""
-    from x10array._backends.lazy import placement
+def test_an_accelerators_cold_graphs_run_op_by_op_on_the_device_then_compile(monkeypatch):
+    """On a device whose cold graphs do not run on the host (every kind but the CPU), no graph
+    runs on the host's NumPy interpreter: a graph's first sighting runs op by op on the device
+    through the primitives' own programs (shared with the eager device), its second compiles,
+    a graph of more than OP_BY_OP_LIMIT operations compiles at once, and every value is right.
+    (A CPU declaring a TPU's capabilities stands in for an accelerator here.)"""
+    from x10array._backends.lazy import interpreter, placement, tiering
+    from x10array._core import op_programs
 
     cpu = xp.Device("cpu", 0, "xla")
     assert placement.interprets_cold_graphs(cpu)  # the CPU's rule: interpreted while cold
     for kind in ("tpu", "gpu"):  # (a stand-in: this machine may have no such device)
         assert not placement.interprets_cold_graphs(SimpleNamespace(kind=DeviceKind(kind)))
-    monkeypatch.setattr(placement, "interprets_cold_graphs", lambda device: False)
-    monkeypatch.setattr(placement, "_PLACEMENTS", {})
-    host = np.linspace(-2.0, 2.0, 12)
-    before = xp.metrics()
-    x = xp.asarray(host, device=cpu)
-    y = xp.exp(x) * 2.0 - x
-    total = float(xp.sum(y))  # a graph of several operations, read at once
-    first = float(x[3] + 1.0)  # one operation whose operands are computed (run_single's case)
-    z = xp.where(x > 0, x, -x)
-    xp.lazy_barrier()
-    counted = xp.metrics() - before
-    assert counted.interpreted_graphs == 0
-    assert counted.compile_count + counted.cache_hits + counted.disk_cache_loads >= 3
-    assert math.isclose(total, float(np.sum(np.exp(host) * 2.0 - host)), rel_tol=1e-12)
-    assert first == host[3] + 1.0
-    np.testing.assert_array_equal(np.asarray(z), np.abs(host))
+
+    def no_host_interpreter(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a cold graph of an accelerator ran on the host's interpreter")
+
+    monkeypatch.setattr(interpreter, "interpret", no_host_interpreter)
+    monkeypatch.setattr(interpreter, "run_single", lambda node, device: no_host_interpreter())
+    host = np.linspace(-2.0, 2.0, 12, dtype=np.float32)
+    with settings.override(X10ARRAY_CPU_PROFILE="tpu"):
+        assert not placement.interprets_cold_graphs(cpu) and placement.placement_of(cpu).op_by_op
+        x = xp.asarray(host, device=cpu)
+        counts = []
+        for _ in range(3):  # one structure, three sightings
+            before = xp.metrics()
+            total = float(xp.sum(xp.exp(x) * 2.0 - x))
+            counted = xp.metrics() - before
+            counts.append((counted.interpreted_graphs, counted.compile_count + counted.disk_cache_loads))
+            assert math.isclose(total, float(np.sum(np.exp(host) * 2.0 - host)), rel_tol=1e-6)
+        assert counts[0] == (1, 0)  # op by op: nothing compiled for the graph
+        assert counts[1][0] == 0 and counts[2] == (0, 0)  # compiled at the second sighting, then reused
+        assert ("exp" in {prim.name for prim, _ in op_programs._JITTED.entries})  # the primitives' programs
+
+        first = float(x[3] + 1.0)  # one operation whose operands are computed (run_single's case on a CPU)
+        assert first == host[3] + np.float32(1.0)
+        z = xp.where(x > 0, x, -x)
+        np.testing.assert_array_equal(np.asarray(z), np.abs(host))
+
+        before = xp.metrics()
+        y = x
+        for i in range(tiering.OP_BY_OP_LIMIT + 1):  # a model's step: compiled at its first sighting
+            y = y * 1.0 + 0.0 if i % 2 else y + 0.0
+        np.testing.assert_array_equal(np.asarray(y), host)
+        counted = xp.metrics() - before
+        assert counted.interpreted_graphs == 0 and counted.compile_count + counted.disk_cache_loads == 1
 
 
 if __name__ == "__main__":

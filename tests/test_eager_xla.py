@@ -15,6 +15,7 @@ import pytest
 
 import x10array as xp
 from x10array._backends import eager as _eager
+from x10array._core import op_programs as _op_programs
 from x10array._core.primitive import OP_TABLE, bind
 
 ELEMENTWISE = sorted((p for p in OP_TABLE.values() if p.elementwise), key=lambda p: p.name)
@@ -112,27 +113,27 @@ def test_a_bucketed_elementwise_program_gives_the_exact_programs_bits_in_every_d
 def test_a_new_shape_of_an_elementwise_primitive_reuses_its_bucket(xla_kernels, monkeypatch):
     monkeypatch.setattr(_eager, "_SIGHTINGS", _eager.LRU("test sightings", 64, register=False))
     compiled = []
-    make = _eager._make_jitted
-    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
-    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    make = _op_programs.make_jitted
+    monkeypatch.setattr(_op_programs, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_op_programs, "make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
     for shape in [(3,), (5,), (2, 3), (7,), (1, 1, 2)]:  # all of at most 8 elements
         host = np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape)
         out = xp.sin(xp.asarray(host))
         assert out.shape == shape
         np.testing.assert_allclose(np.asarray(out), np.sin(host), rtol=1e-15)
     assert compiled == ["sin"]  # one jitted function...
-    fn = _eager._JITTED.entries[next(iter(_eager._JITTED.entries))][0]
+    fn = _op_programs._JITTED.entries[next(iter(_op_programs._JITTED.entries))][0]
     assert fn._cache_size() == 1  # ...compiled once, for the bucket of 8
 
 
 def test_a_shape_seen_often_gets_its_exact_program(xla_kernels, monkeypatch):
     monkeypatch.setattr(_eager, "_SIGHTINGS", _eager.LRU("test sightings", 64, register=False))
-    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_op_programs, "_JITTED", _eager.LRU("test jitted", 64, register=False))
     monkeypatch.setattr(_eager, "_EXACT_AFTER", 3)
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     for _ in range(3):
         xp.exp(x)
-    (fn,) = (entry[0] for entry in _eager._JITTED.entries.values())
+    (fn,) = (entry[0] for entry in _op_programs._JITTED.entries.values())
     assert fn._cache_size() == 1  # the bucket's program only
     np.testing.assert_array_equal(np.asarray(xp.exp(x)), np.asarray(xp.exp(xp.asarray(np.arange(6.0).reshape(2, 3)))))
     assert fn._cache_size() == 2  # and now the (2, 3) program
@@ -140,9 +141,9 @@ def test_a_shape_seen_often_gets_its_exact_program(xla_kernels, monkeypatch):
 
 def test_data_movement_on_the_cpu_compiles_nothing(xla_kernels, monkeypatch):
     compiled = []
-    make = _eager._make_jitted
-    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
-    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    make = _op_programs.make_jitted
+    monkeypatch.setattr(_op_programs, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_op_programs, "make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
     host = np.arange(24.0).reshape(4, 6)
     x = xp.asarray(host)
     y = xp.reshape(x, (6, 4))
@@ -257,9 +258,9 @@ def test_a_cast_on_the_cpu_compiles_nothing(xla_kernels, monkeypatch):
     suite's test_asarray_arrays draws them: no program is compiled (each would cost tens of
     milliseconds on a first call)."""
     compiled = []
-    make = _eager._make_jitted
-    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
-    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    make = _op_programs.make_jitted
+    monkeypatch.setattr(_op_programs, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_op_programs, "make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
     rng = np.random.default_rng(0)
     for shape, source, target in [
         ((), "int8", "int64"),
@@ -283,9 +284,9 @@ def test_a_large_cast_runs_the_xla_program(xla_kernels, monkeypatch):
     """Past the bucket's bound, XLA's program (compiled once for the shape) is faster than
     NumPy's passes: the cast compiles it."""
     compiled = []
-    make = _eager._make_jitted
-    monkeypatch.setattr(_eager, "_JITTED", _eager.LRU("test jitted", 64, register=False))
-    monkeypatch.setattr(_eager, "_make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
+    make = _op_programs.make_jitted
+    monkeypatch.setattr(_op_programs, "_JITTED", _eager.LRU("test jitted", 64, register=False))
+    monkeypatch.setattr(_op_programs, "make_jitted", lambda prim, kw: compiled.append(prim.name) or make(prim, kw))
     host = np.linspace(-1e3, 1e3, _eager._BUCKET_MAX + 1)
     out = xp.astype(xp.asarray(host), xp.int32)
     np.testing.assert_array_equal(np.asarray(out), host.astype(np.int32))
@@ -345,7 +346,7 @@ def test_a_host_kernel_gives_the_xla_programs_bits(prim):
             with np.errstate(all="ignore"):  # (as the executor runs it: XLA warns of nothing)
                 got = host_kernel(xla_flushes(), *operands, **params)
             with jax.enable_x64(True):
-                want = np.asarray(_eager._make_jitted(prim, params)(*operands))
+                want = np.asarray(_op_programs.make_jitted(prim, params)(*operands))
             if got is None:  # declined: the XLA program runs (a subnormal Python scalar)
                 assert any(type(o) in (float, complex) and o != 0 for o in operands)
                 continue

@@ -73,16 +73,23 @@ def test_float32_matmul_is_accurate_at_the_default_precision(device):
     assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < 1e-5
 
 
-def test_a_cold_lazy_graph_runs_on_the_chip():
-    xp.reset_metrics()
+def test_a_cold_lazy_graph_runs_op_by_op_on_the_chip_then_compiles(monkeypatch):
+    from x10array._backends.lazy import interpreter
+
+    def no_host_interpreter(*args, **kwargs):
+        raise AssertionError("a cold graph of the TPU ran on the host's interpreter")
+
+    monkeypatch.setattr(interpreter, "interpret", no_host_interpreter)
     x = xp.linspace(0.0, 1.0, 4096, device=TPU_LAZY)
-    y = xp.sum(xp.exp(-x * x) * 2.0 + 1.0)
-    value = float(y)
-    m = xp.metrics()
-    assert m.interpreted_graphs == 0, m  # no host NumPy run behind the user's back
-    assert m.compile_count + m.disk_cache_loads + m.cache_hits >= 1, m  # it ran compiled, on the chip
     ref = np.sum(np.exp(-(np.linspace(0.0, 1.0, 4096) ** 2)) * 2.0 + 1.0)
-    assert abs(value - ref) / ref < 1e-5
+    counts = []
+    for _ in range(2):
+        before = xp.metrics()
+        value = float(xp.sum(xp.exp(-x * x) * 2.0 + 1.0))
+        m = xp.metrics() - before
+        counts.append((m.interpreted_graphs, m.compile_count + m.disk_cache_loads))
+        assert abs(value - ref) / ref < 1e-5
+    assert counts == [(1, 0), (0, 1)], counts  # op by op on the chip, then compiled
 
 
 def test_scikit_learn_fits_on_the_chip():
@@ -96,8 +103,14 @@ def test_scikit_learn_fits_on_the_chip():
     with sklearn.config_context(array_api_dispatch=True), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # (scikit-learn's notes on the solver it picks)
         Xd, yd = xp.asarray(X, device=TPU_EAGER), xp.asarray(y, device=TPU_EAGER)
-        pca = PCA(n_components=3).fit(Xd)
-        ridge = Ridge(alpha=1.0).fit(Xd, yd)
+        fits = {}
+        for device in (TPU_EAGER, TPU_LAZY):
+            Xd, yd = xp.asarray(X, device=device), xp.asarray(y, device=device)
+            fits[device] = (PCA(n_components=3).fit(Xd), Ridge(alpha=1.0).fit(Xd, yd))
+    ref_pca = PCA(n_components=3).fit(X.astype(np.float64))
     ref = Ridge(alpha=1.0).fit(X.astype(np.float64), y.astype(np.float64))
-    assert pca.components_.shape == (3, 8)
-    assert np.allclose(np.asarray(ridge.coef_), ref.coef_, rtol=1e-3, atol=1e-4)
+    for pca, ridge in fits.values():
+        assert pca.components_.shape == (3, 8) and pca.components_.dtype == xp.float32
+        # components agree up to sign; float32 SVD of a well-conditioned 200 x 8 matrix
+        np.testing.assert_allclose(np.abs(np.asarray(pca.components_)), np.abs(ref_pca.components_), atol=1e-3)
+        assert np.allclose(np.asarray(ridge.coef_), ref.coef_, rtol=1e-3, atol=1e-4)

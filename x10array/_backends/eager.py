@@ -4,7 +4,8 @@ Two executors serve eager devices:
 
 - `NumpyExecutor` runs the kernel with the NumPy namespace: the CPU's default;
 - `XlaEagerExecutor` runs the same kernel with `jax.numpy` under `jax.jit`, op by op, one
-  compiled program per (primitive, parameters): accelerators always, the CPU when
+  compiled program per (primitive, parameters) (_core/op_programs.py, whose programs a lazy
+  device's cold graphs on an accelerator share): accelerators always, the CPU when
   `X10ARRAY_EAGER_CPU_KERNELS=xla` (or `set_cpu_kernels("xla")`). On the CPU it avoids a
   compile per new shape where the bits allow: data movement and `XLA_HOST_KERNELS` functions
   (casts) run on host views, elementwise primitives in size buckets (see below).
@@ -15,7 +16,6 @@ thread-local context), so a user's own jax code keeps its defaults.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -25,8 +25,9 @@ from .._core.array import Array
 from .._core.backend import register
 from .._core.devices import Backend, Device, DeviceKind, jax_put, jax_putter
 from .._core.dtypes import FROM_NUMPY, DType
-from .._core.kernels import NUMPY, jax_namespace, jax_operand
-from .._core.lru import LRU, release_jax_traces, tick
+from .._core.kernels import NUMPY, jax_operand
+from .._core.lru import LRU, tick
+from .._core.op_programs import jitted
 from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
 from .._core.primitive import Primitive, params_key
 from .._core.settings import get as get_setting
@@ -104,7 +105,7 @@ class XlaEagerExecutor:
             if out is not None:
                 return out
         key = params_key(params)
-        fn = _jitted(prim, key, tuple(params.items()))
+        fn = jitted(prim, key, tuple(params.items()))
         if prim.elementwise and device.kind is _CPU:
             out = _bucketed(prim, key, fn, device, operands)
             if out is not None:
@@ -227,40 +228,6 @@ def _bucketed(prim: Primitive, key: tuple[Any, ...], fn: Any, device: Device, op
         out = fn(*bufs)
     host_out = np.asarray(out)[:n].reshape(shape)
     return Array._new(put(host_out), FROM_NUMPY[host_out.dtype], device)
-
-
-# (primitive, parameters' key) -> its jitted program, which holds one executable per input
-# shapes/dtypes (jax's own bound). Evicting one frees its executables, and what jax kept from
-# tracing them (see _core.lru.release_jax_traces).
-# The bound is the setting's value at each insertion (as for the lazy caches); an eviction pass
-# drops an eighth of it.
-_JITTED = LRU(
-    "eager jitted programs",
-    functools.partial(get_setting, "X10ARRAY_EAGER_CACHE_SIZE"),
-    batch=lambda bound: bound // 8,
-    on_evict=lambda _: release_jax_traces(),
-)
-
-
-def _jitted(prim: Primitive, key: tuple[Any, ...], params: tuple[tuple[str, Any], ...]) -> Any:
-    """The jitted program of one (primitive, parameters), cached by the parameters' key."""
-    fn = _JITTED.get((prim, key))
-    if fn is None:
-        fn = _JITTED.put((prim, key), _make_jitted(prim, dict(params)))
-    return fn
-
-
-def _make_jitted(prim: Primitive, kwargs: dict[str, Any]) -> Any:
-    import jax
-
-    k = jax_namespace()
-    lowering = prim.lowering
-
-    def program(*bufs: Any) -> Any:
-        return lowering(k, *bufs, **kwargs)
-
-    program.__name__ = prim.name
-    return jax.jit(program)
 
 
 def to_device_buffer(host: Any, device: Device) -> Any:

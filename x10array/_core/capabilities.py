@@ -46,7 +46,11 @@ class Capabilities:
     `dlpack_device_type` is the DLPack device type of its memory (kDLCPU = 1, kDLCUDA = 2),
     or None where DLPack has none (TPUs): an export is then always a copy to the host.
     `missing` says, in words, why the standard's dtypes absent from `dtypes` are absent.
-    `unsupported` maps a function's name to why the device cannot run it."""
+    `unsupported` maps a function's name to why the device cannot run it.
+    `cold_graphs` says where the lazy device runs a graph it has not compiled (a cold graph):
+    "host", with NumPy's kernels on the host, where the host's memory is the device's (a CPU);
+    "device", op by op on the device through each primitive's own program (an accelerator,
+    whose values then never leave it; lazy/interpreter.run_on_device)."""
 
     name: str
     default_float: DType
@@ -57,6 +61,7 @@ class Capabilities:
     missing: str = ""
     dlpack_device_type: int | None = 1
     unsupported: tuple[tuple[str, str], ...] = ()
+    cold_graphs: str = "device"
 
     def holds(self, dtype: DType) -> bool:
         return dtype in self.dtypes
@@ -92,7 +97,7 @@ _FULL_WIDTH = dict(
 _NO_EIG = "XLA has no eigendecomposition of general (non-symmetric) matrices on TPUs; use eigh for symmetric ones"
 
 CAPABILITIES: dict[DeviceKind, Capabilities] = {
-    DeviceKind.CPU: Capabilities("CPU", **_FULL_WIDTH),  # type: ignore[arg-type]
+    DeviceKind.CPU: Capabilities("CPU", cold_graphs="host", **_FULL_WIDTH),  # type: ignore[arg-type]
     DeviceKind.GPU: Capabilities("GPU", dlpack_device_type=2, **_FULL_WIDTH),  # type: ignore[arg-type]
     DeviceKind.TPU: Capabilities(
         "TPU",

@@ -180,7 +180,8 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting(
         "X10ARRAY_EAGER_CACHE_SIZE", "int", 1024,
-        "jitted programs of the eager XLA kernels kept, one per (primitive, parameters) (LRU)", minimum=1,
+        "jitted programs of the eager XLA kernels kept, one per (primitive, parameters), shared with an"
+        " accelerator's cold lazy graphs (LRU)", minimum=1,
     ),
     Setting(
         "X10ARRAY_GRAPH_LIMIT", "int", 20_000,

@@ -2,7 +2,7 @@
 
 `materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
 under the lazy lock it traces the graph behind its targets (trace.py), takes its program
-(program.py), interprets it (interpreter.py) or runs it compiled, and gives each target its
+(program.py), runs it cold (interpreter.py: on the host, or op by op on an accelerator) or compiled, and gives each target its
 value (`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
 both tiers (`_out_of_memory`). `LazyBackend` is the backend object registered for XLA devices:
 recording from graph.Recorder, the rest of the protocol here.
@@ -35,7 +35,7 @@ from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
 from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
-from .interpreter import cores, held_alone, run_single
+from .interpreter import cores, held_alone, run_on_device, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
@@ -391,6 +391,9 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
     if program.interprets():  # cold, or not yet worth a compile: run it op by op
         # (handed over as a donating run's: a write may have taken a leaf's buffer, interpreter.interpret)
         _run_and_adopt(targets, any(program.key.donate), program.interpret, traced, targets, device, read)
+        COUNTERS.interpreted_graphs += 1
+    elif program.runs_op_by_op():  # an accelerator's cold graph: op by op on the device, nothing donated
+        _run_and_adopt(targets, False, run_on_device, traced, targets, device)
         COUNTERS.interpreted_graphs += 1
     else:
         first = program.compiled is None  # (its compile dominates: no poll, and no miss counted)

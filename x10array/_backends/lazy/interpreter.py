@@ -1,10 +1,14 @@
-"""Stage 4, the interpreter: run a graph step by step with the NumPy kernels (the cold tier).
+"""Stage 4, the interpreter: run a graph step by step (the cold tier).
 
 A graph seen for the first time, or one whose compile has not paid yet (program.py), runs
-here: each primitive through its NumPy kernel (`_core.kernels.NUMPY`), the one the eager
-device runs, with XLA's treatment of subnormals (see _flush), so both tiers agree within the
-bounds that docs/eager-and-lazy.md states. `run_single` is the common one-operation case,
-run without tracing a graph.
+here, where its values live:
+
+- on a CPU (`interpret`), each primitive through its NumPy kernel (`_core.kernels.NUMPY`),
+  the one the eager device runs, with XLA's treatment of subnormals (see _flush), so both
+  tiers agree within the bounds that docs/numerics.md states. `run_single` is the common
+  one-operation case, run without tracing a graph;
+- on an accelerator (`run_on_device`), each primitive through its own jitted program on the
+  device (`_core.op_programs`, the eager device's), so nothing goes through the host.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ import numpy as np
 
 from ..._core import interrupts, settings
 from ..._core.convert import ASTYPE
-from ..._core.devices import Device, DeviceKind
-from ..._core.kernels import NUMPY, NumpyNamespace
+from ..._core.devices import Device, DeviceKind, jax_putter
+from ..._core.kernels import NUMPY, NumpyNamespace, jax_operand
+from ..._core.op_programs import jitted
 from ..._core.policies import (
     COST_LIBRARY,
     INTERPRETER_BLOCK_COUNTS,
@@ -31,7 +36,7 @@ from ..._core.policies import (
     INTERPRETER_BLOCKS_UNCAST,
     INTERPRETER_UFUNCS,
 )
-from ..._core.primitive import Primitive
+from ..._core.primitive import Primitive, params_key
 from ..._core.xla_numerics import flush_subnormals, xla_flushes
 from .graph import Node
 from .trace import Op, Ref, Slot, Traced, drops_after, last_uses, leaf_last_uses, outside_references, replay
@@ -91,6 +96,25 @@ def interpret(
         with jax.enable_x64(True):
             results = [jax.device_put(value, device.jax_device) for value in results]
     return tuple(results)
+
+
+def run_on_device(traced: Traced, targets: list[Node], device: Device) -> tuple[Any, ...]:
+    """Run the graph `traced` op by op on `device` (an accelerator's cold graphs): each
+    primitive through its jitted program (`_core.op_programs`, shared with the eager device,
+    so a primitive on shapes seen before compiles nothing), its operands and results device
+    buffers: the values of `targets`. Nothing is donated: the leaves stay as they were, so a
+    failed run loses nothing."""
+    import jax
+
+    put = jax_putter(device.jax_device)
+    leaf_values = [put(v) if type(v) is np.ndarray else v for v in (n.value for n in traced.leaves)]
+
+    def step(index: int, prim: Primitive, refs: tuple[Ref, ...], args: list[Any], params: dict[str, Any]) -> Any:
+        out = jitted(prim, params_key(params), tuple(params.items()))(*map(jax_operand, args))
+        return list(out) if prim.multiple_results else [out]
+
+    with jax.enable_x64(True), jax.default_device(device.jax_device):
+        return replay(traced.ops, [c.params for c in traced.calls], leaf_values, traced.scalars, traced.outputs, step)
 
 
 def run_single(node: Node, device: Device) -> np.ndarray | None:

@@ -9,8 +9,9 @@ spmd.py, which only `OnMesh` calls):
 - placing host data (`place`) and, on a mesh, copying an array into another layout
   (`relayout`);
 - the part of a graph's key that layouts make (`key_shardings`: empty on one device);
-- whether a graph may be interpreted (`interprets`: only where the host is the device, see
-  `interprets_cold_graphs`; a mesh always compiles) and whether a barrier may reuse a plan of
+- where a cold graph runs (`interprets`: on the host's interpreter, only where the host is the
+  device, see `interprets_cold_graphs`; `op_by_op`: op by op on an accelerator; a mesh always
+  compiles) and whether a barrier may reuse a plan of
   its structure (`plans`: not on a mesh, whose keys hold layouts);
 - the jitted program's in/out shardings (`jit`) and, across processes, its checked runs
   (`checked_runs`, `agree`);
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._core.capabilities import capabilities
 from ..._core.devices import Device, DeviceKind, jax_put
 from ..._core.mesh import jax_sharding
 from . import spmd
@@ -36,24 +38,21 @@ from .graph import Node
 from .interpreter import as_node_value
 from .trace import GraphKey, Traced
 
-# The kinds of device whose cold graphs the host's NumPy interpreter runs (interpreter.py):
-# the CPU, whose memory the host's is. A cold graph on any other device (an accelerator) is
-# compiled for that device at once, as on a mesh: its values stay where they live, with the
-# device's own numerics (docs/numerics.md), never a round trip through the host.
-INTERPRETED_KINDS = frozenset({DeviceKind.CPU})
-
-
 def interprets_cold_graphs(device: Device) -> bool:
-    """The tier rule of a single device, a fact of its kind (so deterministic): whether its
-    cold graphs are interpreted on the host (then the cost model decides when a graph
-    compiles), else every graph compiles at its first sighting."""
-    return device.kind in INTERPRETED_KINDS
+    """Where a single device runs its cold graphs, a fact of its kind (so deterministic,
+    `capabilities(device).cold_graphs`): True on a CPU, whose memory the host's is, where the
+    host's NumPy interpreter runs them (interpreter.py; the cost model then decides when a
+    graph compiles); False on an accelerator, where they run op by op on the device
+    (interpreter.run_on_device) and a structure compiles when it is seen again
+    (Program.runs_op_by_op): values stay where they live, with the device's own numerics
+    (docs/numerics.md), never a round trip through the host."""
+    return capabilities(device).cold_graphs == "host"
 
 
 class SingleDevice:
     """The placement of one device (a CPU, an accelerator): values are its buffers."""
 
-    __slots__ = ("device", "host_buffers", "interprets")
+    __slots__ = ("device", "host_buffers")
     plans = True  # a barrier may reuse a graph structure's plan (program.Plan: its key holds no layout)
     mesh = False
 
@@ -61,7 +60,18 @@ class SingleDevice:
         self.device = device
         # on the CPU a host buffer is the device's memory (see LazyBackend.host_buffer)
         self.host_buffers = device.kind is DeviceKind.CPU
-        self.interprets = interprets_cold_graphs(device)  # a graph may run on the interpreted tier
+
+    @property
+    def interprets(self) -> bool:
+        """Whether a cold graph may run on the host's interpreter (a CPU's: interprets_cold_graphs;
+        asked at each run, since X10ARRAY_CPU_PROFILE=tpu changes a CPU's capabilities)."""
+        return interprets_cold_graphs(self.device)
+
+    @property
+    def op_by_op(self) -> bool:
+        """Whether a cold graph runs op by op on the device (an accelerator's, or a CPU's that
+        declares a TPU's capabilities)."""
+        return not interprets_cold_graphs(self.device)
 
     def place(self, host: np.ndarray, owned: bool, layout: Any) -> Any:
         """A host array as a node's value on the device. On the CPU the host buffer is the
@@ -142,7 +152,10 @@ class OnMesh(SingleDevice):
     def __init__(self, device: Device):
         self.device = device
         self.host_buffers = False
-        self.interprets = False  # no interpreted tier, no cost model: every graph compiles at once
+
+    # no interpreted tier, no cold tier, no cost model: every graph compiles at once
+    interprets = False
+    op_by_op = False
 
     def place(self, host: np.ndarray, owned: bool, layout: Any) -> Any:
         return spmd.place(host if owned else host.copy(), self.device, layout or ())  # (jax may alias host memory)

@@ -49,7 +49,16 @@ from .interpreter import Schedule, interpret
 from .placement import placement_of
 from .runtime import RUNTIME
 from .shapes import ShapeDtype
-from .tiering import COST, FEEDBACK_RUNS, NEVER, compile_pays, estimated_interpret_cost, reduced_axes, several_processes
+from .tiering import (
+    COST,
+    FEEDBACK_RUNS,
+    NEVER,
+    OP_BY_OP_LIMIT,
+    compile_pays,
+    estimated_interpret_cost,
+    reduced_axes,
+    several_processes,
+)
 from .trace import (
     GraphKey,
     Ref,
@@ -125,10 +134,10 @@ class Program:
     # -- the tiers --
 
     def interprets(self) -> bool:
-        """The tier decision: whether this run is interpreted (a cold graph, or one whose
-        compile has not paid yet, see compile_pays), else compiled (or run compiled). A device
-        whose cold graphs are not interpreted (an accelerator, a mesh: placement.interprets_cold_graphs)
-        always compiles.
+        """The tier decision on a CPU: whether this run is interpreted on the host (a cold graph,
+        or one whose compile has not paid yet, see compile_pays), else compiled (or run
+        compiled). A device whose cold graphs are not interpreted on the host (an accelerator, a
+        mesh: placement.interprets_cold_graphs) never interprets (see runs_op_by_op).
         A graph of more than X10ARRAY_COMPILE_LIMIT operations is always interpreted (the
         compile refusal: XLA's compile memory grows with the graph, gigabytes for ten thousand
         operations; a rule of the graph alone, so a script gives the same bits on every run)."""
@@ -140,6 +149,22 @@ class Program:
             or len(self.calls) > settings.get("X10ARRAY_COMPILE_LIMIT")
             or (self.demoted and threshold > 1)
             or (self.compiled is None and (self.seen < threshold or (threshold > 1 and not compile_pays(self))))
+        )
+
+    def runs_op_by_op(self) -> bool:
+        """The tier decision on an accelerator (placement.op_by_op): whether this run goes op by
+        op on the device (interpreter.run_on_device), else compiled. A structure runs op by op
+        until its X10ARRAY_COMPILE_THRESHOLD-th sighting (by default its second: a structure
+        seen again is a loop's, which its compiled program then serves), every time under
+        compile_threshold(None), and never when it has more than OP_BY_OP_LIMIT operations (a
+        model's step, compiled at once: op by op it would compile a program per operation
+        anyway, tiering.py). No ski rental: an accelerator's dispatch of one operation costs
+        about what a compiled program's call does, so a loop gains from its second run on."""
+        if not placement_of(self.key.device).op_by_op:
+            return False
+        threshold = settings.get("X10ARRAY_COMPILE_THRESHOLD")
+        return threshold >= NEVER or (
+            self.compiled is None and self.seen < threshold and len(self.calls) <= OP_BY_OP_LIMIT
         )
 
     def interpret(self, traced: Traced, targets: list[Node], device: Device, read: bool = True) -> tuple[Any, ...]:

@@ -9,6 +9,10 @@ sighting on. Both sides are estimates from the graph alone (`COST`, `estimated_i
 every run (docs/numerics.md, determinism). `compile_threshold` forces a tier for tests.
 Where a graph may be interpreted at all is the placement's rule (placement.py: only a CPU's
 cold graphs); the program (program.py) asks this module at each run (`Program.interprets`).
+
+On an accelerator a cold graph runs op by op on the device (interpreter.run_on_device) and a
+structure compiles at its X10ARRAY_COMPILE_THRESHOLD-th sighting, without the cost model
+(`Program.runs_op_by_op`), or at once past OP_BY_OP_LIMIT operations.
 """
 
 from __future__ import annotations
@@ -40,6 +44,12 @@ def compile_threshold(n: int | None) -> contextlib.AbstractContextManager[None]:
         raise ValueError(f"compile_threshold: expected None or a positive int, got {n!r}")
     return settings.override(X10ARRAY_COMPILE_THRESHOLD=NEVER if n is None else n)
 
+
+# The most operations of a graph that an accelerator runs op by op at its first sighting; a
+# larger one (a model's training step: hundreds of operations) compiles at once, since op by op
+# it would compile a program per operation and shape for the device anyway, and its loop
+# compiles it at the next step. A rule of the graph alone, like the compile limit.
+OP_BY_OP_LIMIT = 64
 
 FEEDBACK_RUNS = 3  # compiled runs timed to their end, after the compiling one (see ran_compiled)
 
