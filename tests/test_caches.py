@@ -11,10 +11,10 @@ import numpy as np
 from _util import run_benchmark
 
 import x10array as xp
-from x10array._core import op_programs as _op_programs
 from x10array._backends.lazy import shapes as _shapes
 from x10array._core import devices as _devices
 from x10array._core import lru as _lru
+from x10array._core import op_programs as _op_programs
 from x10array._core import settings
 
 LAZY = xp.Device("cpu", 0, "xla")

@@ -752,7 +752,7 @@ def test_an_accelerators_cold_graphs_run_op_by_op_on_the_device_then_compile(mon
             assert math.isclose(total, float(np.sum(np.exp(host) * 2.0 - host)), rel_tol=1e-6)
         assert counts[0] == (1, 0)  # op by op: nothing compiled for the graph
         assert counts[1][0] == 0 and counts[2] == (0, 0)  # compiled at the second sighting, then reused
-        assert ("exp" in {prim.name for prim, _ in op_programs._JITTED.entries})  # the primitives' programs
+        assert "exp" in {prim.name for prim, _ in op_programs._JITTED.entries}  # the primitives' programs
 
         first = float(x[3] + 1.0)  # one operation whose operands are computed (run_single's case on a CPU)
         assert first == host[3] + np.float32(1.0)

@@ -2,10 +2,11 @@
 
 `materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
 under the lazy lock it traces the graph behind its targets (trace.py), takes its program
-(program.py), runs it cold (interpreter.py: on the host, or op by op on an accelerator) or compiled, and gives each target its
-value (`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
-both tiers (`_out_of_memory`). `LazyBackend` is the backend object registered for XLA devices:
-recording from graph.Recorder, the rest of the protocol here.
+(program.py), runs it cold (interpreter.py: on the host, or op by op on an accelerator) or
+compiled, and gives each target its value (`_run_and_adopt`, where a failed run loses
+nothing). Out of memory is one MemoryError on every tier (`_out_of_memory`). `LazyBackend`
+is the backend object registered for XLA devices: recording from graph.Recorder, the rest
+of the protocol here.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from .graph import Node
 from .interpreter import as_node_value
 from .trace import GraphKey, Traced
 
+
 def interprets_cold_graphs(device: Device) -> bool:
     """Where a single device runs its cold graphs, a fact of its kind (so deterministic,
     `capabilities(device).cold_graphs`): True on a CPU, whose memory the host's is, where the
