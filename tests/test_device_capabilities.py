@@ -188,3 +188,59 @@ def test_matmul_precision_programs_are_kept_apart():
         first = xdebug.graph_text(a @ a)
     second = xdebug.graph_text(a @ a)
     assert first != second and "default" in first
+
+
+def _complex_operations(device):
+    """Operations that take a Python complex (a fill value, a binary operand) on `device`."""
+    z = xp.asarray([1 + 1j, 2 - 1j], dtype=xp.complex64, device=device)
+    f = xp.asarray([1.0, 2.0], dtype=xp.float32, device=device)
+    return [
+        xp.full((3,), 1.5 + 2j, dtype=xp.complex64, device=device),
+        xp.full_like(z, 2.0),
+        f * (1 + 2j),
+        z + (0.1 + 0.2j),
+        xp.where(f > 1.0, z, 3j),
+    ]
+
+
+def test_tpu_profile_no_complex128_value_enters_a_program(tpu_profile, monkeypatch):
+    """XLA's TPU compiler aborts the process converting a complex128 value (a Python complex
+    as jax passes it) to anything: on a device without complex128 no program takes one,
+    op by op (the eager device, a lazy cold graph) or compiled."""
+    from x10array._core import op_programs
+
+    make = op_programs.make_jitted
+    seen = []
+
+    def checked(prim, kwargs):
+        fn = make(prim, kwargs)
+
+        def run(*args):
+            kinds = [np.dtype(a.dtype) if hasattr(a, "dtype") else type(a) for a in args]
+            seen.extend(kinds)
+            assert complex not in kinds and np.dtype(np.complex128) not in kinds, (prim.name, kinds)
+            return fn(*args)
+
+        return run
+
+    monkeypatch.setattr(op_programs, "_JITTED", op_programs.LRU("test programs", 64, register=False))
+    monkeypatch.setattr(op_programs, "make_jitted", checked)
+    old = xp.set_cpu_kernels("xla")
+    try:
+        eager = _complex_operations("cpu:0:eager")
+        lazy = _complex_operations("cpu:0:xla")  # cold: op by op
+        for a, b in zip(eager, lazy):
+            assert a.dtype == b.dtype == xp.complex64
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    finally:
+        xp.set_cpu_kernels(old)
+    assert np.dtype(np.complex64) in seen  # (the scalars did reach the programs, as complex64)
+    for x in _complex_operations("cpu:0:xla"):  # the compiled tier's program of the same graphs
+        text = xdebug.stablehlo(x) if x._data.value is None else ""
+        assert "complex<f64>" not in text
+
+
+def test_cpu_keeps_python_complex_scalars_weak(monkeypatch):
+    """On a CPU (complex128 held) a Python complex stays a Python complex: complex128 results."""
+    z = xp.asarray([1.0], dtype=xp.float64, device="cpu:0:xla") * (1 + 2j)
+    assert z.dtype == xp.complex128
