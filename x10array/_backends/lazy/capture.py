@@ -238,8 +238,6 @@ class Captured:
         recorded at each call does (trace._donatable), when nothing else can see that value:
         no other reference to its node (a pending computation that reads it, a view), not
         handed to the host. Otherwise the program consumes a copy."""
-        import jax
-
         device = self.device
         pending = [a._data for a in arrays if a._data.value is None]
         if pending:
@@ -279,8 +277,13 @@ class Captured:
         deferred = deferred_signals() if type(self.run) is _FunctionType else None
         try:
             start = time.perf_counter()
-            with RUNTIME.lock, jax.enable_x64(True), jax.default_device(device.jax_device):
-                out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
+            with RUNTIME.lock:
+                free, (x64, on_device) = RUNTIME.scope(device)
+                try:
+                    with x64, on_device:
+                        out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
+                finally:
+                    free.append((x64, on_device))
                 COUNTERS.execute_seconds += time.perf_counter() - start
                 COUNTERS.execute_count += 1
                 COUNTERS.cache_hits += 1
