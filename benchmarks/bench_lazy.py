@@ -27,11 +27,12 @@ Every figure is a ratio against a baseline measured in the same run:
   same function and a no-op under `jax.jit`, per call (wall and CPU, medians). Target: the barrier at most
   60 us of host time, the replay's fixed cost at most `jax.jit`'s.
 
-Run: python benchmarks/bench_lazy.py [--record | --fixed]   (one group of figures alone)
+Run: python benchmarks/bench_lazy.py [--record | --fixed [--quick]]   (one group of figures alone)
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import timeit
 
@@ -323,8 +324,9 @@ def _medians(fn, number: int) -> tuple[float, float]:
     return float(np.median(walls)), float(np.median(cpus))
 
 
-def bench_fixed(steps: int = 3000) -> dict[str, float]:
-    """The fixed host cost of a barrier following its plan, and of a captured replay."""
+def bench_fixed(steps: int = 3000, number: int = 5000) -> dict[str, float]:
+    """The fixed host cost of a barrier following its plan (median of `steps`), and of a captured
+    replay (median of `number` calls)."""
     from x10array.autodiff import value_and_grad
     from x10array.optim import Adam
 
@@ -366,7 +368,6 @@ def bench_fixed(steps: int = 3000) -> dict[str, float]:
     a = jnp.ones(20)
     for _ in range(300):
         add_one(x), jitted(a), nothing()
-    number = 5000
     replay = _medians(lambda: add_one(x), number)
     theirs = _medians(lambda: jitted(a), number)
     noop = _medians(nothing, number)
@@ -390,8 +391,8 @@ def main() -> None:
     everything = (bench_record, bench_record_steps, bench_chain, bench_mlp, bench_narrow, bench_fixed)
     if "--record" in sys.argv[1:]:
         parts = everything[:2]
-    elif "--fixed" in sys.argv[1:]:
-        parts = (bench_fixed,)
+    elif "--fixed" in sys.argv[1:]:  # (--quick: a smoke run, tests/test_benchmarks.py)
+        parts = (functools.partial(bench_fixed, 50, 200),) if "--quick" in sys.argv[1:] else (bench_fixed,)
     else:
         parts = everything
     start = time.perf_counter()
