@@ -449,8 +449,6 @@ def run_compiled(
     x10array.compile's first run (capture.end) passes `copy_donated` (the program consumes
     copies: the recording's values stay as they were, the caller may hold them) and its
     program's `scalars` (see capture.ScalarPlan); a barrier's are the graph's own."""
-    import jax
-
     key = program.key
     compiled = program.compiled
     first = compiled is None
@@ -469,6 +467,8 @@ def run_compiled(
     kept = list(compress(leaf_values, program.keeps))
     del leaf_values
     if copy_donated:
+        import jax
+
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
     placement = placement_of(device)
@@ -477,6 +477,8 @@ def run_compiled(
         scalars = traced.scalars if packing is None else packing.placed_pack(traced.scalars, placement.place_scalars)
     loaded = False
     if first:
+        import jax
+
         with jax.enable_x64(True), jax.default_device(device.jax_device):
             counts = compile_cache.thread_counts()
             with warnings.catch_warnings(), compile_cache.scope():

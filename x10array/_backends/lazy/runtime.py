@@ -117,9 +117,11 @@ class Runtime:
         list, the scope taken)."""
         free = self.scopes.get(device)
         if free is None:
-            free = self.scopes[device] = []
-        if free:
-            return free, free.pop()
+            free = self.scopes.setdefault(device, [])
+        try:
+            return free, free.pop()  # (atomic: two threads never take the same one)
+        except IndexError:
+            pass
         import jax
 
         return free, (jax.enable_x64(True), jax.default_device(device.jax_device))
