@@ -766,7 +766,7 @@ class PackedScalars:
     such a scalar the array's dtype first, `uint64_array + 2**63` and `float_array + 2**63`
     checked on both tiers.)"""
 
-    __slots__ = ("where", "kinds", "groups", "others", "last", "placed", "bits")
+    __slots__ = ("where", "kinds", "groups", "others", "last", "placed", "bits", "values")
 
     def __init__(self, types: list[type]):
         self.kinds: list[tuple[Any, bool]] = []  # per packed array: (dtype, weak type)
@@ -781,6 +781,7 @@ class PackedScalars:
         self.others: list[int] = []  # the indices of the scalars passed as they are
         self.last: tuple[bytes, ...] | None = None  # the last run's packed arrays, their bytes (placed_pack)
         self.placed: list[Any] | None = None  # ... placed on the device
+        self.values: list[Any] | None = None  # ... the scalars they were packed from (a copy)
         # per packed array, its bytes from the scalars at once (placed_pack): its members taken
         # (itemgetter) and packed by `struct` in the array's native layout, so a repeat is told
         # without making the NumPy arrays (~1 us against ~3-6 for the arrays and their bytes)
@@ -819,14 +820,21 @@ class PackedScalars:
         the new ones placed. Placed at every run, never NumPy arrays: jax copies a NumPy argument
         at every call (an asynchronously run program waits for the copy, ~12 us an array), and
         keys its call cache by whether an argument is committed, so a NumPy argument where a
-        placed array was passed before traces and compiles the program a second time."""
+        placed array was passed before traces and compiles the program a second time.
+        (A repeat is told first by the values: scalars equal to the last run's, none of them
+        zero, have its bits, as equal floats differ in their bits only as 0.0 and -0.0; a NaN
+        or a zero is told by the bits.)"""
+        others = [scalars[i] for i in self.others] if self.others else []
+        placed = self.placed
+        if placed is not None and scalars == self.values and 0.0 not in scalars:  # (types: the program's)
+            return placed, others
         try:  # (bits: 0.0 and -0.0 differ, a NaN equals itself)
             seen = tuple([pack(*members(scalars)) for pack, members in self.bits])
         except struct.error:  # an int beyond int64: NumPy's OverflowError, from `pack`
             return self.pack(scalars)
-        others = [scalars[i] for i in self.others] if self.others else []
         if seen != self.last or self.placed is None:
             self.last, self.placed = seen, place(self.pack(scalars)[0])
+        self.values = list(scalars)
         return self.placed, others
 
     def unpack(self, packed_args: Any) -> list[Any]:
