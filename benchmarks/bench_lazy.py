@@ -19,12 +19,20 @@ Every figure is a ratio against a baseline measured in the same run:
   its 4 columns in order (`_core/kernels.py`, `_short_axis_reduction`); and the largest squared
   norm of 10^6 points in 3-D (`max(sum(P * P, axis=-1))`, the sum over a short last axis beside
   a large reduction: XLA's default options), compiled, against `jax.jit`.
+- fixed: the fixed host cost of a barrier and of a replay. The least-squares fit's step
+  (bench_dayone's: `value_and_grad` + `optim.Adam`, 2000 x 20 float64) with a barrier per
+  step, its graph seen before so the barrier follows its plan: the barrier's wall time and
+  the calling thread's CPU time (medians), and the recording's CPU time per recorded
+  operation; a small add (`x + 1.0` of 20 elements) under `x10array.compile` against the
+  same function and a no-op under `jax.jit`, per call (wall and CPU, medians). Target: the barrier at most
+  60 us of host time, the replay's fixed cost at most `jax.jit`'s.
 
-Run: python benchmarks/bench_lazy.py [--record]   (--record: the recording figures only)
+Run: python benchmarks/bench_lazy.py [--record | --fixed [--quick]]   (one group of figures alone)
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import timeit
 
@@ -305,11 +313,88 @@ def bench_narrow() -> dict[str, float]:
     }
 
 
+def _medians(fn, number: int) -> tuple[float, float]:
+    """Median wall and calling-thread CPU seconds of `number` calls of `fn`, timed one by one."""
+    walls, cpus = [], []
+    for _ in range(number):
+        start, cpu = time.perf_counter(), time.thread_time()
+        fn()
+        cpus.append(time.thread_time() - cpu)
+        walls.append(time.perf_counter() - start)
+    return float(np.median(walls)), float(np.median(cpus))
+
+
+def bench_fixed(steps: int = 3000, number: int = 5000) -> dict[str, float]:
+    """The fixed host cost of a barrier following its plan (median of `steps`), and of a captured
+    replay (median of `number` calls)."""
+    from x10array.autodiff import value_and_grad
+    from x10array.optim import Adam
+
+    rng = np.random.default_rng(0)
+    Xn = rng.standard_normal((2000, 20))
+    X, y = xp.asarray(Xn, device=LAZY), xp.asarray(Xn @ rng.standard_normal(20), device=LAZY)
+    grad = value_and_grad(lambda w: xp.mean((X @ w - y) ** 2))
+    opt = Adam(learning_rate=0.05)
+    w = xp.zeros(20, dtype=xp.float64, device=LAZY)
+    state = opt.init(w)
+    walls, cpus, recorded = [], [], []
+    ops = 0
+    for _ in range(300 + steps):  # (the first 300: the graph compiles and its plan is kept)
+        before = xp.metrics().ops_recorded
+        cpu = time.thread_time()
+        _, g = grad(w)
+        w, state = opt.update(w, g, state)
+        start, mid = time.perf_counter(), time.thread_time()
+        xp.lazy_barrier()
+        end = time.thread_time()
+        walls.append(time.perf_counter() - start)
+        cpus.append(end - mid)
+        recorded.append(mid - cpu)
+        ops = xp.metrics().ops_recorded - before
+    walls, cpus, recorded = walls[300:], cpus[300:], recorded[300:]
+    m0 = xp.metrics()
+    _, g = grad(w)
+    w, state = opt.update(w, g, state)
+    xp.lazy_barrier()
+    assert (xp.metrics() - m0).plan_hits == 1, "the step's barrier did not follow its plan"
+
+    @xp.compile
+    def add_one(x):
+        return x + 1.0
+
+    x = xp.ones(20, device=LAZY)
+    jitted = jax.jit(lambda a: a + 1.0)
+    nothing = jax.jit(lambda: None)
+    a = jnp.ones(20)
+    for _ in range(300):
+        add_one(x), jitted(a), nothing()
+    replay = _medians(lambda: add_one(x), number)
+    theirs = _medians(lambda: jitted(a), number)
+    noop = _medians(nothing, number)
+    return {
+        "Adam step barrier, plan followed, wall us": float(np.median(walls)) * 1e6,
+        "Adam step barrier, plan followed, thread CPU us": float(np.median(cpus)) * 1e6,
+        "Adam step operations recorded": ops,
+        "Adam step recording, thread CPU per operation us": float(np.median(recorded)) / ops * 1e6,
+        "replay of a small add, wall us": replay[0] * 1e6,
+        "replay of a small add, thread CPU us": replay[1] * 1e6,
+        "jax.jit small add, wall us": theirs[0] * 1e6,
+        "jax.jit small add, thread CPU us": theirs[1] * 1e6,
+        "jax.jit no-op, wall us": noop[0] * 1e6,
+        "replay / jax.jit small add, wall": replay[0] / theirs[0],
+    }
+
+
 def main() -> None:
     import sys
 
-    everything = (bench_record, bench_record_steps, bench_chain, bench_mlp, bench_narrow)
-    parts = everything[:2] if "--record" in sys.argv[1:] else everything
+    everything = (bench_record, bench_record_steps, bench_chain, bench_mlp, bench_narrow, bench_fixed)
+    if "--record" in sys.argv[1:]:
+        parts = everything[:2]
+    elif "--fixed" in sys.argv[1:]:  # (--quick: a smoke run, tests/test_benchmarks.py)
+        parts = (functools.partial(bench_fixed, 50, 200),) if "--quick" in sys.argv[1:] else (bench_fixed,)
+    else:
+        parts = everything
     start = time.perf_counter()
     results = {}
     for part in parts:

@@ -110,6 +110,23 @@ def test_reads_benchmark_quick_run():
     assert all(v > 0 for v in figures.values()), figures
 
 
+def test_lazy_benchmark_fixed_costs_quick_run():
+    """`bench_lazy.py --fixed --quick`: the barrier of a step seen before follows its plan (the
+    benchmark asserts it), and every figure is a line that benchmarks/ab.py reads (a label
+    without digits, then a positive number)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import ab
+    finally:
+        sys.path.pop(0)
+    proc = run_benchmark("bench_lazy.py", "--fixed", "--quick")
+    figures = ab.parse_generic(proc.stdout)
+    assert len(figures) == 10, proc.stdout
+    assert all(v > 0 for v in figures.values()), figures
+
+
 def test_dispatch_benchmark_quick_run():
     """`bench_dispatch.py --quick`: every route case and every program in both dispatch modes
     gives its figures, as lines that benchmarks/ab.py reads (a label without digits, then a

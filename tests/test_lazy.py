@@ -1220,6 +1220,28 @@ def test_placed_pack_tells_repeats_by_bits_and_an_int_past_int64_raises_as_numpy
         packing.placed_pack([0.5, 0.0, 1.0, 2.0, 2**63, 1, True], place)
 
 
+def test_placed_pack_reuses_equal_values_and_tells_the_sign_of_a_zero_by_its_bits():
+    """PackedScalars.placed_pack tells a repeat by the values first: equal floats (other objects)
+    give the placed arrays again, a changed one places anew, and a zero after the other zero
+    (equal values, other bits) is a change too."""
+    packing = _program.PackedScalars.of(((None, (), tuple(("s", i, float) for i in range(4))),))
+    assert packing is not None
+    placed: list[list[np.ndarray]] = []
+
+    def place(arrays: list[np.ndarray]) -> list[np.ndarray]:
+        placed.append([a.copy() for a in arrays])
+        return placed[-1]
+
+    first, _ = packing.placed_pack([0.5, 1.5, 2.5, 3.5], place)
+    again, _ = packing.placed_pack([0.5, 1.5, 2.5, float("3.5")], place)
+    assert len(placed) == 1 and again is first
+    changed, _ = packing.placed_pack([0.5, 1.5, 2.5, 4.5], place)
+    assert len(placed) == 2 and changed[0].tolist() == [0.5, 1.5, 2.5, 4.5]
+    packing.placed_pack([0.5, 1.5, 2.5, 0.0], place)
+    negative, _ = packing.placed_pack([0.5, 1.5, 2.5, -0.0], place)
+    assert len(placed) == 4 and math.copysign(1.0, negative[0][3]) == -1.0
+
+
 def test_packed_scalars_pack_only_exact_floats_and_ints():
     """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
     PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)

@@ -196,6 +196,50 @@ def test_a_changed_python_float_is_an_input_of_the_plan(tier: str) -> None:
     np.testing.assert_array_equal(np.stack(outs), np.array([[1.5 + k] * 4 for k in range(5)]))
 
 
+def test_a_plan_hit_reads_the_new_value_of_a_rebound_input(tier: str) -> None:
+    """A loop that rebinds an input at every step (new data, `b = asarray(row)`) follows the
+    step's plan with the new buffer as the leaf: each step computes with its own data, and the
+    weights carried (and donated, compiled) from step to step stay right."""
+    rows = np.random.default_rng(7).standard_normal((8, 5))
+    w = xp.zeros(5, device=LAZY) * 1.0
+    xp.lazy_barrier()
+    expected = np.zeros(5)
+    before = xp.metrics()
+    for row in rows:
+        b = xp.asarray(row, device=LAZY)  # rebound: another leaf buffer at every step
+        w = w * 0.5 + b * b
+        xp.lazy_barrier()
+        expected = expected * 0.5 + row * row
+        np.testing.assert_array_equal(np.asarray(b), row)  # (the input, read, is untouched)
+    assert hits(before) >= 5
+    np.testing.assert_allclose(np.asarray(w), expected, rtol=1e-14, atol=0)
+
+
+def test_a_compiled_run_leaves_the_threads_jax_settings_as_they_were() -> None:
+    """A compiled run enters jax's enable_x64 and default_device contexts, made once per device
+    and entered again at every run (runtime.Runtime.scope): after the runs the thread's jax
+    setting is what it was, inside a user's context or not; a scope in use is never handed out
+    again (a program run while another runs, from a signal handler, takes another)."""
+    import jax
+
+    with _tiering.compile_threshold(1):
+        w = xp.ones(4, device=LAZY) * 1.0
+        for outside in (False, True, False):
+            with jax.enable_x64(outside):
+                for _ in range(4):
+                    w = w * 0.5 + 1.0
+                    xp.lazy_barrier()
+                assert jax.config.jax_enable_x64 is outside
+        np.testing.assert_array_equal(np.asarray(w), np.full(4, 2.0 - 2.0**-12))
+    free, first = _runtime.RUNTIME.scope(LAZY)
+    _, second = _runtime.RUNTIME.scope(LAZY)  # (the first one not given back: in use)
+    assert first[0] is not second[0] and first[1] is not second[1]
+    free += [second, first]
+    _, again = _runtime.RUNTIME.scope(LAZY)
+    assert again is first
+    free.append(again)
+
+
 def read_loss(w: Any, hold: bool) -> tuple[float, Any]:
     """A read of `loss`: the graph behind it holds `t`, which the walk makes an output when
     an array still holds it (so it is not computed again) and leaves inside otherwise."""

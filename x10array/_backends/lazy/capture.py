@@ -165,7 +165,7 @@ class Captured:
 
     __slots__ = (
         "program", "device", "leaves", "scalars", "outputs", "rebinds", "key", "constants", "run", "plan", "packed",
-        "donors", "kept", "made", "where", "placed", "smallest",
+        "donors", "kept", "made", "where", "placed", "smallest", "launched",
     )  # fmt: skip
 
     def __init__(self, program: Program, device: Device, leaves: list[tuple[Any, ...]], scalars: list[tuple[str, Any]],
@@ -193,6 +193,7 @@ class Captured:
         # per program output: (shape, NumPy dtype, x10array dtype) of the array a replay makes of it
         self.made: list[tuple[tuple[int, ...], Any, Any]] = []
         self.smallest = 0  # which output stands for the program in spmd.launched
+        self.launched = placement_of(device).launched_value  # (told of each run: a CPU mesh bounds them)
 
     def stale(self) -> bool:
         """A constant's array was rebound since the recording (captured state changed)."""
@@ -238,8 +239,6 @@ class Captured:
         recorded at each call does (trace._donatable), when nothing else can see that value:
         no other reference to its node (a pending computation that reads it, a view), not
         handed to the host. Otherwise the program consumes a copy."""
-        import jax
-
         device = self.device
         pending = [a._data for a in arrays if a._data.value is None]
         if pending:
@@ -264,7 +263,7 @@ class Captured:
         kept = [arrays[spec[1]]._data.value if spec[0] == "arg" else spec[1].value for spec in self.kept]
         if np.ndarray in map(type, kept):  # an interpreted (host) value: placed once, then reused
             kept = self._placed(arrays)
-        args = [self.scalar(scalars[j]) for j in self.plan.args]
+        args = [self.scalar(scalars[j]) for j in self.plan.args] if self.plan.args else []
         # The hand-over (executor._run_and_adopt's rule): once the program has consumed the
         # donated buffers its results are the only copy of those values, so whatever raises
         # after it returns (a signal handler: KeyboardInterrupt, a timeout) the rebound
@@ -279,8 +278,13 @@ class Captured:
         deferred = deferred_signals() if type(self.run) is _FunctionType else None
         try:
             start = time.perf_counter()
-            with RUNTIME.lock, jax.enable_x64(True), jax.default_device(device.jax_device):
-                out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
+            with RUNTIME.lock:
+                free, (x64, on_device) = RUNTIME.scope(device)
+                try:
+                    with x64, on_device:
+                        out.extend(map(self.run, (donated,), (kept,), ((self.packed, args),)))
+                finally:
+                    free.append((x64, on_device))
                 COUNTERS.execute_seconds += time.perf_counter() - start
                 COUNTERS.execute_count += 1
                 COUNTERS.cache_hits += 1
@@ -296,7 +300,7 @@ class Captured:
                 deferred.close()
         results = out[0]
         RUNTIME.in_flight[device] = results
-        placement_of(device).launched_value(results[self.smallest])  # (a CPU mesh bounds the programs in flight)
+        self.launched(results[self.smallest])  # (a CPU mesh bounds the programs in flight)
         outs: list[Any] = []
         for spec in self.outputs:
             if spec[0] == "out":
@@ -332,7 +336,7 @@ class Captured:
         device = self.device
         specs = self.made
         start = len(made)  # (a materialized node and its array, their types known)
-        for (shape, np_dtype, dtype), value in zip(specs[start:], results[start:]):
+        for (shape, np_dtype, dtype), value in zip(specs[start:], results[start:]) if start else zip(specs, results):
             node = Node(None, 0, shape, np_dtype, value, 0)
             arr = _new_array(node, dtype, device)
             node.owner = _weakref(arr)

@@ -21,6 +21,7 @@ import types
 import warnings
 import weakref
 from itertools import compress
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from .interpreter import cores, held_alone, run_on_device, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
+from .tiering import FEEDBACK_RUNS
 from .trace import Traced
 
 
@@ -149,7 +151,10 @@ class LazyBackend:
         guard(out, flag, fname, axis, size)
 
     def barrier(self, devices: list[Device] | None, wait: bool) -> None:
-        barrier(list(dict.fromkeys([*RUNTIME.live, *RUNTIME.in_flight])) if devices is None else devices, wait)
+        if devices is None:  # (the devices that record, and those a replay runs on)
+            in_flight = RUNTIME.in_flight
+            devices = [*RUNTIME.live] if not in_flight else list(dict.fromkeys([*RUNTIME.live, *in_flight]))
+        barrier(devices, wait)
 
 
 def _layout_keeper(device: Device) -> Any:
@@ -385,7 +390,7 @@ def _run_graph(targets: list[Node], device: Device, read: bool = True) -> None:
     docstring) and hand its outputs over with _run_and_adopt. IndexError when one of them
     depends on an index array found out of bounds (see graph.Check): the others are computed."""
     requested = None
-    if any(n.checks for n in targets):
+    if any(map(_checks_of, targets)):
         requested, targets = targets, _bounds_targets(targets)
     # (a structure seen before is run from its plan; bounds-checked targets are always walked)
     traced, program = barrier_program(targets, device, plans=requested is None)
@@ -448,15 +453,12 @@ def run_compiled(
     x10array.compile's first run (capture.end) passes `copy_donated` (the program consumes
     copies: the recording's values stay as they were, the caller may hold them) and its
     program's `scalars` (see capture.ScalarPlan); a barrier's are the graph's own."""
-    import jax
-
     key = program.key
-    first = program.compiled is None
+    compiled = program.compiled
+    first = compiled is None
     leaf_values = [n.value for n in traced.leaves]
     # (kept in the cache only once it has run: a compile that fails is tried again next time)
-    if not first:
-        compiled = program.compiled
-    else:
+    if first:
         program.agree()  # (a mesh: every process must be building this same program)
         compiled = program.callable(leaf_values)
     # (timed from here: a compiled run's placing of its leaves is part of what it costs against
@@ -464,27 +466,24 @@ def run_compiled(
     # placed again at every run, see _CostModel.place_seconds; Program.ran_compiled compares it)
     start = time.perf_counter()
     if _ndarray in map(type, leaf_values):  # (a repeated step's leaves are all placed: one C-level pass)
-        for i, node in enumerate(traced.leaves):
-            if type(node.value) is np.ndarray:  # an interpreted value: placed once, then reused
-                with jax.enable_x64(True):
-                    if node.host:  # a buffer the host may write (host_buffer): a copy, placed at each run
-                        leaf_values[i] = jax_put(node.value.copy(), device.jax_device)
-                    else:
-                        node.value = leaf_values[i] = jax_put(node.value, device.jax_device)
+        _place_leaves(traced.leaves, leaf_values, device)
     donated = list(compress(leaf_values, key.donate))
     kept = list(compress(leaf_values, program.keeps))
+    del leaf_values
     if copy_donated:
+        import jax
+
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
+    placement = placement_of(device)
     if scalars is None:  # a barrier's: its floats and ints packed (program.PackedScalars)
         packing = program.packing
-        if packing is None:
-            scalars = traced.scalars
-        else:
-            scalars = packing.placed_pack(traced.scalars, placement_of(device).place_scalars)
+        scalars = traced.scalars if packing is None else packing.placed_pack(traced.scalars, placement.place_scalars)
     loaded = False
-    with jax.enable_x64(True), jax.default_device(device.jax_device):
-        if first:
+    if first:
+        import jax
+
+        with jax.enable_x64(True), jax.default_device(device.jax_device):
             counts = compile_cache.thread_counts()
             with warnings.catch_warnings(), compile_cache.scope():
                 # XLA may decline a donation (no output to alias): memory, not correctness
@@ -494,16 +493,37 @@ def run_compiled(
                 _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars, first=True)
             loads, writes = compile_cache.thread_counts()
             loaded = loads > counts[0] and writes == counts[1]  # served from the disk, not compiled
-        else:
-            _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
-            if program.measures():  # (the feedback times a few runs to their end: Program.ran_compiled)
-                for n in targets:
-                    if hasattr(n.value, "block_until_ready"):
-                        n.value.block_until_ready()
+        program.compiled = compiled
+    else:
+        free, (x64, on_device) = RUNTIME.scope(device)
+        try:
+            with x64, on_device:
+                _run_and_adopt(targets, bool(donated), compiled, donated, kept, scalars)
+        finally:
+            free.append((x64, on_device))
+        if program.compiled_runs < FEEDBACK_RUNS and program.measures():
+            # (the feedback times a few runs to their end: Program.ran_compiled)
+            for n in targets:
+                if hasattr(n.value, "block_until_ready"):
+                    n.value.block_until_ready()
     elapsed = time.perf_counter() - start
-    placement_of(device).launched(targets)  # (a CPU mesh bounds the programs in flight)
-    program.compiled = compiled
+    placement.launched(targets)  # (a CPU mesh bounds the programs in flight)
     count_compiled_run(program, key, first, elapsed, len(donated), loaded)
+
+
+def _place_leaves(leaves: list[Node], leaf_values: list[Any], device: Device) -> None:
+    """Before a compiled run: its leaves' interpreted (NumPy) values placed on the device, in
+    `leaf_values`; a node's own value is replaced by the placed one (placed once, then reused),
+    unless the host may write its buffer (host_buffer: a copy, placed at each run)."""
+    import jax
+
+    with jax.enable_x64(True):
+        for i, node in enumerate(leaves):
+            if type(node.value) is np.ndarray:
+                if node.host:
+                    leaf_values[i] = jax_put(node.value.copy(), device.jax_device)
+                else:
+                    node.value = leaf_values[i] = jax_put(node.value, device.jax_device)
 
 
 def _run_and_adopt(targets: list[Node], donating: bool, run: Any, *args: Any, first: bool = False) -> None:
@@ -561,6 +581,7 @@ def _adopt(targets: list[Node], results: tuple[Any, ...]) -> None:
 
 _FunctionType = types.FunctionType
 _ndarray = np.ndarray
+_checks_of = attrgetter("checks")
 
 
 # -- bounds checks (see graph.Check) ------------------------------------------------------------

@@ -21,7 +21,6 @@ import struct
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from itertools import repeat
 from operator import eq, gt, itemgetter
 from sys import getrefcount
 from typing import Any
@@ -417,7 +416,7 @@ class Plan:
     __slots__ = (
         "key", "steps", "heads", "n_scalars", "slots", "slot_uses", "head_slot", "joined", "joined_order",
         "leaf_uses", "private", "calls_free", "donate_on", "hits", "generated", "inner", "inner_known", "leaf_known",
-        "entry", "changes", "inner_of",
+        "entry", "changes", "inner_of", "inner_total",
     )  # fmt: skip
 
     def __init__(self, key: GraphKey, traced: Traced, n_heads: int):
@@ -443,6 +442,7 @@ class Plan:
         # graph's uses, `leaves`, map's own)
         self.inner = [k for k in range(len(self.slots)) if not self.head_slot[k]]
         self.inner_known = [self.slot_uses[k] + 2 + _MAP_OWN for k in self.inner]  # (+ the list mapped)
+        self.inner_total = sum(self.inner_known)
         self.inner_of = _members(self.inner)  # (the values of those slots, as a tuple: one C call)
         # its program's entry in the program cache (a weak reference: a plan never keeps a
         # program the cache dropped), valid while the cache's `changes` are these (an entry of
@@ -646,12 +646,18 @@ def _facts(
     holds too (the ones the walk joined)."""
     slot_uses = plan.slot_uses
     joined = []
-    # The common case first, in C (map over sys.getrefcount, each count against the plan's known
-    # references, `_MAP_OWN` being map's own): no pending value held from outside; where one is,
-    # the loop below finds which, reading the counts as outside_references does.
+    # The common case first, in C (sys.getrefcount mapped over the values, `_MAP_OWN` being map's
+    # own references): no pending value held from outside, i.e. the counts add up to the plan's
+    # known references (each count is at least its known ones, so the sum is theirs only if
+    # every count is); where one is, the loop below finds which, reading the counts as
+    # outside_references does.
     inner = plan.inner  # (the slots of no target: internal[k] is the value the graph reads)
-    known = plan.inner_known if not in_targets else [n + (k in in_targets) for k, n in zip(inner, plan.inner_known)]
-    if True in map(gt, map(getrefcount, plan.inner_of(internal)), known):
+    if not in_targets:
+        held = sum(map(getrefcount, plan.inner_of(internal))) != plan.inner_total
+    else:
+        known = [n + (k in in_targets) for k, n in zip(inner, plan.inner_known)]
+        held = True in map(gt, map(getrefcount, plan.inner_of(internal)), known)
+    if held:
         for k in inner:
             # known references: the graph's uses, `internal` (and the walk's targets)
             if outside_references(internal[k], slot_uses[k] + 1 + (k in in_targets)) > 0:
@@ -671,8 +677,9 @@ def _facts(
 
 def _calls_free(calls: list[Call], extra: int) -> bool:
     """Whether nothing outside a followed graph holds one of its `calls` (see _facts)."""
-    # known references: the call's one output node and `calls` (and the walk's: `extra`)
-    return all(map(eq, map(getrefcount, calls), repeat(2 + extra + _MAP_OWN)))
+    # known references: the call's one output node and `calls` (and the walk's: `extra`); each
+    # count is at least that, so the counts add up to it only if none is more (as in _facts)
+    return sum(map(getrefcount, calls)) == len(calls) * (2 + extra + _MAP_OWN)
 
 
 # the references that map(sys.getrefcount, a_list) counts beyond the list's: the item it holds
@@ -784,7 +791,7 @@ class PackedScalars:
     such a scalar the array's dtype first, `uint64_array + 2**63` and `float_array + 2**63`
     checked on both tiers.)"""
 
-    __slots__ = ("where", "kinds", "groups", "others", "last", "placed", "bits")
+    __slots__ = ("where", "kinds", "groups", "others", "last", "placed", "bits", "values")
 
     def __init__(self, types: list[type]):
         self.kinds: list[tuple[Any, bool]] = []  # per packed array: (dtype, weak type)
@@ -799,6 +806,7 @@ class PackedScalars:
         self.others: list[int] = []  # the indices of the scalars passed as they are
         self.last: tuple[bytes, ...] | None = None  # the last run's packed arrays, their bytes (placed_pack)
         self.placed: list[Any] | None = None  # ... placed on the device
+        self.values: list[Any] | None = None  # ... the scalars they were packed from (a copy)
         # per packed array, its bytes from the scalars at once (placed_pack): its members taken
         # (itemgetter) and packed by `struct` in the array's native layout, so a repeat is told
         # without making the NumPy arrays (~1 us against ~3-6 for the arrays and their bytes)
@@ -837,14 +845,21 @@ class PackedScalars:
         the new ones placed. Placed at every run, never NumPy arrays: jax copies a NumPy argument
         at every call (an asynchronously run program waits for the copy, ~12 us an array), and
         keys its call cache by whether an argument is committed, so a NumPy argument where a
-        placed array was passed before traces and compiles the program a second time."""
+        placed array was passed before traces and compiles the program a second time.
+        (A repeat is told first by the values: scalars equal to the last run's, none of them
+        zero, have its bits, as equal floats differ in their bits only as 0.0 and -0.0; a NaN
+        or a zero is told by the bits.)"""
+        others = [scalars[i] for i in self.others] if self.others else []
+        placed = self.placed
+        if placed is not None and scalars == self.values and 0.0 not in scalars:  # (types: the program's)
+            return placed, others
         try:  # (bits: 0.0 and -0.0 differ, a NaN equals itself)
             seen = tuple([pack(*members(scalars)) for pack, members in self.bits])
         except struct.error:  # an int beyond int64: NumPy's OverflowError, from `pack`
             return self.pack(scalars)
-        others = [scalars[i] for i in self.others] if self.others else []
         if seen != self.last or self.placed is None:
             self.last, self.placed = seen, place(self.pack(scalars)[0])
+        self.values = list(scalars)
         return self.placed, others
 
     def unpack(self, packed_args: Any) -> list[Any]:
