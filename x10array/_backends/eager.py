@@ -349,6 +349,12 @@ class EagerBackend:
     def known(self, x: Array) -> np.ndarray | None:
         return self.read(x)
 
+    def index_now(self, x: Array, prim: Primitive, operands: tuple[int, ...], params: dict[str, Any]) -> Array | None:
+        return None  # (bind runs the index at once)
+
+    def compute_for_reads(self, x: Array) -> None:
+        pass  # (nothing pends)
+
     def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
         """Eager index values are checked at the call (see `_api.indexing`): nothing pends."""
 

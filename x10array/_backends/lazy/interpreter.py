@@ -114,6 +114,13 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     return as_node_value(value, node.dtype)
 
 
+def run_now(prim: Primitive, args: list[Any], params: dict[str, Any], dtype: Any) -> np.ndarray:
+    """`prim` on computed host operands (NumPy arrays and Python scalars), run as the
+    interpreter runs it: its value as a node's (executor._scalar_now)."""
+    with np.errstate(all="ignore"):
+        return as_node_value(_numpy_step(prim, args, params), dtype)
+
+
 def held_alone(node: Node) -> bool:
     """Whether `node`'s value is a NumPy buffer that owns its memory and that nothing but the
     node holds: no other node's value is the same array, no view of it is alive anywhere, no
