@@ -306,6 +306,10 @@ class EagerBackend:
         data = x._data
         return data if type(data) is _ndarray else np.asarray(data)
 
+    def item(self, x: Array) -> Any:
+        data = x._data
+        return data.item() if type(data) is _ndarray else np.asarray(data).item()
+
     def host_buffer(self, x: Array) -> np.ndarray | None:
         if x._device.kind is not _CPU:
             return None

@@ -183,9 +183,9 @@ class Array:
     # -- Python scalars ------------------------------------------------------------------
 
     def _scalar(self, fname: str) -> Any:
-        if self.size != 1 or self.ndim != 0:
+        if self._data.shape:
             raise TypeError(f"{fname}: only 0-d arrays convert to Python scalars (shape {self.shape})")
-        return self._host().item()
+        return _IMPLS[self._device.backend].item(self)
 
     def __bool__(self) -> bool:
         return bool(self._scalar("__bool__"))

@@ -51,6 +51,10 @@ class BackendImpl(Protocol):
         """`x`'s value in host memory, computing it if pending. May share memory with `x`;
         a value that must not be written through is returned read-only."""
 
+    def item(self, x: Array) -> Any:
+        """The Python scalar of the 0-d `x` (`float(x)`, `bool(x)`): `read(x).item()`, without
+        making the host array."""
+
     def host_buffer(self, x: Array) -> np.ndarray | None:
         """`x`'s value as a writable NumPy buffer in host memory that *is* `x`'s value: a write
         into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is

@@ -75,6 +75,11 @@ class LazyBackend:
             return view
         return np.asarray(data)
 
+    def item(self, x: Array) -> Any:
+        data = materialize(x)
+        placement_of(x._device).check_readable(data)
+        return data.item() if type(data) is np.ndarray else np.asarray(data).item()
+
     def host_buffer(self, x: Array) -> np.ndarray | None:
         """On the CPU: every pending array of the device is computed first (so that no pending
         work reads `x`'s value when a write through the buffer lands), then `x`'s value becomes
