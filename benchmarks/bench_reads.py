@@ -7,12 +7,18 @@ the lazy device each such read is a graph of one or two operations, interpreted;
 measures what it costs against the eager device, on arrays of `--n` float64 elements (10^6 by
 default), each case on fresh arrays, best of `--repeat` timings of `--number` calls.
 
-    python benchmarks/bench_reads.py [--n 1000000] [--repeat 5] [--number 10]
+    python benchmarks/bench_reads.py [--n 1000000] [--repeat 5] [--number 10] [--elements 10000]
 
 Each line reads `case  eager_ms  lazy_ms  lazy/eager` (labels without digits: the cases are
 `write x[i], read x[j]` for `x[0] = 1.0; float(x[1])`, `x[i] = x[i - one] + c, read` for
 `x[5] = x[4] + 1.0; float(x[5])`, ...), which benchmarks/ab.py compares across checkouts
 (`label  number ...`). Nothing is asserted: the figures are in benchmarks/README.md.
+
+A second table reads an array of `--elements` float64 elements one element at a time from
+Python (`for v in x`, Python's `max(x)` and `sum(x)`, `float(x[i])` in a loop; SciPy calls
+`max()` on arrays), in microseconds an element, best of `--repeat` calls:
+`case  eager_us  lazy_us  lazy/eager`. "of a pending x" cases iterate `x * 1.0`, not yet computed
+on the lazy device.
 """
 
 from __future__ import annotations
@@ -55,11 +61,25 @@ def cases(xp: Any, a: Any, b: Any, m: Any) -> dict[str, Callable[[], object]]:
     }
 
 
+def element_cases(xp: Any, e: Any) -> dict[str, Callable[[], object]]:
+    """Python code reading the 1-D array `e` element by element (the second table)."""
+    n = e.shape[0]
+    return {
+        "for v in x": lambda: [v for v in e],
+        "float of v for v in x": lambda: [float(v) for v in e],
+        "max of x": lambda: max(e),
+        "sum of x": lambda: sum(e),
+        "float of x[i] loop": lambda: [float(e[i]) for i in range(n)],
+        "max of a pending x": lambda: max(e * 1.0),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--number", type=int, default=10)
+    ap.add_argument("--elements", type=int, default=10_000)
     args = ap.parse_args(argv)
     import x10array as xp
 
@@ -76,9 +96,22 @@ def main(argv: list[str] | None = None) -> int:
             fn()  # (the first call: probes, shape rules)
             best = min(timeit.repeat(fn, number=args.number, repeat=args.repeat)) / args.number
             results.setdefault(name, {})[backend] = best * 1e3
+    per_element: dict[str, dict[str, float]] = {}
+    small = rng.standard_normal(args.elements)
+    for backend in ("eager", "xla"):
+        dev = xp.Device("cpu", 0, backend)
+        for name in element_cases(xp, xp.asarray(small, device=dev)):
+            fn = element_cases(xp, xp.asarray(small, device=dev, copy=True))[name]
+            fn()
+            best = min(timeit.repeat(fn, number=1, repeat=args.repeat))
+            per_element.setdefault(name, {})[backend] = best / args.elements * 1e6
     print(f"n = {args.n}, best of {args.repeat} x {args.number} calls, ms a call")
     print(f"{'case':<34} {'eager ms':>9} {'lazy ms':>9} {'lazy/eager':>11}")
     for name, r in results.items():
+        print(f"{name:<34} {r['eager']:>9.3f} {r['xla']:>9.3f} {r['xla'] / r['eager']:>11.2f}")
+    print(f"\nelement by element, {args.elements} elements, best of {args.repeat} calls, us an element")
+    print(f"{'case':<34} {'eager us':>9} {'lazy us':>9} {'lazy/eager':>11}")
+    for name, r in per_element.items():
         print(f"{name:<34} {r['eager']:>9.3f} {r['xla']:>9.3f} {r['xla'] / r['eager']:>11.2f}")
     return 0
 

@@ -865,6 +865,21 @@ def getitem(x: Array, key: Any, /) -> Array:
     fast = _basic(x, key, "__getitem__")
     if fast is not None:
         entry, operands = fast
+        if operands and x._device.is_lazy:  # `x[i]`: from x's value if computed (index_now)
+            index_now = backend_impl(x._device).index_now
+            params = {"index": entry.desc}
+            if not entry.view:
+                out = index_now(x, GETITEM, operands, params)
+                if out is not None:
+                    out._committed = x._committed
+                    return out
+            else:
+                with WRITE_LOCK:  # indexed and registered between writes
+                    out = index_now(x, GETITEM, operands, params)
+                    if out is not None:
+                        out._committed = x._committed
+                        Alias.register(x, out, entry.desc, operands)
+                        return out
         if entry.view:
             with WRITE_LOCK:  # indexed and registered between writes (see _core.primitive.WRITE_LOCK)
                 out = bind(GETITEM, x._device, x, *operands, index=entry.desc)

@@ -274,6 +274,10 @@ class EagerBackend:
         data = x._data
         return data if type(data) is _ndarray else np.asarray(data)
 
+    def item(self, x: Array) -> Any:
+        data = x._data
+        return data.item() if type(data) is _ndarray else np.asarray(data).item()
+
     def host_buffer(self, x: Array) -> np.ndarray | None:
         if x._device.kind is not _CPU:
             return None
@@ -316,6 +320,12 @@ class EagerBackend:
 
     def known(self, x: Array) -> np.ndarray | None:
         return self.read(x)
+
+    def index_now(self, x: Array, prim: Primitive, operands: tuple[int, ...], params: dict[str, Any]) -> Array | None:
+        return None  # (bind runs the index at once)
+
+    def compute_for_reads(self, x: Array) -> None:
+        pass  # (nothing pends)
 
     def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
         """Eager index values are checked at the call (see `_api.indexing`): nothing pends."""

@@ -183,9 +183,9 @@ class Array:
     # -- Python scalars ------------------------------------------------------------------
 
     def _scalar(self, fname: str) -> Any:
-        if self.size != 1 or self.ndim != 0:
+        if self._data.shape:
             raise TypeError(f"{fname}: only 0-d arrays convert to Python scalars (shape {self.shape})")
-        return self._host().item()
+        return _IMPLS[self._device.backend].item(self)
 
     def __bool__(self) -> bool:
         return bool(self._scalar("__bool__"))
@@ -226,7 +226,18 @@ class Array:
         # an n-D array iterates over its first axis and a 0-d array cannot be iterated.
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        if self._device.is_lazy:
+            return self._rows(self.shape[0])
         return (self[i, ...] for i in range(self.shape[0]))
+
+    def _rows(self, n: int) -> Any:
+        # On a lazy device a pending array is computed once, at the first row, and its rows
+        # are then taken from its value rather than each recorded and run at its read (the
+        # backend's compute_for_reads and index_now). A write to the array meanwhile makes it
+        # pending again: the rows after it are recorded, so they see the write.
+        _IMPLS[self._device.backend].compute_for_reads(self)
+        for i in range(n):
+            yield self[i, ...]
 
     # -- printing ------------------------------------------------------------------------
 

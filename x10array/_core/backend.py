@@ -51,6 +51,10 @@ class BackendImpl(Protocol):
         """`x`'s value in host memory, computing it if pending. May share memory with `x`;
         a value that must not be written through is returned read-only."""
 
+    def item(self, x: Array) -> Any:
+        """The Python scalar of the 0-d `x` (`float(x)`, `bool(x)`): `read(x).item()`, without
+        making the host array."""
+
     def host_buffer(self, x: Array) -> np.ndarray | None:
         """`x`'s value as a writable NumPy buffer in host memory that *is* `x`'s value: a write
         into it is a write to `x` (`numpy.asarray(x)`, docs/interop.md); None where there is
@@ -77,6 +81,18 @@ class BackendImpl(Protocol):
 
     def known(self, x: Array) -> np.ndarray | None:
         """`x`'s value in host memory if it is computed already (nothing is run), else None."""
+
+    def index_now(self, x: Array, prim: Primitive, operands: tuple[int, ...], params: dict[str, Any]) -> Array | None:
+        """`prim(x, *operands, **params)`, a basic index holding ints (`x[i]`, `x[i, ...]`), taken
+        at once from `x`'s computed value in host memory: a new computed array, no operation
+        recorded. None where the index is to be run as any other operation: on an eager device
+        (bind runs it at once anyway), and on a lazy one where `x` is pending, its value is not
+        in host memory, or x10array.compile is recording."""
+
+    def compute_for_reads(self, x: Array) -> None:
+        """`x` is about to be read piece by piece (iteration): compute its pending value now
+        where `index_now` then serves the pieces from it, so that one graph runs, not one per
+        piece. Nothing where there is nothing to gain (an eager device)."""
 
     def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
         """`out` came from indexing by an index array whose bounds `flag` (a 0-d bool array,

@@ -21,7 +21,7 @@ class Metrics:
     execute_count: int = 0
     compile_seconds: float = 0.0  # first runs: compiles and disk-cache loads
     execute_seconds: float = 0.0
-    ops_recorded: int = 0
+    ops_recorded: int = 0  # operations on lazy arrays: recorded, or computed at once (an element of a computed array)
     graph_breaks: int = 0
     transfers_to_host: int = 0
     transfers_to_device: int = 0

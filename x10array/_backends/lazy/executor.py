@@ -36,13 +36,18 @@ from ..._core.metrics import COUNTERS
 from ..._core.primitive import Primitive
 from ..._core.transfers import note
 from ..._core.user_code import user_line
-from .graph import VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
-from .interpreter import cores, held_alone, run_on_device, run_single
+from .graph import ELEMENT, VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
+from .interpreter import as_node_value, cores, held_alone, run_now, run_on_device, run_single
 from .placement import placement_of
 from .program import Program, barrier_program, count_compiled_run
 from .runtime import RUNTIME
 from .tiering import FEEDBACK_RUNS
 from .trace import Traced
+
+# The most elements `x[i]` of a computed `x` may hold to be taken at once from x's value
+# (LazyBackend.index_now): an element, a row of a table; a larger piece stays an operation of
+# the graph that reads it, where a compiled program reads it in place.
+INDEX_NOW_ELEMENTS = 1024
 
 
 class LazyBackend:
@@ -54,7 +59,7 @@ class LazyBackend:
     adopt: Any
 
     def __init__(self) -> None:
-        self.recorder = Recorder(materialize_nodes, _graph_break, _layout_keeper, _cut)
+        self.recorder = Recorder(materialize_nodes, _graph_break, _layout_keeper, _cut, _scalar_now)
         self.run = self.recorder.run
         self.adopt = self.recorder.adopt
 
@@ -72,6 +77,11 @@ class LazyBackend:
             view.flags.writeable = False
             return view
         return np.asarray(data)
+
+    def item(self, x: Array) -> Any:
+        data = materialize(x)
+        placement_of(x._device).check_readable(data)
+        return data.item() if type(data) is np.ndarray else np.asarray(data).item()
 
     def host_buffer(self, x: Array) -> np.ndarray | None:
         """On the CPU: every pending array of the device is computed first (so that no pending
@@ -146,6 +156,41 @@ class LazyBackend:
         if value is not None and not placement_of(x._device).readable_here(value):
             return None
         return None if value is None else np.asarray(value)
+
+    def index_now(self, x: Array, prim: Primitive, operands: tuple[int, ...], params: dict[str, Any]) -> Array | None:
+        """`x[i]` from `x`'s computed value on a device whose values the host reads where they
+        are (the CPU): a NumPy index and a copy, a new computed array, where recording it and
+        running it at its read would run a graph for one element (`float(x[i])` in a loop,
+        iteration). Only for a result of at most INDEX_NOW_ELEMENTS elements (a column of a
+        large matrix, `X[:, 0]`, stays an operation of the graphs that read it), and not while
+        x10array.compile records (the index must be part of the recording: a replay's `x` is
+        another)."""
+        source = x._data
+        value = source.value
+        if value is None or RUNTIME.watching[0] is not None or not placement_of(x._device).interprets:
+            return None
+        out = prim.kernel(NUMPY, np.asarray(value), *operands, **params)
+        if type(out) is np.ndarray and out.size > INDEX_NOW_ELEMENTS:
+            return None
+        # (as the interpreter keeps a result: a copy, or a view of a read-only value it spans half of)
+        node = leaf(as_node_value(out, source.dtype), source.dtype)
+        COUNTERS.ops_recorded += 1  # (an operation of the program all the same: counted as recorded)
+        if not node.shape:
+            node.seq = ELEMENT  # (operations on it and other 0-d values run at once: _scalar_now)
+        elif source.seq == VALUE_SIZED and (kept := source.sizes.intersection(node.shape)):
+            node.seq = VALUE_SIZED  # (a piece of a value-made length keeps it: graph.VALUE_SIZED)
+            node.sizes = kept
+        return owned_array(node, x._dtype, x._device)
+
+    def compute_for_reads(self, x: Array) -> None:
+        """Iteration (`for v in x`, `max(x)`, `list(x)`): a pending `x` is computed now, in one
+        graph, and its rows are then taken from its value (index_now), not recorded one by
+        one and each run at its read. Not while x10array.compile records, nor where index_now
+        would not serve the rows."""
+        node = x._data
+        if node.value is None and RUNTIME.watching[0] is None and placement_of(x._device).interprets:
+            materialize_nodes([node], x._device)
+            _settled(x._device)
 
     def guard(self, out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
         guard(out, flag, fname, axis, size)
@@ -315,6 +360,30 @@ def guard(out: Array, flag: Array, fname: str, axis: int, size: int) -> None:
         if check.error:
             raise IndexError(check.error)
         node.checks = None
+
+
+def _scalar_now(
+    prim: Primitive, device: Device, inputs: tuple[Any, ...], params: dict[str, Any], avals: Any
+) -> Array | None:
+    """A primitive on 0-d computed values, one an element (graph.ELEMENT), run now with
+    its NumPy kernel as the interpreter would run it at its read (interpreter.run_single): a new
+    computed array. None, to record it, where the device compiles every graph (not interpreted:
+    an accelerator, a mesh, X10ARRAY_COMPILE_THRESHOLD=1), for a primitive that writes in place
+    or has several results, and while x10array.compile records (the operation is part of the
+    function: a replay's operands are others)."""
+    if (
+        prim.in_place
+        or prim.multiple_results
+        or RUNTIME.watching[0] is not None
+        or not placement_of(device).interprets
+        or settings.get("X10ARRAY_COMPILE_THRESHOLD") <= 1
+    ):
+        return None
+    ((_, dtype),) = avals
+    node = leaf(run_now(prim, [i.value if type(i) is Node else i for i in inputs], params, dtype), dtype)
+    node.seq = ELEMENT
+    COUNTERS.ops_recorded += 1  # (as index_now)
+    return owned_array(node, FROM_NUMPY[dtype], device)
 
 
 def _graph_break(prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:

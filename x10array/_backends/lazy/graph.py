@@ -143,6 +143,13 @@ _NO_SEQ = -(2**62)  # the `seq` of a node no recording made (a host value): alwa
 # shape instead of an operation on a shape that changes at every run, whose graphs would never
 # be seen twice (no plan, never compiled). Always far, as _NO_SEQ.
 VALUE_SIZED = _NO_SEQ + 1
+# The `seq` of an *element*: a 0-d value taken at once from a computed array's value (`x[i]`,
+# `for v in x`: executor.LazyBackend.index_now), or computed at once from elements. An
+# operation whose operands are all computed 0-d values, one of them an element, runs at once
+# too (Recorder.scalar_now: `v > m` of Python's `max(x)`, `s + v` of `sum(x)`): Python code
+# walking an array's elements costs NumPy calls, not a recorded graph run at each read. Other
+# 0-d values (an optimizer's step counter) are recorded as any operation. Always far, as _NO_SEQ.
+ELEMENT = _NO_SEQ + 2
 _NEAR = 128  # an input recorded at most this many operations back is described by its distance
 _MIN_PERIOD = 4  # the shortest period cut
 _MAX_PERIOD = 4096  # the longest period looked for
@@ -300,13 +307,16 @@ class Recorder:
     `cut(device)` runs every pending array of `device` as a barrier would, for a recording
     cut where it repeats (_Repeats)."""
 
-    __slots__ = ("run_now", "graph_break", "layout_keeper", "cut")
+    __slots__ = ("run_now", "graph_break", "layout_keeper", "cut", "scalar_now")
 
-    def __init__(self, run_now: Any, graph_break: Any, layout_keeper: Any, cut: Any = None):
+    def __init__(
+        self, run_now: Any, graph_break: Any, layout_keeper: Any, cut: Any = None, scalar_now: Any = None
+    ) -> None:
         self.run_now = run_now
         self.graph_break = graph_break
         self.layout_keeper = layout_keeper
         self.cut = cut
+        self.scalar_now = scalar_now
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Record `prim` on `operands` (pending `Array`s and Python scalars): its outputs.
@@ -368,6 +378,12 @@ class Recorder:
             else:
                 in_avals = tuple([(i.shape, i.dtype) if type(i) is Node else type(i) for i in inputs])
                 avals = shapes.out_avals_miss(prim, params, key_params, in_avals, inputs, key)
+        # (a 0-d result of computed 0-d operands only, `v > m` of max(x) over a computed x: run
+        # at once, see _computed_scalars; one tuple's truth tested on the hot path otherwise)
+        if not avals[0][0] and _computed_scalars(inputs) and self.scalar_now is not None:
+            out = self.scalar_now(prim, device, inputs, params, avals)
+            if out is not None:
+                return out
         size = 1
         checks = None
         far = seq - _NEAR
@@ -550,6 +566,22 @@ class Recorder:
             stacklevel=level,
         )
         self.run_now([a._data for a in outs], device)
+
+
+def _computed_scalars(inputs: tuple[Any, ...]) -> bool:
+    """Whether an operation's operands are 0-d values computed in host memory (and Python
+    scalars), one of them an ELEMENT: such an operation (`v > m` of Python's `max(x)`, `s + v`
+    of `sum(x)`) costs a few NumPy calls, far less than recording it and then running it as a
+    graph at its read, so the backend runs it at once (`Recorder.scalar_now`: except where it
+    compiles every graph, or while x10array.compile records)."""
+    found = False
+    for i in inputs:
+        if type(i) is Node:
+            if i.shape or type(i.value) is not np.ndarray:
+                return False
+            if i.seq == ELEMENT:
+                found = True
+    return found
 
 
 def _writes_large_in_place(device: Device, seq: int, p: int) -> bool:

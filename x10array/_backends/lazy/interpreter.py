@@ -138,6 +138,30 @@ def run_single(node: Node, device: Device) -> np.ndarray | None:
     return as_node_value(value, node.dtype)
 
 
+def run_now(prim: Primitive, args: list[Any], params: dict[str, Any], dtype: Any) -> np.ndarray:
+    """`prim` on computed host operands (NumPy arrays and Python scalars), run as the
+    interpreter runs it: its value as a node's (executor._scalar_now)."""
+    token = _ERRSTATE.set(_IGNORE_ALL)  # (np.errstate(all="ignore"), without building one per call)
+    try:
+        value = _numpy_step(prim, args, params)
+    finally:
+        _ERRSTATE.reset(token)
+    return as_node_value(value, dtype)
+
+
+try:  # NumPy's own error-state variable, as the eager backend sets it
+    # Private names, absent from NumPy's stubs (hence the ignore); the ImportError branch covers their absence.
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE  # type: ignore[attr-defined]
+    from numpy._core._ufunc_config import _make_extobj  # type: ignore[attr-defined]
+
+    _IGNORE_ALL = _make_extobj(all="ignore")
+except ImportError:  # pragma: no cover - another NumPy layout
+
+    def run_now(prim: Primitive, args: list[Any], params: dict[str, Any], dtype: Any) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return as_node_value(_numpy_step(prim, args, params), dtype)
+
+
 def held_alone(node: Node) -> bool:
     """Whether `node`'s value is a NumPy buffer that owns its memory and that nothing but the
     node holds: no other node's value is the same array, no view of it is alive anywhere, no
