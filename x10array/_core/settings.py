@@ -150,7 +150,8 @@ SETTINGS: dict[str, Setting] = _declare(
     ),
     Setting(
         "X10ARRAY_COMPILE_THRESHOLD", "int", 2,
-        "a lazy graph structure is interpreted until seen this many times (1 compiles at once)", minimum=1,
+        "a lazy graph structure runs cold (interpreted on a CPU, op by op on an accelerator) until seen this"
+        " many times (1 compiles at once)", minimum=1,
     ),
     Setting(
         "X10ARRAY_COMPILE_PAYBACK", "float", 0.5,
