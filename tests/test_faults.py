@@ -17,6 +17,7 @@ import x10array as xp
 from x10array._backends import lazy as _lazy
 from x10array._backends.lazy import executor as _executor
 from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import plans as _plans
 from x10array._backends.lazy import program as _program
 from x10array._core import lru as _lru
 from x10array._core import metrics as _metrics
@@ -140,11 +141,11 @@ def test_an_exception_at_any_stage_of_a_barrier_loses_nothing(stage, tier, monke
     _step(state)
     with monkeypatch.context() as patch:
         if stage == "before trace":  # (the walk of a new structure, or the plan of one seen before)
-            patch.setattr(_program, "walk", _raising)
-            patch.setattr(_program, "follow", _raising)
+            patch.setattr(_plans, "walk", _raising)
+            patch.setattr(_plans, "follow", _raising)
         elif stage == "after trace":  # (the donation analysis, or the plan's check of its facts)
-            patch.setattr(_program, "_donation", _raising)
-            patch.setattr(_program, "_facts", _raising)
+            patch.setattr(_plans, "donation_facts", _raising)
+            patch.setattr(_plans, "_facts", _raising)
         elif stage == "in a kernel":
             real_step = _interpreter._numpy_step
 

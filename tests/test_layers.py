@@ -49,8 +49,8 @@ LOWER_EXTERNAL = BASE_EXTERNAL | {"jax", "jaxlib", "ml_dtypes"}
 LAZY = "x10array._backends.lazy"
 # each imports only those before it
 LAZY_STAGES = (
-    "runtime", "shapes", "graph", "trace", "interpreter", "spmd", "placement", "tiering", "program", "executor",
-    "capture", "inspect",
+    "runtime", "shapes", "graph", "trace", "interpreter", "spmd", "placement", "tiering", "lowering", "program",
+    "plans", "executor", "capture", "inspect",
 )  # fmt: skip
 
 

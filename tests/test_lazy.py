@@ -18,6 +18,7 @@ import x10array as xp
 from x10array._backends import lazy as _lazy
 from x10array._backends.lazy import graph as _graph
 from x10array._backends.lazy import interpreter as _interpreter
+from x10array._backends.lazy import lowering as _lowering
 from x10array._backends.lazy import program as _program
 from x10array._backends.lazy import runtime as _runtime
 from x10array._backends.lazy import tiering as _tiering
@@ -1090,7 +1091,7 @@ def _scalar_step(ns: Any, x: Any, lr: float, shift: float) -> Any:
 
 def test_barrier_program_takes_its_python_floats_packed(override_settings):
     """A compiled barrier program gets its Python floats in one packed array and its ints in another
-    (program.PackedScalars), its other scalars as they are: same values (and dtype) as eager, and a new learning rate
+    (lowering.PackedScalars), its other scalars as they are: same values (and dtype) as eager, and a new learning rate
     (or -0.0, inf, nan) compiles nothing."""
     override_settings(X10ARRAY_COMPILE_THRESHOLD=1)
     host = np.linspace(-2.0, 2.0, 9, dtype=np.float32)
@@ -1196,7 +1197,7 @@ def test_placed_pack_tells_repeats_by_bits_and_an_int_past_int64_raises_as_numpy
     again without placing, -0.0 after 0.0 is a change (placed anew); an int beyond int64 raises
     NumPy's OverflowError, as `pack` does (not struct's error)."""
     ops = ((None, (), (*[("s", i, float) for i in range(4)], ("s", 4, int), ("s", 5, int), ("s", 6, bool))),)
-    packing = _program.PackedScalars.of(ops)
+    packing = _lowering.PackedScalars.of(ops)
     assert packing is not None and len(packing.groups) == 2
     placed: list[list[np.ndarray]] = []
 
@@ -1224,7 +1225,7 @@ def test_placed_pack_reuses_equal_values_and_tells_the_sign_of_a_zero_by_its_bit
     """PackedScalars.placed_pack tells a repeat by the values first: equal floats (other objects)
     give the placed arrays again, a changed one places anew, and a zero after the other zero
     (equal values, other bits) is a change too."""
-    packing = _program.PackedScalars.of(((None, (), tuple(("s", i, float) for i in range(4))),))
+    packing = _lowering.PackedScalars.of(((None, (), tuple(("s", i, float) for i in range(4))),))
     assert packing is not None
     placed: list[list[np.ndarray]] = []
 
@@ -1246,22 +1247,22 @@ def test_packed_scalars_pack_only_exact_floats_and_ints():
     """Only Python floats and ints are packed, floats from PACK_FROM of them on, ints from
     PACK_INTS_FROM: a bool, a complex number or a NumPy scalar (a float subclass, its own dtype)
     goes as it is, in the graph's order."""
-    n = _program.PACK_FROM
+    n = _lowering.PACK_FROM
     first = (None, (), (("s", 0, float), ("s", 1, int), ("s", 2, bool)))
     ops = (first, (None, (), (("s", 3, np.float32), *[("s", 4 + i, float) for i in range(n - 1)])))
-    packing = _program.PackedScalars.of(ops)
+    packing = _lowering.PackedScalars.of(ops)
     assert packing is not None and packing.groups == [[0, *range(4, n + 3)]] and packing.others == [1, 2, 3]
     packed, others = packing.pack([0.5, 7, True, np.float32(1.5), -0.0, *[float(i) for i in range(n - 2)]])
     assert packed[0].dtype == np.float64 and packed[0].tolist()[:2] == [0.5, -0.0]
     assert math.copysign(1.0, packed[0][1]) == -1.0
     assert others == [7, True, np.float32(1.5)] and type(others[1]) is bool
     # fewer floats than PACK_FROM and ints than PACK_INTS_FROM: passed as they are
-    assert _program.PackedScalars.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
+    assert _lowering.PackedScalars.of(((None, (), (("s", 0, int), ("s", 1, float))),)) is None
     # ints from PACK_INTS_FROM on: one int64 array (bools stay out of it)
-    ints = [("s", i, int) for i in range(_program.PACK_INTS_FROM)]
-    packing = _program.PackedScalars.of(((None, (), (("s", len(ints), bool), *ints, ("s", len(ints) + 1, float))),))
+    ints = [("s", i, int) for i in range(_lowering.PACK_INTS_FROM)]
+    packing = _lowering.PackedScalars.of(((None, (), (("s", len(ints), bool), *ints, ("s", len(ints) + 1, float))),))
     assert packing is not None and packing.kinds == [(np.dtype(np.int64), True)]
-    k = _program.PACK_INTS_FROM
+    k = _lowering.PACK_INTS_FROM
     packed, others = packing.pack([*range(-1, k - 1), False, 2.5])
     assert packed[0].dtype == np.int64 and packed[0].tolist() == list(range(-1, k - 1)) and others == [False, 2.5]
 

@@ -1,5 +1,5 @@
 """A plan per graph structure (issue 26): a barrier whose pending graph has a structure seen
-before follows the plan (program.Plan) instead of walking the graph, and decides exactly what
+before follows the plan (plans.Plan) instead of walking the graph, and decides exactly what
 the walk would: the same key, outputs, leaves, scalars and donation (X10ARRAY_PLAN_CHECK, on
 in every test here, walks each planned graph too and raises on a difference), hence the same
 values."""
@@ -13,7 +13,7 @@ import pytest
 
 import x10array as xp
 from x10array._backends.lazy import graph as _graph
-from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import plans as _plans
 from x10array._backends.lazy import runtime as _runtime
 from x10array._backends.lazy import tiering as _tiering
 from x10array._backends.lazy.trace import outside_references
@@ -29,15 +29,13 @@ def _checked(override_settings: Any, monkeypatch: Any) -> None:
     # every plan follows by its generated function from its first hit on, and each time it
     # does, trace.follow is asked too: the two give the same calls, leaves, scalars, pending
     # values and shape flag (or both None) on every graph of these tests
-    monkeypatch.setattr(_program, "FOLLOWER_AFTER", 1)
-    real = _program.Plan.followed
+    monkeypatch.setattr(_plans, "FOLLOWER_AFTER", 1)
+    real = _plans.Plan.followed
 
     def compared(plan: Any, targets: list[Any]) -> Any:
         got = real(plan, targets)
         if plan.generated is not None:
-            want = _program.follow(
-                plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets
-            )
+            want = _plans.follow(plan.steps, plan.heads, len(plan.leaf_uses), plan.n_scalars, len(plan.slots), targets)
             assert (got is None) == (want is None), "trace.follower and trace.follow disagree on a match"
             if got is not None:
                 for a, b in zip(got[:4], want[:4]):
@@ -46,17 +44,17 @@ def _checked(override_settings: Any, monkeypatch: Any) -> None:
             del want  # (the caller counts references to what it gathered)
         return got
 
-    monkeypatch.setattr(_program.Plan, "followed", compared)
-    # and the facts, read in C from sys.getrefcount (program._facts), are those that
+    monkeypatch.setattr(_plans.Plan, "followed", compared)
+    # and the facts, read in C from sys.getrefcount (plans._facts), are those that
     # trace.outside_references reads one value at a time
-    real_facts = _program._facts
+    real_facts = _plans._facts
 
     def facts(plan: Any, calls: Any, leaves: Any, internal: Any, with_calls: bool, *args: Any) -> Any:
         got = real_facts(plan, calls, leaves, internal, with_calls, *args)
         assert got == _facts_one_by_one(plan, calls, leaves, internal, with_calls, *args)
         return got
 
-    monkeypatch.setattr(_program, "_facts", facts)
+    monkeypatch.setattr(_plans, "_facts", facts)
 
 
 def _facts_one_by_one(
@@ -68,7 +66,7 @@ def _facts_one_by_one(
     extra: int = 0,
     in_targets: Any = (),
 ) -> Any:
-    """program._facts, each reference count read by trace.outside_references."""
+    """plans._facts, each reference count read by trace.outside_references."""
     joined = []
     for k in range(len(internal)):
         if not plan.head_slot[k] and outside_references(internal[k], plan.slot_uses[k] + 1 + (k in in_targets)) > 0:
@@ -372,7 +370,7 @@ def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) ->
     for _ in range(3):
         a = x * 2.0 + 1.0
         xp.lazy_barrier()
-    real = _program._planned
+    real = _plans._planned
 
     def wrong(head: Any, targets: Any, device: Any) -> Any:
         found = real(head, targets, device)
@@ -381,7 +379,7 @@ def test_the_check_raises_when_a_plan_differs_from_the_walk(monkeypatch: Any) ->
         traced, program = found
         return traced._replace(leaves=list(reversed(traced.leaves)) + [x._data]), program
 
-    monkeypatch.setattr(_program, "_planned", wrong)
+    monkeypatch.setattr(_plans, "_planned", wrong)
     a = x * 2.0 + 1.0
     with pytest.raises(RuntimeError, match="X10ARRAY_PLAN_CHECK: the plan's leaves differ"):
         xp.lazy_barrier()
@@ -395,13 +393,13 @@ def test_a_head_whose_plans_keep_missing_stops_following_them_for_a_while(monkey
     2 * PLANS_PER_HEAD plans with fewer than half as many hits, its barriers walk without
     following for RETRY_AFTER barriers, then try again; the values are the walk's throughout."""
     follows = []
-    real = _program.follow
-    monkeypatch.setattr(_program, "follow", lambda *a, **k: follows.append(1) or real(*a, **k))
-    monkeypatch.setattr(_program, "RETRY_AFTER", 20)
+    real = _plans.follow
+    monkeypatch.setattr(_plans, "follow", lambda *a, **k: follows.append(1) or real(*a, **k))
+    monkeypatch.setattr(_plans, "RETRY_AFTER", 20)
     w = xp.ones((4, 3), device=LAZY)
     x = xp.asarray(np.arange(12.0).reshape(4, 3), device=LAZY)
     xp.lazy_barrier()
-    n = _program.PLANS_PER_HEAD + 2  # structures with one head (a sum of shape (3,)): j additions
+    n = _plans.PLANS_PER_HEAD + 2  # structures with one head (a sum of shape (3,)): j additions
 
     def cycle() -> None:
         for j in range(1, n + 1):
@@ -457,7 +455,7 @@ def test_a_plan_follows_its_structure_on_leaves_of_other_shapes(tier: str) -> No
 @pytest.mark.parametrize("held", [False, True])
 def test_donation_on_leaves_of_other_shapes_is_the_walks(held: bool) -> None:
     """A plan followed on leaves of other shapes decides donation by the walk's own slot rule
-    (program._claim_slots): a private leaf `c` whose shape differed from the output's while the
+    (program.claim_slots): a private leaf `c` whose shape differed from the output's while the
     plan was made takes the output's slot once it has the output's shape, and is donated into
     it; unless a call of the graph is held from outside (`held`): `c` is then a rerun leaf,
     which the walk keeps and the plan cannot see, so that barrier walks. X10ARRAY_PLAN_CHECK

@@ -1,5 +1,5 @@
 """A compiled slice write whose value reads the written array at other positions is a select of
-the whole array, not a scatter (_backends/lazy/program.select_writes, _api/indexing's
+the whole array, not a scatter (_backends/lazy/lowering.select_writes, _api/indexing's
 `_select_write`): which writes take it, and that it writes the bits NumPy's setitem writes for
 every box of static slices, whatever the dtype and the values."""
 
@@ -12,7 +12,7 @@ from _util import forget_programs
 import x10array as xp
 import x10array.debug as dbg
 from x10array._backends import lazy as _lazy
-from x10array._backends.lazy import program as _program
+from x10array._backends.lazy import lowering as _compiled_tier
 from x10array._core.policies import SLICE_BOXES
 
 LAZY = xp.Device("cpu", 0, "xla")
@@ -113,8 +113,8 @@ def every_box_a_select(monkeypatch):
     def every(ops, outputs):
         return frozenset(i for i, (prim, _, _) in enumerate(ops) if prim in writes and prim.in_place)
 
-    monkeypatch.setattr(_program, "select_writes", every)
-    monkeypatch.setattr(_program, "_selects_now", lambda *args: True)
+    monkeypatch.setattr(_compiled_tier, "select_writes", every)
+    monkeypatch.setattr(_compiled_tier, "_selects_now", lambda *args: True)
     yield
     forget_programs()
 

@@ -328,7 +328,7 @@ NUMPY.rounded = lambda x: x
 NUMPY.tiered = False
 
 # A traced 1.0 that XLA cannot see through, set while a lazy graph is traced for compiling
-# (see `_rounded`, the steps of the complex formulas, and _backends/lazy/program.Program.function).
+# (see `_rounded`, the steps of the complex formulas, and _backends/lazy/lowering.graph_function).
 ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_guard", default=None)
 # The values `_rounded` made while that graph is traced (id -> value, the value held so that its
 # id is not reused): a value already multiplied by the runtime 1.0 is stored, and a second
@@ -337,7 +337,7 @@ ROUNDING_GUARD: contextvars.ContextVar[Any] = contextvars.ContextVar("rounding_g
 ROUNDED_VALUES: contextvars.ContextVar[dict[int, Any] | None] = contextvars.ContextVar("rounded_values", default=None)
 # Set (True) while that graph's tracing lowers a write of a box of static slices that XLA should
 # compute as a select of the whole array rather than a scatter into it (_api/indexing's
-# `_select_write`; the compiled tier decides which: _backends/lazy/program.select_writes).
+# `_select_write`; the compiled tier decides which: _backends/lazy/lowering.select_writes).
 SELECT_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar("select_write", default=False)
 
 

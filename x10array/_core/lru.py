@@ -44,7 +44,7 @@ _registry: weakref.WeakValueDictionary[str, LRU] = weakref.WeakValueDictionary()
 
 class Entry(list):  # type: ignore[type-arg]
     """A cache entry, `[value, last use]`: a list that can be referred to weakly (a lazy plan
-    keeps its program's entry so, program._planned: it never keeps an evicted program alive)."""
+    keeps its program's entry so, plans._planned: it never keeps an evicted program alive)."""
 
     __slots__ = ("__weakref__",)
 
@@ -61,7 +61,7 @@ class LRU:
     its last insertion or removal (`put`, `pop`, `clear`, evictions; not writes to `entries`
     itself; the clock is global, so no other cache has the same): a caller that kept an entry
     may use it without a lookup while `changes` is the same (the lazy barrier's plans keep
-    their program's, weakly: program._planned; `weak_entries` makes its entries `Entry`s,
+    their program's, weakly: plans._planned; `weak_entries` makes its entries `Entry`s,
     which can be referred to weakly)."""
 
     __slots__ = (

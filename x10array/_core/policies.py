@@ -49,14 +49,14 @@ The registries, and who reads them:
     `t[..., 2]`, `p[:, 1:2]`), so that its result is strided in the operand's memory. A program that
     reduces elementwise work on a column gets the dot fusion alone (`_core.xla_options`:
     YNNPACK's default fusions run such a reduction several times slower, `mean(exp(-(p[:, 0] ** 2)))`).
-`SLICE_BOXES` (the lazy backend's programs, `_backends/lazy/program.py`)
+`SLICE_BOXES` (the lazy backend's compiled tier, `_backends/lazy/lowering.py`)
     `rule(params, shape) -> int | None`: the primitive reads (`x[index]`) or, if `in_place`,
     writes (`x[index] = value`) a box of an operand of `shape` given by static slices alone
     (no integer or array index): the number of elements in the box; None otherwise. Two such
     primitives with equal key parameters name the same positions. A compiled write whose
     value reads the array it writes at other positions (a stencil's neighbours), over at least
     half of it or into an array the program computes, is lowered as a select of the whole
-    array (`program.select_writes`).
+    array (`lowering.select_writes`).
 `GRAPH_REWRITES` (the lazy backend's recorder, `_backends/lazy/`)
     `rewrite(operands, producers, params) -> (operands, params) | None`: `operands` are the
     recorded operands (with `.shape`), `producers[i]` the (primitive, params, inputs) of the

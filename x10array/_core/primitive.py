@@ -60,7 +60,7 @@ class Primitive:
     passes_bits
         The lowering may return an operand's bits unchanged through a select or a bit
         operation (abs, negation, copysign, `where`): XLA's flush-to-zero does not apply
-        there, so a compiled lazy graph flushes its result (see `_backends/lazy/program.XlaSteps`).
+        there, so a compiled lazy graph flushes its result (see `_backends/lazy/lowering.XlaSteps`).
     selects
         The result's values are operand values chosen by a condition or an order (`where`,
         `sort`): they keep their bits, subnormals included, on every tier (the interpreter

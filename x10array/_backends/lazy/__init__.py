@@ -55,9 +55,14 @@ above it, and none another's underscore names; docs/architecture.md, section 5):
 - `spmd`: the mechanics of a mesh (one SPMD program over many devices): placement in a
   layout, layouts in the key, pinned outputs, the sharded program, the agreement of processes;
 - `placement`: one device or a mesh, chosen once per device: every difference between them;
-- `program`: the one builder of keys and programs (`key_for`, `build`, `donation`) and the
-  program itself: the tier decision and its cost model, the interpreted run, the jitted
-  function, its lowering for x10array.debug, the compile log;
+- `tiering`: when a graph is interpreted and when it is compiled, and its fixed cost model;
+- `lowering`: the compiled tier, how a graph becomes one jax function (its steps, its select
+  writes, its packed scalars);
+- `program`: the one builder of keys, donation masks and programs (`key_for`, `donation`,
+  `build`) and the program itself: its tier (asked of `tiering`), the interpreted run, the
+  jitted function, its lowering for x10array.debug, the compile log;
+- `plans`: the barrier's program (`barrier_program`): a plan of a structure seen before, else
+  the walk, donation and build;
 - `executor`: materialize, barrier, running a graph on either tier and handing its values
   over, out of memory, and `LazyBackend`, registered here for XLA devices;
 - `capture`: the lazy half of `x10array.compile`: record a function once, check that its graph

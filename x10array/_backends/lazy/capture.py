@@ -52,8 +52,9 @@ from ..._core.primitive import WRITE_LOCK, rebind
 from . import spmd
 from .executor import barrier, materialize_nodes, run_compiled
 from .graph import Node
+from .lowering import unpacked
 from .placement import placement_of
-from .program import ONE, Program, build, donation, unpacked
+from .program import ONE, Program, build, donation
 from .runtime import RUNTIME, Watch
 from .trace import outside_references, walk
 
@@ -131,7 +132,7 @@ class ScalarPlan:
 
     def unpack(self, packed_args: Any) -> list[Any]:
         """Inside the program's trace: the graph's scalars, in order, from (packed constants,
-        scalar arguments): program.unpacked."""
+        scalar arguments): lowering.unpacked."""
         packed, args = packed_args
         return unpacked(self.where, self.kinds, packed, args)
 

@@ -1,12 +1,12 @@
 """Stage 8, the executor: run pending graphs and hand their values to their nodes.
 
 `materialize_nodes` is the one entry (a read, a barrier, the size guard, a graph break):
-under the lazy lock it traces the graph behind its targets (trace.py), takes its program
-(program.py), runs it cold (interpreter.py: on the host, or op by op on an accelerator) or
-compiled, and gives each target its value (`_run_and_adopt`, where a failed run loses
-nothing). Out of memory is one MemoryError on every tier (`_out_of_memory`). `LazyBackend`
-is the backend object registered for XLA devices: recording from graph.Recorder, the rest
-of the protocol here.
+under the lazy lock it takes the graph behind its targets and its program (plans.py: a
+plan's, else walked by trace.py and built by program.py), runs it cold (interpreter.py: on
+the host, or op by op on an accelerator) or compiled, and gives each target its value
+(`_run_and_adopt`, where a failed run loses nothing). Out of memory is one MemoryError on
+every tier (`_out_of_memory`). `LazyBackend` is the backend object registered for XLA
+devices: recording from graph.Recorder, the rest of the protocol here.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from ..._core.user_code import user_line
 from .graph import ELEMENT, VALUE_SIZED, Check, Node, Recorder, forget_repeats, graph_size, prune
 from .interpreter import as_node_value, cores, held_alone, run_now, run_on_device, run_single
 from .placement import placement_of
-from .program import Program, barrier_program, count_compiled_run
+from .plans import barrier_program
+from .program import Program, count_compiled_run
 from .runtime import RUNTIME
 from .tiering import FEEDBACK_RUNS
 from .trace import Traced
@@ -545,7 +546,7 @@ def run_compiled(
         with jax.enable_x64(True):
             donated = [v.copy() for v in donated]
     placement = placement_of(device)
-    if scalars is None:  # a barrier's: its floats and ints packed (program.PackedScalars)
+    if scalars is None:  # a barrier's: its floats and ints packed (lowering.PackedScalars)
         packing = program.packing
         scalars = traced.scalars if packing is None else packing.placed_pack(traced.scalars, placement.place_scalars)
     loaded = False

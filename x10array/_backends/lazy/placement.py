@@ -54,7 +54,7 @@ class SingleDevice:
     """The placement of one device (a CPU, an accelerator): values are its buffers."""
 
     __slots__ = ("device", "host_buffers")
-    plans = True  # a barrier may reuse a graph structure's plan (program.Plan: its key holds no layout)
+    plans = True  # a barrier may reuse a graph structure's plan (plans.Plan: its key holds no layout)
     mesh = False
 
     def __init__(self, device: Device):
@@ -130,7 +130,7 @@ class SingleDevice:
 
     def place_scalars(self, arrays: list[np.ndarray]) -> list[Any]:
         """A barrier's packed scalars placed on the device for its programs' runs
-        (program.PackedScalars.placed_pack), with jax's C++ transfer (`jax_put`: committed to
+        (lowering.PackedScalars.placed_pack), with jax's C++ transfer (`jax_put`: committed to
         the device, as the program's placed leaves are; every run passes placed arrays, so jax
         keeps one compiled program for the call)."""
         target = self.device.jax_device

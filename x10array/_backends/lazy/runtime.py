@@ -9,7 +9,7 @@ one place:
   (one slot: read on the materialize and rebind paths), and `watched()`, this thread's;
 - `in_flight`: per device, the results of its last replayed captured program;
 - `programs`: the program cache (program.py's entries, bounded by X10ARRAY_CACHE_SIZE);
-- `plans`: the plan cache (program.Plan: a barrier's decisions per graph structure, by the
+- `plans`: the plan cache (plans.Plan: a barrier's decisions per graph structure, by the
   barrier's targets' primitives and shapes; bounded by X10ARRAY_CACHE_SIZE);
 - `scopes`: per device, jax's contexts a compiled run enters, made once (`scope`).
 
@@ -91,10 +91,10 @@ class Runtime:
             "lazy programs",
             functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"),
             on_evict=_evicted_programs,
-            weak_entries=True,  # (a plan keeps its program's entry weakly: program._planned)
+            weak_entries=True,  # (a plan keeps its program's entry weakly: plans._planned)
         )
         # the barrier's targets' (device, primitives, shapes) -> the plans of their graphs (a few
-        # structures each, the last hit or kept first; program.Plan), bounded as the programs
+        # structures each, the last hit or kept first; plans.Plan), bounded as the programs
         self.plans = LRU("lazy plans", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"))
         # per device, the free scopes of its compiled runs (see `scope`)
         self.scopes: dict[Device, list[tuple[Any, Any]]] = {}

@@ -117,7 +117,7 @@ def key_shardings(traced: Traced, targets: list[Node]) -> tuple[Any, ...]:
 
 
 def jit(replay: Any, key: GraphKey, leaf_values: list[Any], options: dict[str, Any] | None) -> Any:
-    """The graph function `replay` of a program on a mesh (program.Program.function: of
+    """The graph function `replay` of a program on a mesh (lowering.graph_function: of
     (one, donated leaves, kept leaves, scalars)) as jax.jit makes it for one device, with the
     inputs' shardings given (`in_shardings`: the values' own, which the key holds), pinned
     outputs constrained and the program's XLA `options`."""

@@ -277,7 +277,7 @@ def replay(
     `params_of`) on `leaf_values` and `scalars`: the values of `outputs`. Both tiers use it,
     each with its own `step(index, prim, refs, args, params)` -> the step's outputs (a list):
     the interpreter's runs NumPy kernels (interpreter.NumpySteps), the compiled tier's calls
-    the lowerings on jax's kernel namespace while jax.jit traces them (program.XlaSteps).
+    the lowerings on jax's kernel namespace while jax.jit traces them (lowering.XlaSteps).
 
     An intermediate value is dropped after its last use (`drops`, from `drops_after`: made
     once per program by a caller that runs it many times, else here), unless it is an output, so a long
@@ -307,9 +307,9 @@ def replay(
     return tuple([values[c][i] for c, i in outputs])
 
 
-# -- following a plan (program.Plan) ------------------------------------------------------------
+# -- following a plan (plans.Plan) ------------------------------------------------------------
 
-# A plan's step (program.Plan.steps), per call in reverse topological order: (call index,
+# A plan's step (plans.Plan.steps), per call in reverse topological order: (call index,
 # primitive, key parameters, input specs), an input spec being one of
 FOLLOW_PENDING = 0  # (0, producer call, output, slot): the output of an earlier call of the graph
 FOLLOW_LEAF = 1  # (1, leaf, shape, dtype): a materialized input
@@ -343,7 +343,7 @@ def follow_specs(ops: tuple[Op, ...], leaf_avals: tuple[ShapeDtype, ...]) -> tup
 def follow(
     steps: list[Any], heads: tuple[Slot, ...], n_leaves: int, n_scalars: int, n_slots: int, targets: list[Node]
 ) -> tuple[list[Call], list[Node], list[Any], list[Node], bool] | None:
-    """Follow a plan (program.Plan) from `targets`: the graph's calls in the plan's (topological)
+    """Follow a plan (plans.Plan) from `targets`: the graph's calls in the plan's (topological)
     order, its leaves, its Python scalars, the pending values it reads (by slot) and whether a
     leaf's shape differs from the plan's, if the
     pending graph behind `targets` is the plan's, else None. It is the plan's when every call
@@ -352,8 +352,8 @@ def follow(
     distinct calls and leaves of the plan are distinct objects: then the graph is the plan's
     up to the identity and shapes of its leaves and the values of its scalars, and `walk`
     would find the plan's ops, in the same order (the walk depends on nothing else but the
-    reference counts that program._planned checks; leaves of other shapes, k-means'
-    `X[labels == j]`, make another key, which program._planned builds). `targets` are the walk's targets before it
+    reference counts that plans._planned checks; leaves of other shapes, k-means'
+    `X[labels == j]`, make another key, which plans._planned builds). `targets` are the walk's targets before it
     joins held values (`heads`: where each is, (call, output))."""
     calls: list[Any] = [None] * (len(steps))
     internal: list[Any] = [None] * n_slots
@@ -390,7 +390,7 @@ def follow(
                 if leaf is None:
                     if i.dtype != s[3]:
                         return None
-                    if i.shape != s[2]:  # (another key: program._planned builds it)
+                    if i.shape != s[2]:  # (another key: plans._planned builds it)
                         reshaped = True
                     leaves[s[1]] = i
                 elif leaf is not i:
