@@ -128,3 +128,30 @@ def test_quiet_ops_raise_no_numpy_warning_on_the_numpy_executor():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(np.asarray(xp.divide(x, xp.zeros_like(x))), [np.inf, np.nan, -np.inf])
         np.testing.assert_array_equal(np.asarray(xp.log(x)), [0.0, -np.inf, np.nan])
+
+
+def test_facts_name_every_flag_of_a_primitive():
+    """policies.FLAGS is every flag of Primitive (a new flag must be added there, so that
+    `facts` and x10array.debug.primitive_facts show it)."""
+    from x10array._core.policies import FLAGS
+
+    assert set(FLAGS) == set(Primitive.__slots__) - {"name", "kernel", "lowering", "rule"}
+
+
+@pytest.mark.parametrize("name", sorted(OP_TABLE))
+def test_facts_of_a_primitive_are_its_flags_and_exactly_its_registries(name):
+    from x10array._core.policies import FLAGS, REGISTRIES, facts
+
+    prim = OP_TABLE[name]
+    found = facts(prim)
+    assert {k: found[k] for k in FLAGS} == {k: getattr(prim, k) for k in FLAGS}
+    assert set(found) - set(FLAGS) == {r.name for r in REGISTRIES if prim in r}
+
+
+def test_primitive_facts_prints_them_and_refuses_an_unknown_name():
+    import x10array.debug as xdebug
+
+    text = xdebug.primitive_facts("linalg.solve")
+    assert "registered in COST_LIBRARY" in text and "registered in NUMPY_QUIET" in text and "elementwise: False" in text
+    with pytest.raises(ValueError, match="primitive_facts: no primitive named 'ad'.*'add'"):
+        xdebug.primitive_facts("ad")

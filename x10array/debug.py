@@ -14,6 +14,7 @@ X10ARRAY_RECORD_SOURCE is on (or inside `record_source()`). See docs/debugging.m
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +24,10 @@ from ._core import transfers as _transfers
 from ._core.array import Array
 from ._core.devices import Backend, Device
 
-__all__ = ["graph_text", "graph_dot", "stablehlo", "cost_analysis", "memory_analysis", "record_source", "call_sites"]
+__all__ = [
+    "graph_text", "graph_dot", "stablehlo", "cost_analysis", "memory_analysis", "record_source", "call_sites",
+    "primitive_facts",
+]  # fmt: skip
 
 
 def _arrays(arrays: Any, fname: str) -> tuple[list[Array], Device]:
@@ -222,3 +226,24 @@ def call_sites(kind: str | None = None) -> list[tuple[str, str, int, str, int]]:
     if kind not in (None, "read", "graph break"):
         raise ValueError(f"call_sites: kind must be None, 'read' or 'graph break', got {kind!r}")
     return _transfers.sites(kind)
+
+
+def primitive_facts(name: str) -> str:
+    """What x10array decides about the primitive `name` (a key of the op table, `"add"`,
+    `"linalg.solve"`): its flags, true on every backend, and the backends' registries that hold
+    it (`_core/policies.py`), one per line. ValueError for an unknown name."""
+    from ._core.policies import facts
+    from ._core.primitive import OP_TABLE
+
+    prim = OP_TABLE.get(name)
+    if prim is None:
+        near = difflib.get_close_matches(name, list(OP_TABLE), n=4)
+        raise ValueError(f"primitive_facts: no primitive named {name!r}" + (f" (did you mean {near}?)" if near else ""))
+    lines = [f"primitive {name}"]
+    for key, value in facts(prim).items():
+        if isinstance(value, bool):
+            lines.append(f"  {key}: {value}")
+        else:
+            rule = "" if value is None else f": {getattr(value, '__qualname__', value)}"
+            lines.append(f"  registered in {key}{rule}")
+    return "\n".join(lines)

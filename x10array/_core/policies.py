@@ -126,7 +126,7 @@ from .primitive import Primitive
 __all__ = [
     "PrimitiveSet", "PrimitiveRules", "NUMPY_QUIET", "COST_LIBRARY", "MATRIX_PRODUCTS", "COLUMN_READS",
     "SLICE_BOXES", "GRAPH_REWRITES", "XLA_HOST_KERNELS", "INTERPRETER_UFUNCS", "INTERPRETER_BLOCKS",
-    "INTERPRETER_BLOCKS_UNCAST", "INTERPRETER_BLOCK_COUNTS", "INTERPRETER_BLOCK_SUMS", "REGISTRIES",
+    "INTERPRETER_BLOCKS_UNCAST", "INTERPRETER_BLOCK_COUNTS", "INTERPRETER_BLOCK_SUMS", "REGISTRIES", "FLAGS", "facts",
 ]  # fmt: skip
 
 
@@ -220,3 +220,20 @@ REGISTRIES: tuple[PrimitiveSet | PrimitiveRules, ...] = (
     INTERPRETER_UFUNCS, INTERPRETER_BLOCKS, INTERPRETER_BLOCKS_UNCAST, INTERPRETER_BLOCK_COUNTS,
     INTERPRETER_BLOCK_SUMS,
 )  # fmt: skip
+
+
+# Primitive's facts that hold on every backend (its constructor's flags), in its docstring's order.
+FLAGS = ("dynamic_shape", "multiple_results", "in_place", "moves_data", "elementwise", "passes_bits", "selects")
+
+
+def facts(prim: Primitive) -> dict[str, Any]:
+    """Everything x10array decides about `prim`, read in one place: its flags (`FLAGS`, facts
+    of the op on every backend) and each registry that holds it, by name, with its rule (None
+    for a set): `x10array.debug.primitive_facts(name)` prints it. A maintainer adding a
+    primitive reads a similar one's facts to see every decision it took."""
+    _check("facts", prim)
+    found: dict[str, Any] = {flag: getattr(prim, flag) for flag in FLAGS}
+    for registry in REGISTRIES:
+        if prim in registry:
+            found[registry.name] = registry.get(prim) if isinstance(registry, PrimitiveRules) else None
+    return found
