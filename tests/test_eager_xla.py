@@ -355,3 +355,24 @@ def test_a_host_kernel_gives_the_xla_programs_bits(prim):
             assert got.tobytes() == want.tobytes(), (prim.name, dtype, operands, got, want)
             compared += 1
     assert compared >= (2 if prim.kernel.__code__.co_argcount >= 3 else 1)  # (a binary one: with a scalar)
+
+
+def test_an_eager_xla_op_leaves_the_threads_jax_settings_and_gives_its_scope_back(xla_kernels):
+    """The eager executor enters jax's x64 and default-device contexts made once per device
+    (devices.jax_scope): after an operation, inside a user's own jax context or not, the
+    thread's settings are what they were, and the scope is back on its device's free list."""
+    import jax
+
+    from x10array._core import devices as _devices
+
+    host = np.arange(4.0)
+    col, row = xp.asarray(host[:, None]), xp.asarray(host)  # (broadcast: the exact program, not a bucket's)
+    before = (jax.config.jax_enable_x64, jax.config.jax_default_device)
+    np.testing.assert_array_equal(np.asarray(col * row), host[:, None] * host)
+    free = _devices._SCOPES[row.device]
+    held = len(free)
+    with jax.default_device(jax.devices("cpu")[0]):  # a user's own context around ours
+        np.testing.assert_array_equal(np.asarray(col + row), host[:, None] + host)
+        assert jax.config.jax_default_device is not None
+    assert (jax.config.jax_enable_x64, jax.config.jax_default_device) == before
+    assert len(free) == held >= 1

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.array import Array
 from .._core.backend import register
-from .._core.devices import Backend, Device, DeviceKind, jax_put, jax_putter
+from .._core.devices import Backend, Device, DeviceKind, jax_put, jax_putter, jax_scope
 from .._core.dtypes import FROM_NUMPY, DType
 from .._core.kernels import NUMPY, jax_operand, narrow_complex
 from .._core.lru import LRU, tick
@@ -96,8 +96,6 @@ class XlaEagerExecutor:
     """Op by op through XLA: one jitted program per (primitive, parameters)."""
 
     def run(self, prim: Primitive, device: Device, operands: tuple[Any, ...], params: dict[str, Any]) -> Any:
-        import jax
-
         if prim.dynamic_shape or (prim.moves_data and device.kind is _CPU):
             return _on_host(prim, device, operands, params)
         if device.kind is _CPU and prim in _HOST_KERNELS:
@@ -112,8 +110,12 @@ class XlaEagerExecutor:
                 return out
         narrow = complex in map(type, operands) and narrow_complex(device)  # (a TPU: see jax_operand)
         bufs = [o._data if type(o) is Array else jax_operand(o, narrow) for o in operands]
-        with jax.enable_x64(True), jax.default_device(device.jax_device):
-            out = fn(*bufs)
+        free, scope = jax_scope(device)  # (jax's two contexts, made once per device)
+        try:
+            with scope[0], scope[1]:
+                out = fn(*bufs)
+        finally:
+            free.append(scope)
         if prim.multiple_results:
             return tuple(Array._new(o, FROM_NUMPY[o.dtype], device) for o in out)
         return Array._new(out, FROM_NUMPY[out.dtype], device)

@@ -311,6 +311,30 @@ def device_scope(device: Device | str) -> Iterator[Device]:
 # -- placing host arrays on a jax device ------------------------------------------------------
 
 
+# per device, the free scopes of its jax calls (see jax_scope)
+_SCOPES: dict[Any, list[tuple[Any, Any]]] = {}
+
+
+def jax_scope(device: Any) -> tuple[list[tuple[Any, Any]], tuple[Any, Any]]:
+    """What a call of a jitted program on `device` enters (the eager device's per-primitive
+    programs, a lazy compiled run): jax's contexts `enable_x64(True)` and `default_device(its
+    jax device)`, both part of jax's key of a jitted call. Made once and entered again at
+    every call (making them costs more than entering them), taken from the device's free list
+    and given back after the call (`free.append(scope)`): a context is never entered twice at
+    once (a signal handler that runs a program meanwhile takes another), as its exit restores
+    what its entry saw. Returns (the free list, the scope taken)."""
+    free = _SCOPES.get(device)
+    if free is None:
+        free = _SCOPES.setdefault(device, [])
+    try:
+        return free, free.pop()  # (atomic: two threads never take the same one)
+    except IndexError:
+        pass
+    import jax
+
+    return free, (jax.enable_x64(True), jax.default_device(device.jax_device))
+
+
 def jax_put(host: Any, jax_device: Any) -> Any:
     """`jax.device_put(host, jax_device)` of a NumPy array, with 64-bit types, through jax's
     C++ transfer where it is there (`jax_putter`): the same committed array, the same copy."""

@@ -11,7 +11,7 @@ one place:
 - `programs`: the program cache (program.py's entries, bounded by X10ARRAY_CACHE_SIZE);
 - `plans`: the plan cache (plans.Plan: a barrier's decisions per graph structure, by the
   barrier's targets' primitives and shapes; bounded by X10ARRAY_CACHE_SIZE);
-- `scopes`: per device, jax's contexts a compiled run enters, made once (`scope`).
+- `scope(device)`: jax's contexts a compiled run enters, made once per device (devices.jax_scope).
 
 Threads (docs/eager-and-lazy.md, "Threads"): the lock is one for all lazy devices, reentrant.
 It is held while a graph is traced, run and its results stored (executor.materialize_nodes:
@@ -36,7 +36,7 @@ from typing import Any
 
 from ..._core import metrics, settings
 from ..._core.array import Array
-from ..._core.devices import Device
+from ..._core.devices import Device, jax_scope
 from ..._core.lru import LRU, release_jax_traces
 
 
@@ -74,7 +74,7 @@ def _evicted_programs(evicted: list[tuple[Any, Any]]) -> None:
 class Runtime:
     """The lazy backend's state (see the module docstring). One instance, `RUNTIME`."""
 
-    __slots__ = ("lock", "live", "watching", "in_flight", "programs", "plans", "scopes")
+    __slots__ = ("lock", "live", "watching", "in_flight", "programs", "plans")
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -96,8 +96,6 @@ class Runtime:
         # the barrier's targets' (device, primitives, shapes) -> the plans of their graphs (a few
         # structures each, the last hit or kept first; plans.Plan), bounded as the programs
         self.plans = LRU("lazy plans", functools.partial(settings.get, "X10ARRAY_CACHE_SIZE"))
-        # per device, the free scopes of its compiled runs (see `scope`)
-        self.scopes: dict[Device, list[tuple[Any, Any]]] = {}
 
     def watched(self) -> Watch | None:
         """The watch of the recording this thread is making, if any."""
@@ -108,23 +106,8 @@ class Runtime:
 
     def scope(self, device: Device) -> tuple[list[tuple[Any, Any]], tuple[Any, Any]]:
         """What a compiled run of `device` enters around its call of the program: jax's
-        contexts `enable_x64(True)` and `default_device(device's jax device)` (both part of
-        jax's key of a jitted call: the program is found in jax's cache only under them).
-        Made once and entered again at every run (making them costs a run more than entering
-        them), taken from the device's free list and given back after the run (`free.append`):
-        a context is never entered twice at once (a signal handler that runs a program
-        meanwhile takes another), as its exit restores what its entry saw. Returns (the free
-        list, the scope taken)."""
-        free = self.scopes.get(device)
-        if free is None:
-            free = self.scopes.setdefault(device, [])
-        try:
-            return free, free.pop()  # (atomic: two threads never take the same one)
-        except IndexError:
-            pass
-        import jax
-
-        return free, (jax.enable_x64(True), jax.default_device(device.jax_device))
+        contexts, made once per device and shared with the eager device (devices.jax_scope)."""
+        return jax_scope(device)
 
     def locked(self, fn: Any) -> Any:
         """`fn`, run holding the lock."""
