@@ -24,7 +24,7 @@ LINE = re.compile(r"^(array_api_tests/\S+::\S+) (PASSED|FAILED|SKIPPED|XFAIL|XPA
 def main(device: str, seconds: float, outfile: str, extra: list[str]) -> None:
     end = time.time() + seconds
     suite = os.environ["AAT_SUITE"]
-    xfails = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xfails.txt")
+    xfails = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xfails-tpu.txt")
     folder = os.path.join(suite, "array_api_tests")
     files = sorted(f for f in os.listdir(folder) if f.startswith("test_") and f.endswith(".py"))
     env = dict(
