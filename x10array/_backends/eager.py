@@ -25,7 +25,7 @@ from .._core.array import Array
 from .._core.backend import register
 from .._core.devices import Backend, Device, DeviceKind, jax_put, jax_putter, jax_scope
 from .._core.dtypes import FROM_NUMPY, DType
-from .._core.kernels import NUMPY, jax_operand, narrow_complex
+from .._core.kernels import NUMPY, jax_operand
 from .._core.lru import LRU, tick
 from .._core.op_programs import jitted
 from .._core.policies import NUMPY_QUIET, XLA_HOST_KERNELS
@@ -108,8 +108,7 @@ class XlaEagerExecutor:
             out = _bucketed(prim, key, fn, device, operands)
             if out is not None:
                 return out
-        narrow = complex in map(type, operands) and narrow_complex(device)  # (a TPU: see jax_operand)
-        bufs = [o._data if type(o) is Array else jax_operand(o, narrow) for o in operands]
+        bufs = [o._data if type(o) is Array else jax_operand(o, device) for o in operands]
         free, scope = jax_scope(device)  # (jax's two contexts, made once per device)
         try:
             with scope[0], scope[1]:
@@ -224,7 +223,7 @@ def _bucketed(prim: Primitive, key: tuple[Any, ...], fn: Any, device: Device, op
             flat[:n] = host.reshape(-1)
             bufs.append(put(flat))
         else:
-            bufs.append(jax_operand(o, type(o) is complex and narrow_complex(device)))
+            bufs.append(jax_operand(o, device))
     import jax
 
     with jax.enable_x64(True), jax.default_device(device.jax_device):

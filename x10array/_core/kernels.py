@@ -378,17 +378,17 @@ def _rounded(x: Any) -> Any:
 _INT64_MAX = 2**63 - 1
 
 
-def jax_operand(value: Any, complex64: bool = False) -> Any:
-    """An operand as jax may take it: a Python int beyond int64 (next to a uint64 array)
-    would overflow jax's scalar conversion, so it travels as a NumPy uint64. With `complex64`
-    (a device that holds no complex128, a TPU: `narrow_complex`), a Python complex travels as
-    a NumPy complex64: jax would pass it as a complex128, and XLA's TPU compiler aborts the
-    process converting a complex128 value to anything (a complex64 result takes the scalar
-    rounded to complex64 either way, so values and result dtypes are the same)."""
+def jax_operand(value: Any, device: Any = None) -> Any:
+    """An operand as jax may take it on `device`: a Python int beyond int64 (next to a uint64
+    array) would overflow jax's scalar conversion, so it travels as a NumPy uint64. On a device
+    that holds no complex128 (a TPU: `narrow_complex`), a Python complex travels as a NumPy
+    complex64: jax would pass it as a complex128, and XLA's TPU compiler aborts the process
+    converting a complex128 value to anything (a complex64 result takes the scalar rounded to
+    complex64 either way, so values and result dtypes are the same)."""
     kind = type(value)
     if kind is int and value > _INT64_MAX:
         return np.uint64(value)
-    if kind is complex and complex64:
+    if kind is complex and device is not None and narrow_complex(device):
         return np.complex64(value)
     return value
 

@@ -21,7 +21,7 @@ from ..._core import settings
 from ..._core.array import Array
 from ..._core.devices import Device
 from ..._core.dtypes import FROM_NUMPY
-from ..._core.kernels import _INT64_MAX, jax_operand, narrow_complex
+from ..._core.kernels import _INT64_MAX, jax_operand
 from ..._core.lru import tick
 from ..._core.metrics import COUNTERS
 from ..._core.policies import GRAPH_REWRITES
@@ -359,8 +359,7 @@ class Recorder:
             inputs = (i0,)
             key = (prim, key_params, i0.shape, i0.dtype)
         if key is None:
-            narrow = complex in map(type, operands) and narrow_complex(device)  # (a TPU: see jax_operand)
-            inputs = tuple([o._data if type(o) is Array else jax_operand(o, narrow) for o in operands])
+            inputs = tuple([o._data if type(o) is Array else jax_operand(o, device) for o in operands])
         if prim in _REWRITES and _rewrite_may_apply(inputs):
             folded = _fold(prim, inputs, params)
             if folded is not None:
